@@ -1,0 +1,83 @@
+//===- Shape.cpp - Tensor shapes with symbolic dimensions -----------------===//
+#include "ir/Shape.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace perfc::ir {
+
+llvm::Optional<uint64_t> checkedMul(uint64_t A, uint64_t B) {
+  uint64_t R = 0;
+  if (__builtin_mul_overflow(A, B, &R) || R > MaxTensorSize)
+    return llvm::None;
+  return R;
+}
+
+llvm::Optional<uint64_t> checkedAdd(uint64_t A, uint64_t B) {
+  uint64_t R = 0;
+  if (__builtin_add_overflow(A, B, &R) || R > MaxTensorSize)
+    return llvm::None;
+  return R;
+}
+
+bool Shape::isStatic() const {
+  if (!Ranked)
+    return false;
+  for (const Dim &D : Dims)
+    if (!D.isKnown())
+      return false;
+  return true;
+}
+
+int64_t Shape::size(int I) const {
+  int N = static_cast<int>(Dims.size());
+  if (I < 0)
+    I += N;
+  if (I < 0 || I >= N || !Dims[I].isKnown())
+    return 0;
+  return Dims[I].Value;
+}
+
+llvm::SmallVector<int64_t, 4> Shape::sizes() const {
+  llvm::SmallVector<int64_t, 4> R;
+  for (const Dim &D : Dims)
+    R.push_back(D.isKnown() ? D.Value : 0);
+  return R;
+}
+
+llvm::Optional<uint64_t> Shape::numElements() const {
+  if (!Ranked)
+    return llvm::None;
+  uint64_t N = 1;
+  for (const Dim &D : Dims) {
+    if (!D.isKnown())
+      return llvm::None;
+    auto P = checkedMul(N, static_cast<uint64_t>(D.Value));
+    if (!P)
+      return llvm::None;
+    N = *P;
+  }
+  return N;
+}
+
+uint64_t Shape::numElementsOrZero() const {
+  return numElements().getValueOr(0);
+}
+
+std::string Shape::str() const {
+  if (!Ranked)
+    return "[*]";
+  std::string S = "[";
+  for (unsigned I = 0; I < Dims.size(); ++I) {
+    if (I)
+      S += ", ";
+    if (Dims[I].isKnown())
+      S += std::to_string(Dims[I].Value);
+    else if (!Dims[I].Symbol.empty())
+      S += Dims[I].Symbol;
+    else
+      S += "?";
+  }
+  return S + "]";
+}
+
+} // namespace perfc::ir

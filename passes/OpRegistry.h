@@ -1,0 +1,69 @@
+//===- OpRegistry.h - Work formulas keyed by op type -----------*- C++ -*-===//
+//
+// One entry per standard op type: its class and a function that fills in
+// its work. Entries live next to the ops they describe (passes/ops/*.cpp),
+// each family adding itself through a register function, so a new op is a
+// local change. The registry is built once and immutable afterwards.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_OPREGISTRY_H
+#define PERFC_PASSES_OPREGISTRY_H
+
+#include "costmodels/OpWork.h"
+
+#include "llvm/ADT/StringMap.h"
+
+namespace perfc {
+namespace ir {
+class Node;
+}
+
+/// Fills in the work of one node. On entry W holds the defaults: the entry's
+/// class, BytesRead = all distinct inputs, BytesWritten = all outputs, no
+/// arithmetic. A function overrides what differs. Shapes may be partially
+/// unknown (then sizes read as 0): a function must not fail or divide by zero
+/// on them.
+using OpWorkFn = void (*)(const ir::Node &N, OpWork &W);
+
+struct OpInfo {
+  OpClass Class = OpClass::Other;
+  OpWorkFn Fn = nullptr; ///< nullptr: the defaults are right.
+  /// Bit I set: a constant at input I holds statistics, not trainable
+  /// parameters (BatchNormalization's running mean and variance).
+  uint32_t StatisticInputs = 0;
+};
+
+class OpRegistry {
+public:
+  void add(llvm::StringRef OpType, OpClass Class, OpWorkFn Fn = nullptr,
+           uint32_t StatisticInputs = 0) {
+    Entries[OpType] = OpInfo{Class, Fn, StatisticInputs};
+  }
+  const OpInfo *lookup(llvm::StringRef OpType) const {
+    auto It = Entries.find(OpType);
+    return It == Entries.end() ? nullptr : &It->second;
+  }
+  size_t size() const { return Entries.size(); }
+  const llvm::StringMap<OpInfo> &entries() const { return Entries; }
+
+private:
+  llvm::StringMap<OpInfo> Entries;
+};
+
+/// The registry of every standard ONNX op perfc costs. Built on first use,
+/// immutable afterwards, safe to share between threads.
+const OpRegistry &defaultOpRegistry();
+
+// Families (passes/ops/*.cpp).
+void registerElementwiseOps(OpRegistry &R);
+void registerMatMulOps(OpRegistry &R);
+void registerConvOps(OpRegistry &R);
+void registerNormalizationOps(OpRegistry &R);
+void registerReductionOps(OpRegistry &R);
+void registerDataMovementOps(OpRegistry &R);
+void registerRecurrentOps(OpRegistry &R);
+void registerMiscOps(OpRegistry &R);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_OPREGISTRY_H

@@ -1,0 +1,155 @@
+//===- WorkPass.cpp - Per-op work over a whole graph ----------------------===//
+#include "passes/WorkPass.h"
+
+#include "ir/Graph.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace perfc {
+
+/// The type an op computes in: that of its first numeric input (a Cast or a
+/// quantize op computes in its source type), else of its first output.
+static ir::DType computeType(const ir::Node &N) {
+  for (const ir::Value *In : N.inputs())
+    if (In && (isFloatingPoint(In->type()) || isInteger(In->type())))
+      return In->type();
+  for (const ir::Value *Out : N.outputs())
+    if (Out && Out->type() != ir::DType::Undefined)
+      return Out->type();
+  return ir::DType::F32;
+}
+
+OpWork computeNodeWork(const ir::Node &N, const OpInfo *Info) {
+  OpWork W;
+  if (Info)
+    W.Class = Info->Class;
+  W.Type = computeType(N);
+  llvm::SmallPtrSet<const ir::Value *, 4> Seen;
+  for (const ir::Value *In : N.inputs())
+    if (In && Seen.insert(In).second)
+      W.BytesRead += static_cast<double>(In->bytes());
+  for (const ir::Value *Out : N.outputs())
+    if (Out)
+      W.BytesWritten += static_cast<double>(Out->bytes());
+  if (Info && Info->Fn)
+    Info->Fn(N, W);
+  return W;
+}
+
+static bool isParameter(const ir::Value &V) {
+  return V.kind() == ir::ValueKind::Initializer && isFloatingPoint(V.type()) &&
+         V.numElements() >= 2;
+}
+
+/// Larger of two works, by arithmetic first, then by bytes.
+static const OpWork &costlier(const OpWork &A, const OpWork &B) {
+  if (A.Flops != B.Flops)
+    return A.Flops > B.Flops ? A : B;
+  return A.bytes() >= B.bytes() ? A : B;
+}
+
+static OpWork scaled(OpWork W, double Times) {
+  W.Macs *= Times;
+  W.Flops *= Times;
+  W.BytesRead *= Times;
+  W.BytesWritten *= Times;
+  return W;
+}
+
+/// Work of If/Loop/Scan from their bodies (see the header for the rules).
+static OpWork controlFlowWork(const ir::Node &N, const OpRegistry &Registry,
+                              std::vector<Warning> &Warnings) {
+  OpWork W;
+  W.Class = OpClass::Control;
+  std::vector<OpWork> Bodies;
+  for (const auto &Sub : N.subgraphs()) {
+    GraphWork SubWork = computeWork(*Sub, Registry);
+    for (Warning &Wn : SubWork.Warnings)
+      Warnings.push_back(std::move(Wn));
+    Bodies.push_back(SubWork.Total);
+  }
+  if (Bodies.empty())
+    return W;
+  llvm::StringRef Op = N.opType();
+  if (Op == "If") {
+    const OpWork *Max = &Bodies.front();
+    for (const OpWork &B : Bodies)
+      Max = &costlier(*Max, B);
+    W += *Max;
+    W.Formula = "max(then_branch, else_branch)";
+  } else if (Op == "Loop") {
+    const ir::Value *M = N.input(0);
+    double Trips = 1;
+    if (M && M->data() && !M->data()->Ints.empty() && M->data()->Ints[0] >= 0) {
+      Trips = static_cast<double>(M->data()->Ints[0]);
+      W.Formula = "body * trip_count";
+    } else {
+      Warnings.push_back({N.name().str(),
+                          "Loop trip count is not a constant: body costed once"});
+      W.Formula = "body * 1 (trip count unknown)";
+    }
+    W += scaled(Bodies.front(), Trips);
+  } else { // Scan
+    int64_t Axis = 0;
+    std::vector<int64_t> Axes = N.getInts("scan_input_axes");
+    if (!Axes.empty())
+      Axis = Axes.front();
+    int64_t NumScan = N.getInt("num_scan_inputs", 1);
+    // Scan inputs are the last num_scan_inputs inputs (opset 9+).
+    const ir::Value *First =
+        N.numInputs() >= NumScan ? N.input(N.numInputs() - NumScan) : nullptr;
+    double Trips = 1;
+    if (First && First->shape().isRanked()) {
+      int64_t Len = First->shape().size(static_cast<int>(Axis));
+      if (Len > 0)
+        Trips = static_cast<double>(Len);
+    }
+    W += scaled(Bodies.front(), Trips);
+    W.Formula = "body * scan_length";
+  }
+  W.Params = 0;
+  return W;
+}
+
+GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
+  GraphWork Result;
+  Result.Nodes.resize(G.numNodes());
+  llvm::DenseSet<const ir::Value *> CountedParams;
+  for (const auto &NodePtr : G.nodes()) {
+    const ir::Node &N = *NodePtr;
+    OpWork &W = Result.Nodes[N.index()];
+    const OpInfo *Info = nullptr;
+    if (!N.domain().empty()) {
+      Result.Warnings.push_back(
+          {N.name().str(), "op '" + N.domain().str() + ":" + N.opType().str() +
+                               "' is outside the standard op set: costed as "
+                               "zero"});
+      W.Class = OpClass::Other;
+      continue;
+    }
+    Info = Registry.lookup(N.opType());
+    if (!Info)
+      Result.Warnings.push_back({N.name().str(),
+                                 "no work formula for op '" +
+                                     N.opType().str() +
+                                     "': only its bytes are counted"});
+    if (Info && Info->Class == OpClass::Control && !N.subgraphs().empty())
+      W = controlFlowWork(N, Registry, Result.Warnings);
+    else
+      W = computeNodeWork(N, Info);
+    for (unsigned I = 0; I < N.numInputs(); ++I) {
+      const ir::Value *In = N.input(I);
+      if (!In || !isParameter(*In) || CountedParams.contains(In))
+        continue;
+      if (Info && I < 32 && (Info->StatisticInputs >> I) & 1)
+        continue;
+      CountedParams.insert(In);
+      W.Params += In->numElements();
+    }
+    Result.Total += W;
+  }
+  return Result;
+}
+
+} // namespace perfc

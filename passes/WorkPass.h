@@ -1,0 +1,54 @@
+//===- WorkPass.h - Per-op work over a whole graph -------------*- C++ -*-===//
+//
+// Runs the op registry over every node of a graph and sums the result.
+//
+// Parameters: a floating-point constant (initializer) of two or more
+// elements is a trainable parameter, counted once, at the first node that
+// consumes it in topological order, unless that node's registry entry marks
+// the input as statistics (BatchNormalization's running mean and variance,
+// which frameworks keep as buffers, not parameters). Scalars (an epsilon, a
+// 1/sqrt(d) scale) are constants, not parameters.
+//
+// Nested graphs are costed conservatively: If costs its more expensive
+// branch; Loop costs its body times the trip count when the count is a
+// constant (once, with a warning, otherwise); Scan costs its body times the
+// scanned length.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_WORKPASS_H
+#define PERFC_PASSES_WORKPASS_H
+
+#include "passes/OpRegistry.h"
+#include "costmodels/OpWork.h"
+
+#include <string>
+#include <vector>
+
+namespace perfc {
+namespace ir {
+class Graph;
+}
+
+/// A remark about one node that did not stop the analysis.
+struct Warning {
+  std::string Node;
+  std::string Message;
+};
+
+struct GraphWork {
+  std::vector<OpWork> Nodes; ///< Indexed by Node::index().
+  OpWork Total;
+  std::vector<Warning> Warnings;
+};
+
+GraphWork computeWork(const ir::Graph &G,
+                      const OpRegistry &Registry = defaultOpRegistry());
+
+/// The work of one node with the registry defaults applied, parameters not
+/// counted (they depend on the rest of the graph). Nested graphs are not
+/// entered: use computeWork for If/Loop/Scan.
+OpWork computeNodeWork(const ir::Node &N, const OpInfo *Info);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_WORKPASS_H

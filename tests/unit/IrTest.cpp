@@ -1,0 +1,90 @@
+//===- IrTest.cpp - Unit tests of the IR ----------------------------------===//
+#include "TestGraphs.h"
+
+#include "ir/Graph.h"
+
+using namespace perfc;
+using namespace perfc::test;
+
+TEST_CASE("shape element counts check overflow") {
+  CHECK(ir::Shape({2, 3, 4}).numElements() == uint64_t(24));
+  CHECK(ir::Shape::scalar().numElements() == uint64_t(1));
+  CHECK_FALSE(ir::Shape::unranked().numElements().hasValue());
+  CHECK_FALSE(ir::Shape({int64_t(1) << 40, int64_t(1) << 30}).numElements());
+  ir::Shape S({1, 3});
+  S[0] = ir::Dim::symbolic("batch");
+  CHECK_FALSE(S.numElements().hasValue());
+  CHECK(S.str() == "[batch, 3]");
+  CHECK(S.numElementsOrZero() == 0);
+}
+
+TEST_CASE("dtype names round-trip") {
+  for (ir::DType T : {ir::DType::F32, ir::DType::BF16, ir::DType::I8,
+                      ir::DType::F8E4M3, ir::DType::Bool})
+    CHECK(ir::parseDType(ir::name(T)) == T);
+  CHECK(ir::byteSize(ir::DType::F16) == 2);
+  CHECK(ir::byteSize(ir::DType::C128) == 16);
+  CHECK_FALSE(ir::parseDType("float").hasValue());
+}
+
+TEST_CASE("graph links producers and users and sorts topologically") {
+  GraphBuilder B;
+  ir::Value *X = B.input("x", {1, 8});
+  // Build the second node first: the graph must reorder them.
+  ir::Value *T = B.tensor("t", {1, 8});
+  ir::Value *Y = B.tensor("y", {1, 8});
+  ir::Node *Second =
+      expectOk(B.G.addNode("second", "Relu", "", {T}, {Y}));
+  ir::Node *First = expectOk(B.G.addNode("first", "Neg", "", {X}, {T}));
+  CHECK(T->producer() == First);
+  REQUIRE(T->users().size() == 1);
+  CHECK(T->users()[0] == Second);
+  CHECK(llvm::errorToBool(B.G.verify())); // Out of order: verify fails.
+  REQUIRE_FALSE(llvm::errorToBool(B.G.sortTopologically()));
+  CHECK(B.G.nodes()[0]->name() == "first");
+  CHECK(First->index() == 0);
+  CHECK_FALSE(llvm::errorToBool(B.G.verify()));
+}
+
+TEST_CASE("a cycle is reported with a node on it") {
+  GraphBuilder B;
+  ir::Value *A = B.tensor("a", {4});
+  ir::Value *C = B.tensor("c", {4});
+  expectOk(B.G.addNode("n1", "Relu", "", {A}, {C}));
+  expectOk(B.G.addNode("n2", "Relu", "", {C}, {A}));
+  llvm::Error E = B.G.sortTopologically();
+  REQUIRE(bool(E));
+  std::string Msg = llvm::toString(std::move(E));
+  CHECK(Msg.find("cycle") != std::string::npos);
+  CHECK(Msg.find("'n1'") != std::string::npos);
+}
+
+TEST_CASE("duplicate tensor names and second producers are rejected") {
+  GraphBuilder B;
+  B.input("x", {1});
+  llvm::Expected<ir::Value *> Dup =
+      B.G.addValue("x", ir::DType::F32, ir::Shape({1}), ir::ValueKind::Input);
+  REQUIRE_FALSE(bool(Dup));
+  CHECK(llvm::toString(Dup.takeError()).find("defined twice") !=
+        std::string::npos);
+  ir::Value *X = B.G.lookup("x");
+  ir::Value *Y = B.tensor("y", {1});
+  expectOk(B.G.addNode("a", "Relu", "", {X}, {Y}));
+  llvm::Expected<ir::Node *> Second = B.G.addNode("b", "Relu", "", {X}, {Y});
+  REQUIRE_FALSE(bool(Second));
+  llvm::consumeError(Second.takeError());
+}
+
+TEST_CASE("attributes are typed") {
+  ir::Node N("n", "Conv", "");
+  N.addAttr(ir::Attr("group", int64_t(2)));
+  N.addAttr(ir::Attr("strides", std::vector<int64_t>{2, 2}));
+  N.addAttr(ir::Attr("alpha", 0.5));
+  N.addAttr(ir::Attr("mode", std::string("constant")));
+  CHECK(N.getInt("group", 1) == 2);
+  CHECK(N.getInt("missing", 7) == 7);
+  CHECK(N.getInts("strides") == std::vector<int64_t>{2, 2});
+  CHECK(N.getFloat("alpha", 0) == 0.5);
+  CHECK(N.getString("mode") == "constant");
+  CHECK(N.getInts("group").empty()); // Wrong type reads as absent.
+}
