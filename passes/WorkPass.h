@@ -20,6 +20,7 @@
 
 #include "passes/OpRegistry.h"
 #include "costmodels/OpWork.h"
+#include "ir/Warning.h"
 
 #include <string>
 #include <vector>
@@ -28,12 +29,6 @@ namespace perfc {
 namespace ir {
 class Graph;
 }
-
-/// A remark about one node that did not stop the analysis.
-struct Warning {
-  std::string Node;
-  std::string Message;
-};
 
 struct GraphWork {
   std::vector<OpWork> Nodes; ///< Indexed by Node::index().

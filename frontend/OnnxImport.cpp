@@ -1,0 +1,376 @@
+//===- OnnxImport.cpp - ONNX models into the perfc IR ---------------------===//
+#include "frontend/OnnxImport.h"
+
+#include "frontend/OnnxToIr.h"
+#include "frontend/WeightStripper.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <exception>
+
+namespace perfc::frontend {
+namespace {
+
+/// Errors name the file first: "PATH: message".
+class ErrorPrefix {
+public:
+  explicit ErrorPrefix(llvm::StringRef File) : File(File) {}
+  llvm::Error operator()(const llvm::Twine &Msg) const {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   File + ": " + Msg);
+  }
+  llvm::Error wrap(llvm::Error E) const {
+    return (*this)(llvm::toString(std::move(E)));
+  }
+
+private:
+  std::string File;
+};
+
+bool isDefaultDomain(const std::string &D) {
+  return D.empty() || D == "ai.onnx";
+}
+
+std::string nodeLabel(const onnx::NodeProto &N, int Index) {
+  std::string Name =
+      N.name().empty() ? N.op_type() + "_" + std::to_string(Index) : N.name();
+  return "node '" + Name + "' (" + N.op_type() + ")";
+}
+
+/// Checks names and edges of the main graph and puts its nodes in
+/// topological order (ONNX requires it, but files in the wild break it and
+/// shape inference needs it).
+llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
+                              const ErrorPrefix &Err) {
+  llvm::StringMap<int> Producer; // -1: input or initializer.
+  for (const auto &In : G.input())
+    Producer[In.name()] = -1;
+  llvm::StringSet<> Inits;
+  for (const auto &T : G.initializer()) {
+    if (!Inits.insert(T.name()).second)
+      return Err("initializer '" + T.name() + "' is defined twice");
+    Producer[T.name()] = -1;
+  }
+  const int N = G.node_size();
+  for (int I = 0; I < N; ++I) {
+    const auto &Node = G.node(I);
+    if (isDefaultDomain(Node.domain()) &&
+        !onnx::OpSchemaRegistry::Schema(Node.op_type(), static_cast<int>(Opset),
+                                        onnx::ONNX_DOMAIN))
+      return Err(nodeLabel(Node, I) + ": '" + Node.op_type() +
+                 "' is not an op of the standard ONNX op set at opset " +
+                 std::to_string(Opset) +
+                 "; check the op type or the model's opset_import");
+    for (const std::string &Out : Node.output()) {
+      if (Out.empty())
+        continue;
+      auto Ins = Producer.try_emplace(Out, I);
+      if (!Ins.second) {
+        int Other = Ins.first->second;
+        return Err(nodeLabel(Node, I) + " writes tensor '" + Out +
+                   "', which " +
+                   (Other < 0 ? std::string("is a graph input or initializer")
+                              : "is also written by " +
+                                    nodeLabel(G.node(Other), Other)) +
+                   "; tensor names must be unique");
+      }
+    }
+  }
+  std::vector<unsigned> InDegree(N, 0);
+  std::vector<llvm::SmallVector<int, 2>> Users(N);
+  for (int I = 0; I < N; ++I) {
+    llvm::SmallVector<int, 4> Preds;
+    for (const std::string &In : G.node(I).input()) {
+      if (In.empty())
+        continue;
+      auto It = Producer.find(In);
+      if (It == Producer.end()) {
+        // Subgraph bodies may read outer names, but the main graph may not.
+        return Err(nodeLabel(G.node(I), I) + " reads tensor '" + In +
+                   "', which no node, input or initializer defines");
+      }
+      if (It->second >= 0 && !llvm::is_contained(Preds, It->second))
+        Preds.push_back(It->second);
+    }
+    for (int P : Preds) {
+      Users[P].push_back(I);
+      ++InDegree[I];
+    }
+  }
+  std::vector<int> Order;
+  Order.reserve(N);
+  std::vector<int> Ready;
+  for (int I = N - 1; I >= 0; --I)
+    if (InDegree[I] == 0)
+      Ready.push_back(I);
+  std::make_heap(Ready.begin(), Ready.end(), std::greater<int>());
+  while (!Ready.empty()) {
+    std::pop_heap(Ready.begin(), Ready.end(), std::greater<int>());
+    int I = Ready.back();
+    Ready.pop_back();
+    Order.push_back(I);
+    for (int U : Users[I])
+      if (--InDegree[U] == 0) {
+        Ready.push_back(U);
+        std::push_heap(Ready.begin(), Ready.end(), std::greater<int>());
+      }
+  }
+  if (static_cast<int>(Order.size()) != N) {
+    for (int I = 0; I < N; ++I)
+      if (InDegree[I] != 0)
+        return Err(nodeLabel(G.node(I), I) +
+                   " is on a cycle: the graph is not a DAG");
+  }
+  bool Sorted = true;
+  for (int I = 0; I < N; ++I)
+    Sorted &= Order[I] == I;
+  if (!Sorted) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
+    Nodes.Reserve(N);
+    for (int I : Order)
+      *Nodes.Add() = std::move(*G.mutable_node(I));
+    G.mutable_node()->Swap(&Nodes);
+  }
+  return llvm::Error::success();
+}
+
+/// Binds --batch and --dim on the graph inputs (see OnnxImport.h). Returns
+/// whether any dimension changed.
+llvm::Expected<bool>
+bindInputDims(onnx::GraphProto &G, const ImportOptions &Options,
+              std::vector<std::pair<std::string, int64_t>> &Bindings,
+              const ErrorPrefix &Err) {
+  llvm::StringSet<> Inits;
+  for (const auto &T : G.initializer())
+    Inits.insert(T.name());
+  std::vector<onnx::TensorShapeProto *> Shapes;
+  for (auto &In : *G.mutable_input())
+    if (!Inits.count(In.name()) && In.type().has_tensor_type() &&
+        In.type().tensor_type().has_shape())
+      Shapes.push_back(
+          In.mutable_type()->mutable_tensor_type()->mutable_shape());
+
+  llvm::StringMap<int64_t> Bound;
+  llvm::SmallVector<std::string, 4> Symbols;
+  for (auto *S : Shapes)
+    for (const auto &D : S->dim())
+      if (D.has_dim_param() && !llvm::is_contained(Symbols, D.dim_param()))
+        Symbols.push_back(D.dim_param());
+
+  for (const auto &[Name, Value] : Options.Dims) {
+    if (Value <= 0)
+      return Err("--dim " + Name + "=" + std::to_string(Value) +
+                 ": a dimension must be positive");
+    if (!llvm::is_contained(Symbols, Name))
+      return Err("--dim " + Name + ": no input dimension is named '" + Name +
+                 "'; the model's symbolic dimensions are: " +
+                 (Symbols.empty() ? std::string("(none)")
+                                  : llvm::join(Symbols, ", ")));
+    Bound[Name] = Value;
+  }
+  if (Options.Batch && *Options.Batch <= 0)
+    return Err("--batch " + std::to_string(*Options.Batch) +
+               ": the batch must be positive");
+
+  bool Changed = false;
+  auto Set = [&Changed](onnx::TensorShapeProto_Dimension &D, int64_t V) {
+    if (!D.has_dim_value() || D.dim_value() != V)
+      Changed = true;
+    D.set_dim_value(V); // Also clears dim_param (a oneof).
+  };
+  // The batch: the first dimension of every input of rank >= 1.
+  for (auto *S : Shapes) {
+    if (S->dim_size() == 0)
+      continue;
+    auto &D0 = *S->mutable_dim(0);
+    if (D0.has_dim_param() && !Bound.count(D0.dim_param())) {
+      int64_t B = Options.Batch.getValueOr(1);
+      Bound[D0.dim_param()] = B;
+    }
+    if (Options.Batch)
+      Set(D0, *Options.Batch);
+  }
+  for (auto *S : Shapes)
+    for (auto &D : *S->mutable_dim())
+      if (D.has_dim_param()) {
+        auto It = Bound.find(D.dim_param());
+        if (It != Bound.end())
+          Set(D, It->second);
+      }
+  for (const std::string &Sym : Symbols)
+    if (Bound.count(Sym))
+      Bindings.emplace_back(Sym, Bound[Sym]);
+  // Anything still symbolic or unknown cannot be costed.
+  for (const auto &In : G.input()) {
+    if (Inits.count(In.name()) || !In.type().has_tensor_type() ||
+        !In.type().tensor_type().has_shape())
+      continue;
+    const auto &Dims = In.type().tensor_type().shape().dim();
+    for (int I = 0; I < Dims.size(); ++I) {
+      if (Dims[I].has_dim_param())
+        return Err("input '" + In.name() + "' dimension " + std::to_string(I) +
+                   " is symbolic ('" + Dims[I].dim_param() +
+                   "'): bind it with --dim " + Dims[I].dim_param() + "=VALUE");
+      if (!Dims[I].has_dim_value())
+        return Err("input '" + In.name() + "' dimension " + std::to_string(I) +
+                   " has no size" +
+                   (I == 0 ? std::string(": give it one with --batch N")
+                           : ": the model must give its inputs sizes"));
+      if (Dims[I].dim_value() < 0)
+        return Err("input '" + In.name() + "' dimension " + std::to_string(I) +
+                   " is negative (" + std::to_string(Dims[I].dim_value()) +
+                   ")");
+    }
+  }
+  return Changed;
+}
+
+/// After a rebinding, shapes recorded in the file are stale: keep types,
+/// drop the shapes so that inference recomputes them.
+void dropRecordedShapes(onnx::GraphProto &G) {
+  G.clear_value_info();
+  for (auto &Out : *G.mutable_output())
+    if (Out.type().has_tensor_type())
+      Out.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+std::string inferShapes(onnx::ModelProto &M) {
+  // Strict first, for the message of the first node that fails; then
+  // lenient, so one failing node does not stop inference of the others.
+  std::string Failure;
+  try {
+    onnx::shape_inference::InferShapes(
+        M, onnx::OpSchemaRegistry::Instance(),
+        onnx::ShapeInferenceOptions(/*check_type=*/false, /*strict_mode=*/1,
+                                    /*data_prop=*/true));
+    return Failure;
+  } catch (const std::exception &E) {
+    Failure = E.what();
+  } catch (...) {
+    Failure = "unknown error";
+  }
+  try {
+    onnx::shape_inference::InferShapes(
+        M, onnx::OpSchemaRegistry::Instance(),
+        onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception &E) {
+    Failure = E.what();
+  } catch (...) {
+  }
+  return Failure;
+}
+
+/// First line of a possibly multi-line library message.
+std::string firstLine(llvm::StringRef S) {
+  return S.substr(0, S.find('\n')).trim().str();
+}
+
+} // namespace
+
+int64_t maxSupportedOpset() {
+  const auto &Map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto It = Map.find(onnx::ONNX_DOMAIN);
+  return It == Map.end() ? 0 : It->second.second;
+}
+
+llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
+                                              llvm::StringRef DisplayName,
+                                              const ImportOptions &Options) {
+  ErrorPrefix Err(DisplayName);
+  if (Bytes.empty())
+    return Err("the file is empty, not an ONNX model");
+  StripLimits Limits;
+  Limits.MaxNodes = Options.MaxNodes;
+  auto Stripped = stripWeights(Bytes, Limits);
+  if (!Stripped)
+    return Err.wrap(Stripped.takeError());
+
+  onnx::ModelProto Model;
+  if (!Model.ParseFromString(Stripped->Bytes))
+    return Err("not an ONNX model: the protobuf does not parse as a "
+               "ModelProto");
+  if (!Model.has_graph() || Model.ir_version() <= 0)
+    return Err("not an ONNX model: no graph or no IR version (is this the "
+               "right file?)");
+
+  ImportedModel Result;
+  Result.Name = llvm::sys::path::stem(DisplayName).str();
+  Result.GraphName = Model.graph().name();
+  Result.Producer = Model.producer_name() +
+                    (Model.producer_version().empty()
+                         ? ""
+                         : " " + Model.producer_version());
+  Result.IrVersion = Model.ir_version();
+  Result.FileBytes = Bytes.size();
+  Result.WeightBytesSkipped = Stripped->DroppedBytes;
+
+  int64_t Opset = -1;
+  for (const auto &Imp : Model.opset_import())
+    if (isDefaultDomain(Imp.domain()))
+      Opset = Imp.version();
+  if (Opset < 0)
+    Opset = Model.ir_version() < 3 ? 1 : -1;
+  if (Opset < 0)
+    return Err("the model imports no opset of the standard ONNX domain; add "
+               "an opset_import entry for domain \"\"");
+  if (Opset < MinSupportedOpset)
+    return Err("opset " + std::to_string(Opset) + " is older than " +
+               std::to_string(MinSupportedOpset) +
+               ", the oldest perfc reads; upgrade the model with "
+               "onnx.version_converter");
+  if (Opset > maxSupportedOpset())
+    return Err("opset " + std::to_string(Opset) +
+               " is newer than this build's ONNX library knows (up to " +
+               std::to_string(maxSupportedOpset()) +
+               "); export the model at an older opset");
+  Result.Opset = Opset;
+
+  onnx::GraphProto &G = *Model.mutable_graph();
+  if (auto E = checkAndSortNodes(G, Opset, Err))
+    return std::move(E);
+  auto Changed = bindInputDims(G, Options, Result.Bindings, Err);
+  if (!Changed)
+    return Changed.takeError();
+  if (*Changed)
+    dropRecordedShapes(G);
+
+  std::string InferenceFailure = inferShapes(Model);
+
+  auto Graph = convertGraph(G, Opset, Result.Warnings);
+  if (!Graph) {
+    std::string Msg = toString(Graph.takeError());
+    if (!InferenceFailure.empty())
+      Msg += " (ONNX shape inference: " + firstLine(InferenceFailure) + ")";
+    return Err(Msg);
+  }
+  if (!InferenceFailure.empty())
+    Result.Warnings.push_back(
+        {"", "ONNX shape inference: " + firstLine(InferenceFailure)});
+  Result.Graph = std::move(*Graph);
+  if (Result.Graph.name().empty())
+    Result.Graph.setName(Result.Name);
+  return std::move(Result);
+}
+
+llvm::Expected<ImportedModel> importOnnxFile(llvm::StringRef Path,
+                                             const ImportOptions &Options) {
+  // Memory-mapped: the pages of skipped weights are never read.
+  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!Buffer)
+    return llvm::createStringError(Buffer.getError(),
+                                   Path + ": cannot read the file: " +
+                                       Buffer.getError().message());
+  return importOnnxBytes((*Buffer)->getBuffer(), Path, Options);
+}
+
+} // namespace perfc::frontend

@@ -1,0 +1,114 @@
+//===- ReportTable.cpp - Report as a table for people ---------------------===//
+#include "tools/ReportWriters.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numeric>
+
+namespace perfc {
+namespace {
+
+std::string withPrefix(double V, const char *Unit) {
+  static const char *const Prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+  unsigned I = 0;
+  double A = std::fabs(V);
+  while (A >= 1000 && I + 1 < std::size(Prefixes)) {
+    A /= 1000;
+    V /= 1000;
+    ++I;
+  }
+  if (I == 0 && std::floor(V) == V)
+    return fmt::format("{:.0f}{}{}", V, *Unit ? " " : "", Unit);
+  int Digits = A >= 100 ? 1 : A >= 10 ? 2 : 3;
+  if (I == 0)
+    Digits = 2;
+  return fmt::format("{:.{}f} {}{}", V, Digits, Prefixes[I], Unit);
+}
+
+} // namespace
+
+std::string formatCount(double V) { return withPrefix(V, ""); }
+std::string formatBytes(double B) { return withPrefix(B, "B"); }
+
+std::string formatSeconds(double S) {
+  if (S >= 1)
+    return fmt::format("{:.3f} s", S);
+  if (S >= 1e-3)
+    return fmt::format("{:.3f} ms", S * 1e3);
+  if (S >= 1e-6)
+    return fmt::format("{:.2f} us", S * 1e6);
+  return fmt::format("{:.1f} ns", S * 1e9);
+}
+
+void writeReportTable(const Report &R, const TableOptions &Options,
+                      llvm::raw_ostream &OS) {
+  const ModelInfo &M = R.Model;
+  OS << fmt::format("model     {}  ({} nodes, opset {}, {})\n", M.Name,
+                    R.Nodes.size(), M.Opset,
+                    M.Producer.empty() ? "unknown producer" : M.Producer);
+  for (const TensorInfo &T : M.Inputs)
+    OS << fmt::format("input     {} {} {}\n", T.Name, T.DType, T.Shape);
+  if (R.Hardware)
+    OS << fmt::format("hardware  {} ({})\n", R.Hardware->Name,
+                      R.Hardware->Device);
+  OS << fmt::format("params    {}\n", formatCount(double(R.Total.Params)));
+  OS << fmt::format("MACs      {}\n", formatCount(R.Total.Macs));
+  OS << fmt::format("FLOPs     {}\n", formatCount(R.Total.Flops));
+  OS << fmt::format("bytes     {} (read {}, written {})\n",
+                    formatBytes(R.Total.bytes()),
+                    formatBytes(R.Total.BytesRead),
+                    formatBytes(R.Total.BytesWritten));
+  if (R.LatencySeconds)
+    OS << fmt::format("latency   {}\n", formatSeconds(*R.LatencySeconds));
+
+  // Heaviest ops first: by time when there is a device, else by FLOPs then
+  // bytes. Ties keep graph order, so the table is deterministic.
+  std::vector<size_t> Order(R.Nodes.size());
+  std::iota(Order.begin(), Order.end(), 0);
+  auto Weight = [&R](size_t I) {
+    const NodeReport &N = R.Nodes[I];
+    return N.Time ? N.Time->Seconds : N.Work.Flops + 1e-9 * N.Work.bytes();
+  };
+  std::stable_sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
+    return Weight(A) > Weight(B);
+  });
+  size_t Shown = Options.MaxOps == 0
+                     ? Order.size()
+                     : std::min<size_t>(Options.MaxOps, Order.size());
+  if (Shown == 0)
+    return;
+  OS << fmt::format("\n{} heaviest ops of {}:\n", Shown, R.Nodes.size());
+  bool Timed = R.LatencySeconds.hasValue();
+  std::string Header = fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}",
+                                   "node", "op", "MACs", "FLOPs", "bytes");
+  if (Timed)
+    Header += fmt::format(" {:>11} {:>6} {:<8}", "latency", "share", "bound");
+  OS << Header << "\n";
+  for (size_t K = 0; K < Shown; ++K) {
+    const NodeReport &N = R.Nodes[Order[K]];
+    std::string Name = N.Name.size() > 32 ? N.Name.substr(0, 31) + "~" : N.Name;
+    std::string Op = N.Op.size() > 20 ? N.Op.substr(0, 19) + "~" : N.Op;
+    std::string Row = fmt::format(
+        "  {:<32} {:<20} {:>10} {:>10} {:>10}", Name, Op,
+        formatCount(N.Work.Macs), formatCount(N.Work.Flops),
+        formatBytes(N.Work.bytes()));
+    if (Timed && N.Time) {
+      double Share =
+          *R.LatencySeconds > 0 ? 100 * N.Time->Seconds / *R.LatencySeconds : 0;
+      Row += fmt::format(" {:>11} {:>5.1f}% {:<8}",
+                         formatSeconds(N.Time->Seconds), Share, N.Time->Bound);
+    }
+    OS << Row << "\n";
+    if (Options.Explain) {
+      if (!N.Work.Formula.empty())
+        OS << "      work: " << N.Work.Formula << "\n";
+      if (N.Time && !N.Time->Explain.empty())
+        OS << "      time: " << N.Time->Explain << "\n";
+    }
+  }
+}
+
+} // namespace perfc
