@@ -1,8 +1,112 @@
-//===- ConvOps.cpp - Work formulas ----------------------------------------===//
+//===- ConvOps.cpp - Work of convolutions ---------------------------------===//
+//
+// Conv, ConvTranspose and the integer and quantised convolutions. They report
+// MACs and Flops = 2 * MACs plus their elementwise epilogue.
+//
+// | Op            | MACs                                  | epilogue/out elem |
+// |---------------|---------------------------------------|-------------------|
+// | Conv          | N*Cout*prod(out_sp)*(Cin/g)*prod(k)   | 1 (bias, if B)    |
+// | ConvInteger   | as Conv                               | -                 |
+// | QLinearConv   | as Conv                               | 3 (requantize)    |
+// |               |                                       | + 1 (bias, if B)  |
+// | ConvTranspose | N*Cin*prod(in_sp)*(Cout/g)*prod(k)    | 1 (bias, if B)    |
+//
+// A Conv's weight is [Cout, Cin/group, k...] and its output
+// [N, Cout, out spatial...], so MACs = elems(Y) * prod(W.shape[1:]): stride,
+// padding and dilation act through the output shape. A ConvTranspose's
+// weight is [Cin, Cout/group, k...] and each input pixel scatters a whole
+// kernel, so MACs = elems(X) * prod(W.shape[1:]); the overlap-add of the
+// scattered kernels is part of the MACs. Requantising an output (multiply by
+// the combined scale, add the zero point, saturate) is 3 flops; zero points
+// of the inputs are folded into sums by runtimes and cost nothing here.
+//
+//===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+
+#include "ir/Graph.h"
+
+#include <algorithm>
+#include <vector>
 
 namespace perfc {
 
-void registerConvOps(OpRegistry &R) {}
+static constexpr double RequantizeFlops = 3;
+
+static double elems(const ir::Value *V) {
+  return V ? static_cast<double>(V->numElements()) : 0;
+}
+
+/// MACs each output (Conv) or input (ConvTranspose) element takes: the
+/// product of the weight's dimensions after the first, i.e. channels per
+/// group times the kernel. Without a weight shape, falls back on the
+/// kernel_shape attribute and the channels of X. 0 when unknown.
+static double macsPerElement(const ir::Node &N, const ir::Value *X,
+                             const ir::Value *Wt, bool Transposed) {
+  if (Wt && Wt->shape().isRanked() && Wt->shape().rank() >= 2) {
+    double P = 1;
+    for (unsigned I = 1; I < Wt->shape().rank(); ++I)
+      P *= static_cast<double>(Wt->shape().size(I));
+    return P;
+  }
+  std::vector<int64_t> Kernel = N.getInts("kernel_shape");
+  int64_t Group = N.getInt("group", 1);
+  // A Conv's per-group input channels come from X; a ConvTranspose's
+  // per-group output channels would need the output, which W also lacks.
+  if (Transposed || Kernel.empty() || Group <= 0 || !X)
+    return 0;
+  double P = static_cast<double>(X->shape().size(1) / Group);
+  for (int64_t K : Kernel)
+    P *= static_cast<double>(std::max<int64_t>(K, 0));
+  return P;
+}
+
+/// Bias adds: one per output element when the bias input is present.
+static void addBias(const ir::Node &N, unsigned BiasInput, OpWork &W) {
+  if (!N.input(BiasInput))
+    return;
+  W.Flops += elems(N.output(0));
+  W.Formula += " + out_elems (bias)";
+}
+
+static void convWork(const ir::Node &N, OpWork &W) {
+  W.Macs = elems(N.output(0)) *
+           macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/false);
+  W.Flops = 2 * W.Macs;
+  W.Formula = "2*N*Cout*prod(out_spatial)*(Cin/group)*prod(kernel)";
+  addBias(N, 2, W);
+}
+
+static void convIntegerWork(const ir::Node &N, OpWork &W) {
+  // Inputs: x, w, x_zero_point, w_zero_point; no bias.
+  W.Macs = elems(N.output(0)) *
+           macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/false);
+  W.Flops = 2 * W.Macs;
+  W.Formula = "2*N*Cout*prod(out_spatial)*(Cin/group)*prod(kernel)";
+}
+
+static void qLinearConvWork(const ir::Node &N, OpWork &W) {
+  // Inputs: x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B.
+  W.Macs = elems(N.output(0)) *
+           macsPerElement(N, N.input(0), N.input(3), /*Transposed=*/false);
+  W.Flops = 2 * W.Macs + RequantizeFlops * elems(N.output(0));
+  W.Formula = "2*N*Cout*prod(out_spatial)*(Cin/group)*prod(kernel) + "
+              "3*out_elems (requantize)";
+  addBias(N, 8, W);
+}
+
+static void convTransposeWork(const ir::Node &N, OpWork &W) {
+  W.Macs = elems(N.input(0)) *
+           macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/true);
+  W.Flops = 2 * W.Macs;
+  W.Formula = "2*N*Cin*prod(in_spatial)*(Cout/group)*prod(kernel)";
+  addBias(N, 2, W);
+}
+
+void registerConvOps(OpRegistry &R) {
+  R.add("Conv", OpClass::Conv, &convWork);
+  R.add("ConvInteger", OpClass::Conv, &convIntegerWork);
+  R.add("QLinearConv", OpClass::Conv, &qLinearConvWork);
+  R.add("ConvTranspose", OpClass::Conv, &convTransposeWork);
+}
 
 } // namespace perfc

@@ -1,8 +1,176 @@
-//===- DataMovementOps.cpp - Work formulas ----------------------------------------===//
+//===- DataMovementOps.cpp - Work of views, copies and gathers ------------===//
+//
+// Data movement does no arithmetic (but for the few ops below); what differs
+// between these ops is the bytes they move.
+//
+// | Ops                                       | bytes read      | written  |
+// |-------------------------------------------|-----------------|----------|
+// | Reshape Squeeze Unsqueeze Flatten         | 0 (view)        | 0        |
+// | Identity Constant Optional                | 0 (view)        | 0        |
+// | OptionalGetElement, Dropout (inference)   | 0 (view)        | 0        |
+// | Shape Size OptionalHasElement             | 0 (metadata)    | output   |
+// | Gather GatherElements GatherND            | indices + output| output   |
+// | Slice                                     | output + starts,| output   |
+// |                                           | ends, axes, steps|         |
+// | ConstantOfShape EyeLike                   | 0 (write-only)  | output   |
+// | everything else                           | every input     | outputs  |
+//
+// Views are marked IsView: runtimes alias them. A gather reads only the rows
+// it selects, which are as many bytes as its output.
+//
+// | Ops with arithmetic                      | Flops                      |
+// |------------------------------------------|----------------------------|
+// | Resize Upsample, mode nearest            | 0                          |
+// | Resize Upsample, mode linear             | 2 * 2^r * out_elems        |
+// | Resize, mode cubic                       | 2 * 4^r * out_elems        |
+// | ScatterElements ScatterND, reduction set | elems(updates)             |
+// | Range                                    | out_elems (one add each)   |
+// | Dropout, training mode (not a view)      | 10 * in_elems              |
+//
+// Nearest resizing computes its source indices per axis, not per element.
+// Interpolation reads 2 (linear) or 4 (cubic) taps along each of the r axes
+// whose size changes (the spatial axes when the shapes are unknown), with a
+// multiply and an add per tap. Training-mode Dropout draws a uniform sample
+// (8, as in MiscOps.cpp), compares it (1) and scales the kept value (1).
+//
+//===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+
+#include "ir/Graph.h"
+
+#include <cmath>
+#include <string>
 
 namespace perfc {
 
-void registerDataMovementOps(OpRegistry &R) {}
+/// Flops of one Dropout element in training mode (see the table above).
+static constexpr double DropoutTrainingFlops = 10;
+
+static double elems(const ir::Value *V) {
+  return V ? static_cast<double>(V->numElements()) : 0;
+}
+
+static double bytesOf(const ir::Value *V) {
+  return V ? static_cast<double>(V->bytes()) : 0;
+}
+
+/// Reshape, Squeeze, Identity, ...: aliases of their input.
+static void viewWork(const ir::Node &N, OpWork &W) {
+  W.IsView = true;
+  W.BytesRead = 0;
+  W.BytesWritten = 0;
+}
+
+/// Shape, Size, OptionalHasElement: read metadata, write a small output.
+static void metadataWork(const ir::Node &N, OpWork &W) {
+  W.IsView = true;
+  W.BytesRead = 0;
+}
+
+/// ConstantOfShape, EyeLike: the input gives only a shape.
+static void writeOnlyWork(const ir::Node &N, OpWork &W) { W.BytesRead = 0; }
+
+/// True when a constant boolean input is known to be set.
+static bool isConstantTrue(const ir::Value *V) {
+  if (!V || !V->data())
+    return false;
+  const ir::ConstData &D = *V->data();
+  if (!D.Ints.empty())
+    return D.Ints.front() != 0;
+  return !D.Floats.empty() && D.Floats.front() != 0;
+}
+
+static void dropoutWork(const ir::Node &N, OpWork &W) {
+  // Input 2 (opset 12+) switches training on; at inference it is Identity.
+  if (!isConstantTrue(N.input(2))) {
+    viewWork(N, W);
+    return;
+  }
+  W.Flops = DropoutTrainingFlops * elems(N.input(0));
+  W.Formula = "10*in_elems (random mask, compare, scale)";
+}
+
+/// Gather, GatherElements, GatherND: the indices, and only the gathered
+/// elements of the data, which are as many as the output holds.
+static void gatherWork(const ir::Node &N, OpWork &W) {
+  W.BytesRead = bytesOf(N.input(1)) + bytesOf(N.output(0));
+}
+
+/// Slice reads the slice and its small starts/ends/axes/steps inputs.
+static void sliceWork(const ir::Node &N, OpWork &W) {
+  W.BytesRead = bytesOf(N.output(0));
+  for (unsigned I = 1; I < N.numInputs(); ++I)
+    W.BytesRead += bytesOf(N.input(I));
+}
+
+/// ScatterElements and ScatterND combine updates into data when asked to.
+static void scatterWork(const ir::Node &N, OpWork &W) {
+  std::string Reduction = N.getString("reduction", "none");
+  if (Reduction == "none")
+    return;
+  W.Flops = elems(N.input(2));
+  W.Formula = "elems(updates) (" + Reduction + ")";
+}
+
+/// Axes a Resize changes; the spatial axes (all but N and C) when unknown.
+static unsigned resizedAxes(const ir::Value *X, const ir::Value *Y) {
+  if (!X || !Y || !X->shape().isRanked())
+    return 0;
+  const ir::Shape &SX = X->shape(), &SY = Y->shape();
+  if (!SY.isRanked() || SX.rank() != SY.rank() || !SX.isStatic() ||
+      !SY.isStatic())
+    return SX.rank() > 2 ? SX.rank() - 2 : SX.rank();
+  unsigned R = 0;
+  for (unsigned I = 0; I < SX.rank(); ++I)
+    R += SX.size(I) != SY.size(I);
+  return R;
+}
+
+static void resizeWork(const ir::Node &N, OpWork &W) {
+  std::string Mode = N.getString("mode", "nearest");
+  double TapsPerAxis = 0;
+  if (Mode == "linear" || Mode == "bilinear")
+    TapsPerAxis = 2;
+  else if (Mode == "cubic")
+    TapsPerAxis = 4;
+  if (TapsPerAxis == 0)
+    return; // Nearest: a copy with precomputed indices.
+  unsigned R = resizedAxes(N.input(0), N.output(0));
+  double Taps = std::pow(TapsPerAxis, static_cast<double>(R));
+  W.Flops = 2 * Taps * elems(N.output(0));
+  W.Formula = "2*" + std::to_string(static_cast<int>(TapsPerAxis)) + "^" +
+              std::to_string(R) + "*out_elems (" + Mode + ")";
+}
+
+static void rangeWork(const ir::Node &N, OpWork &W) {
+  W.Flops = elems(N.output(0));
+  W.Formula = "out_elems";
+}
+
+void registerDataMovementOps(OpRegistry &R) {
+  for (const char *Op :
+       {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Constant",
+        "Optional", "OptionalGetElement"})
+    R.add(Op, OpClass::DataMovement, &viewWork);
+  for (const char *Op : {"Shape", "Size", "OptionalHasElement"})
+    R.add(Op, OpClass::DataMovement, &metadataWork);
+  R.add("Dropout", OpClass::DataMovement, &dropoutWork);
+  for (const char *Op : {"ConstantOfShape", "EyeLike"})
+    R.add(Op, OpClass::DataMovement, &writeOnlyWork);
+  for (const char *Op : {"Gather", "GatherElements", "GatherND"})
+    R.add(Op, OpClass::DataMovement, &gatherWork);
+  R.add("Slice", OpClass::DataMovement, &sliceWork);
+  for (const char *Op : {"ScatterElements", "ScatterND"})
+    R.add(Op, OpClass::DataMovement, &scatterWork);
+  for (const char *Op : {"Resize", "Upsample"})
+    R.add(Op, OpClass::DataMovement, &resizeWork);
+  R.add("Range", OpClass::DataMovement, &rangeWork);
+  // Copies: every input read once, every output written; the defaults.
+  for (const char *Op :
+       {"Transpose", "Concat", "Split", "Pad", "Tile", "Expand", "Scatter",
+        "DepthToSpace", "SpaceToDepth", "Compress", "OneHot", "Trilu",
+        "ReverseSequence", "MaxUnpool"})
+    R.add(Op, OpClass::DataMovement);
+}
 
 } // namespace perfc

@@ -1,8 +1,352 @@
-//===- MatMulOps.cpp - Work formulas ----------------------------------------===//
+//===- MatMulOps.cpp - Work of matrix products ----------------------------===//
+//
+// MatMul, Gemm, Einsum and their integer and quantised forms. They report
+// MACs and Flops = 2 * MACs plus their elementwise epilogue.
+//
+// | Op            | MACs                             | epilogue flops        |
+// |---------------|----------------------------------|-----------------------|
+// | MatMul        | prod(broadcast batch) * M*K*N    | -                     |
+// | MatMulInteger | as MatMul (zero points folded)   | -                     |
+// | QLinearMatMul | as MatMul                        | 3/out elem (requant.) |
+// | Gemm          | M*K*N (transA/transB honoured)   | M*N bias add if C;    |
+// |               |                                  | M*N if alpha != 1;    |
+// |               |                                  | elems(C) if beta != 1 |
+// | Einsum        | 2 operands with a summed label:  | -                     |
+// |               | product of all label sizes       |                       |
+//
+// 1-D MatMul operands are promoted as numpy does ([K] is [1, K] on the left
+// and [K, 1] on the right). Zero points of the integer forms are folded by
+// runtimes into row and column sums (O(M*K + K*N), negligible), so they add
+// nothing. Requantising an output takes a multiply by the combined scale, an
+// add of the zero point and a saturating convert: 3 flops.
+//
+// Einsum with one operand is a transpose, a diagonal or a sum: it costs one
+// add per input element when some label is summed away, nothing otherwise.
+// Two operands without a summed label are an elementwise or outer product:
+// one multiply per element of the joint index space, no MACs. More than two
+// operands are contracted pairwise, left to right, each pair costed as a
+// two-operand einsum over the labels of both; an optimising runtime may pick
+// a cheaper order, so this is an upper bound.
+//
+//===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+
+#include "ir/Graph.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
 
 namespace perfc {
 
-void registerMatMulOps(OpRegistry &R) {}
+/// Flops to requantise one output element (scale, add zero point, saturate).
+static constexpr double RequantizeFlops = 3;
+
+static double elems(const ir::Value *V) {
+  return V ? static_cast<double>(V->numElements()) : 0;
+}
+
+/// Size of a dimension after numpy broadcasting of A and B. An unknown size
+/// (0) paired with a known one takes the known one: broadcasting requires
+/// the unknown to be 1 or equal to it.
+static int64_t broadcastDim(int64_t A, int64_t B) {
+  if (A == 1)
+    return B;
+  if (B == 1)
+    return A;
+  return std::max(A, B);
+}
+
+namespace {
+struct MatMulDims {
+  double Batch = 0, M = 0, K = 0, N = 0;
+  double macs() const { return Batch * M * K * N; }
+};
+} // namespace
+
+/// Dimensions of A x B under numpy matmul rules; zeros when unknown.
+static MatMulDims matMulDims(const ir::Value *A, const ir::Value *B) {
+  MatMulDims D;
+  if (!A || !B || !A->shape().isRanked() || !B->shape().isRanked())
+    return D;
+  const ir::Shape &SA = A->shape(), &SB = B->shape();
+  if (SA.rank() == 0 || SB.rank() == 0)
+    return D;
+  D.M = SA.rank() == 1 ? 1 : SA.size(-2);
+  D.K = SA.size(-1);
+  D.N = SB.rank() == 1 ? 1 : SB.size(-1);
+  if (D.K == 0)
+    D.K = SB.rank() == 1 ? SB.size(0) : SB.size(-2);
+  // Batch dimensions: all but the last two, aligned from the right.
+  unsigned BatchA = SA.rank() > 2 ? SA.rank() - 2 : 0;
+  unsigned BatchB = SB.rank() > 2 ? SB.rank() - 2 : 0;
+  unsigned Rank = std::max(BatchA, BatchB);
+  D.Batch = 1;
+  for (unsigned I = 0; I < Rank; ++I) {
+    // I counts from the innermost batch dimension outwards.
+    int64_t DA = I < BatchA ? SA.size(BatchA - 1 - I) : 1;
+    int64_t DB = I < BatchB ? SB.size(BatchB - 1 - I) : 1;
+    D.Batch *= static_cast<double>(broadcastDim(DA, DB));
+  }
+  return D;
+}
+
+static void matMulWork(const ir::Node &N, OpWork &W) {
+  W.Macs = matMulDims(N.input(0), N.input(1)).macs();
+  W.Flops = 2 * W.Macs;
+  W.Formula = "2*batch*M*K*N";
+}
+
+static void qLinearMatMulWork(const ir::Node &N, OpWork &W) {
+  // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, ...
+  W.Macs = matMulDims(N.input(0), N.input(3)).macs();
+  W.Flops = 2 * W.Macs + RequantizeFlops * elems(N.output(0));
+  W.Formula = "2*batch*M*K*N + 3*out_elems (requantize)";
+}
+
+static void gemmWork(const ir::Node &N, OpWork &W) {
+  const ir::Value *A = N.input(0), *B = N.input(1), *C = N.input(2);
+  if (!A || !B)
+    return;
+  bool TransA = N.getInt("transA", 0) != 0;
+  bool TransB = N.getInt("transB", 0) != 0;
+  const ir::Shape &SA = A->shape(), &SB = B->shape();
+  // size() reads unranked or too-short shapes as 0, so bad ranks cost 0.
+  double M = SA.size(TransA ? -1 : -2);
+  double K = SA.size(TransA ? -2 : -1);
+  double Nn = SB.size(TransB ? -2 : -1);
+  if (K == 0)
+    K = SB.size(TransB ? -1 : -2);
+  W.Macs = M * K * Nn;
+  W.Flops = 2 * W.Macs;
+  W.Formula = "2*M*K*N";
+  if (N.getFloat("alpha", 1.0) != 1.0) {
+    W.Flops += M * Nn;
+    W.Formula += " + M*N (alpha)";
+  }
+  if (!C)
+    return;
+  W.Flops += M * Nn;
+  W.Formula += " + M*N (bias)";
+  if (N.getFloat("beta", 1.0) != 1.0) {
+    W.Flops += elems(C);
+    W.Formula += " + elems(C) (beta)";
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Einsum
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Labels are letters (ids below 128); the dimensions an ellipsis stands for
+/// get ids 128 + k, k counting from the innermost, so that broadcasting
+/// aligns them across operands.
+constexpr unsigned EllipsisBase = 128;
+constexpr unsigned NumIds = 256;
+using LabelSet = std::array<bool, NumIds>;
+
+struct EinsumTerm {
+  llvm::SmallVector<unsigned, 8> Letters;
+  int EllipsisAt = -1; ///< Index in Letters the "..." precedes; -1: none.
+};
+
+struct EinsumSpec {
+  llvm::SmallVector<EinsumTerm, 3> Inputs;
+  EinsumTerm Output;
+  bool ExplicitOutput = false;
+};
+} // namespace
+
+static bool isLetter(char C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z');
+}
+
+/// Parses one term ("bij", "...ij", "b...j"); false on anything else.
+static bool parseTerm(llvm::StringRef Text, EinsumTerm &T) {
+  while (!Text.empty()) {
+    if (Text.consume_front("...")) {
+      if (T.EllipsisAt >= 0)
+        return false;
+      T.EllipsisAt = static_cast<int>(T.Letters.size());
+      continue;
+    }
+    if (!isLetter(Text.front()))
+      return false;
+    T.Letters.push_back(static_cast<unsigned char>(Text.front()));
+    Text = Text.drop_front();
+  }
+  return true;
+}
+
+static bool parseEinsum(llvm::StringRef Text, EinsumSpec &Spec) {
+  // numpy (the reference) accepts spaces anywhere: drop them.
+  std::string Equation;
+  for (char C : Text)
+    if (C != ' ')
+      Equation += C;
+  auto [Lhs, Rhs] = llvm::StringRef(Equation).split("->");
+  Spec.ExplicitOutput = llvm::StringRef(Equation).contains("->");
+  llvm::SmallVector<llvm::StringRef, 3> Terms;
+  Lhs.split(Terms, ',');
+  for (llvm::StringRef Term : Terms) {
+    Spec.Inputs.emplace_back();
+    if (!parseTerm(Term, Spec.Inputs.back()))
+      return false;
+  }
+  return !Spec.ExplicitOutput || parseTerm(Rhs, Spec.Output);
+}
+
+/// The label id of every dimension of a term whose ellipsis covers
+/// EllRank dimensions.
+static llvm::SmallVector<unsigned, 8> termIds(const EinsumTerm &T,
+                                              unsigned EllRank) {
+  llvm::SmallVector<unsigned, 8> Ids;
+  for (unsigned I = 0; I <= T.Letters.size(); ++I) {
+    if (static_cast<int>(I) == T.EllipsisAt)
+      for (unsigned J = 0; J < EllRank; ++J)
+        Ids.push_back(EllipsisBase + (EllRank - 1 - J));
+    if (I < T.Letters.size())
+      Ids.push_back(T.Letters[I]);
+  }
+  return Ids;
+}
+
+namespace {
+/// An einsum bound to its operands' shapes: the label sets of each operand
+/// and of the output, and every label's size (0 when unknown).
+struct BoundEinsum {
+  llvm::SmallVector<LabelSet, 3> Inputs;
+  LabelSet Output{};
+  std::array<int64_t, NumIds> Size{};
+};
+} // namespace
+
+static bool bindEinsum(const EinsumSpec &Spec, const ir::Node &N,
+                       BoundEinsum &B) {
+  if (Spec.Inputs.size() != N.numInputs())
+    return false;
+  unsigned MaxEll = 0;
+  std::array<unsigned, NumIds> Uses{};
+  for (unsigned I = 0; I < Spec.Inputs.size(); ++I) {
+    const EinsumTerm &T = Spec.Inputs[I];
+    const ir::Value *V = N.input(I);
+    if (!V || !V->shape().isRanked())
+      return false;
+    const ir::Shape &S = V->shape();
+    bool FitsRank = T.EllipsisAt >= 0 ? S.rank() >= T.Letters.size()
+                                      : S.rank() == T.Letters.size();
+    if (!FitsRank)
+      return false;
+    unsigned Ell = S.rank() - T.Letters.size();
+    MaxEll = std::max(MaxEll, Ell);
+    llvm::SmallVector<unsigned, 8> Ids = termIds(T, Ell);
+    LabelSet Set{};
+    for (unsigned D = 0; D < Ids.size(); ++D) {
+      unsigned Id = Ids[D];
+      int64_t Dim = S.size(D);
+      B.Size[Id] = Set[Id] || Uses[Id] ? broadcastDim(B.Size[Id], Dim) : Dim;
+      Set[Id] = true;
+      ++Uses[Id];
+    }
+    B.Inputs.push_back(Set);
+  }
+  if (Spec.ExplicitOutput) {
+    for (unsigned Id : termIds(Spec.Output, MaxEll))
+      B.Output[Id] = true;
+    return true;
+  }
+  // Implicit output: the letters used once, and every ellipsis dimension.
+  for (unsigned Id = 0; Id < NumIds; ++Id)
+    B.Output[Id] = Id >= EllipsisBase ? Uses[Id] > 0 : Uses[Id] == 1;
+  return true;
+}
+
+/// "b*i*j*k": the labels of a set, ellipsis dimensions as "...".
+static std::string labelProduct(const LabelSet &Set) {
+  std::string S;
+  bool Ellipsis = false;
+  for (unsigned Id = 0; Id < NumIds; ++Id) {
+    if (!Set[Id])
+      continue;
+    if (Id >= EllipsisBase) {
+      Ellipsis = true;
+      continue;
+    }
+    S += (S.empty() ? "" : "*") + std::string(1, static_cast<char>(Id));
+  }
+  if (Ellipsis)
+    S = S.empty() ? "..." : "...*" + S;
+  return S.empty() ? "1" : S;
+}
+
+static double setProduct(const LabelSet &Set, const BoundEinsum &B) {
+  double P = 1;
+  for (unsigned Id = 0; Id < NumIds; ++Id)
+    if (Set[Id])
+      P *= static_cast<double>(B.Size[Id]);
+  return P;
+}
+
+/// One operand: a sum over the labels it drops, or a pure permutation.
+static void einsumUnaryWork(const ir::Node &N, const BoundEinsum &B,
+                            OpWork &W) {
+  for (unsigned Id = 0; Id < NumIds; ++Id)
+    if (B.Inputs[0][Id] && !B.Output[Id]) {
+      W.Flops = elems(N.input(0));
+      W.Formula = "in_elems (sum)";
+      return;
+    }
+}
+
+/// Two or more operands, contracted pairwise from the left.
+static void einsumPairwiseWork(const BoundEinsum &B, OpWork &W) {
+  LabelSet Current = B.Inputs[0];
+  double Multiplies = 0;
+  std::string Formula;
+  for (unsigned K = 1; K < B.Inputs.size(); ++K) {
+    // Labels still needed after this pair: later operands and the output.
+    LabelSet Needed = B.Output;
+    for (unsigned L = K + 1; L < B.Inputs.size(); ++L)
+      for (unsigned Id = 0; Id < NumIds; ++Id)
+        Needed[Id] = Needed[Id] || B.Inputs[L][Id];
+    LabelSet Pair{};
+    bool Contracts = false;
+    for (unsigned Id = 0; Id < NumIds; ++Id) {
+      Pair[Id] = Current[Id] || B.Inputs[K][Id];
+      Contracts = Contracts || (Pair[Id] && !Needed[Id]);
+      Current[Id] = Pair[Id] && Needed[Id];
+    }
+    double Cost = setProduct(Pair, B);
+    (Contracts ? W.Macs : Multiplies) += Cost;
+    Formula += (Formula.empty() ? "" : " + ") +
+               std::string(Contracts ? "2*" : "") + labelProduct(Pair);
+  }
+  W.Flops = 2 * W.Macs + Multiplies;
+  W.Formula = Formula;
+}
+
+static void einsumWork(const ir::Node &N, OpWork &W) {
+  EinsumSpec Spec;
+  BoundEinsum B;
+  // A malformed equation or unknown ranks cost nothing rather than a guess.
+  if (!parseEinsum(N.getString("equation"), Spec) || !bindEinsum(Spec, N, B))
+    return;
+  if (B.Inputs.size() == 1)
+    einsumUnaryWork(N, B, W);
+  else
+    einsumPairwiseWork(B, W);
+}
+
+void registerMatMulOps(OpRegistry &R) {
+  R.add("MatMul", OpClass::Gemm, &matMulWork);
+  R.add("MatMulInteger", OpClass::Gemm, &matMulWork);
+  R.add("QLinearMatMul", OpClass::Gemm, &qLinearMatMulWork);
+  R.add("Gemm", OpClass::Gemm, &gemmWork);
+  R.add("Einsum", OpClass::Gemm, &einsumWork);
+}
 
 } // namespace perfc
