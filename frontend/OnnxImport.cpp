@@ -8,7 +8,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <onnx/defs/schema.h>
@@ -282,15 +282,12 @@ int64_t maxSupportedOpset() {
   return It == Map.end() ? 0 : It->second.second;
 }
 
-llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
-                                              llvm::StringRef DisplayName,
-                                              const ImportOptions &Options) {
+/// The rest of the import, once the weights are gone.
+static llvm::Expected<ImportedModel>
+importStripped(llvm::Expected<StrippedModel> Stripped,
+               llvm::StringRef DisplayName, uint64_t FileBytes,
+               const ImportOptions &Options) {
   ErrorPrefix Err(DisplayName);
-  if (Bytes.empty())
-    return Err("the file is empty, not an ONNX model");
-  StripLimits Limits;
-  Limits.MaxNodes = Options.MaxNodes;
-  auto Stripped = stripWeights(Bytes, Limits);
   if (!Stripped)
     return Err.wrap(Stripped.takeError());
 
@@ -310,7 +307,7 @@ llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
                          ? ""
                          : " " + Model.producer_version());
   Result.IrVersion = Model.ir_version();
-  Result.FileBytes = Bytes.size();
+  Result.FileBytes = FileBytes;
   Result.WeightBytesSkipped = Stripped->DroppedBytes;
 
   int64_t Opset = -1;
@@ -361,16 +358,45 @@ llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
   return std::move(Result);
 }
 
+static StripLimits limitsFor(const ImportOptions &Options) {
+  StripLimits Limits;
+  Limits.MaxNodes = Options.MaxNodes;
+  return Limits;
+}
+
+llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
+                                              llvm::StringRef DisplayName,
+                                              const ImportOptions &Options) {
+  if (Bytes.empty())
+    return ErrorPrefix(DisplayName)("the file is empty, not an ONNX model");
+  return importStripped(stripWeights(Bytes, limitsFor(Options)), DisplayName,
+                        Bytes.size(), Options);
+}
+
 llvm::Expected<ImportedModel> importOnnxFile(llvm::StringRef Path,
                                              const ImportOptions &Options) {
-  // Memory-mapped: the pages of skipped weights are never read.
-  auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!Buffer)
-    return llvm::createStringError(Buffer.getError(),
-                                   Path + ": cannot read the file: " +
-                                       Buffer.getError().message());
-  return importOnnxBytes((*Buffer)->getBuffer(), Path, Options);
+  ErrorPrefix Err(Path);
+  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
+  if (!FD) {
+    std::error_code EC = llvm::errorToErrorCode(FD.takeError());
+    return Err("cannot read the file: " + EC.message());
+  }
+  // Closes the file on every path out.
+  struct Closer {
+    llvm::sys::fs::file_t FD;
+    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
+  } Close{*FD};
+  llvm::sys::fs::file_status Status;
+  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
+    return Err("cannot read the file: " + EC.message());
+  if (Status.type() == llvm::sys::fs::file_type::directory_file)
+    return Err("cannot read the file: it is a directory");
+  if (Status.getSize() == 0)
+    return Err("the file is empty, not an ONNX model");
+  // Read with pread, skipping the weights: never mapped, never copied.
+  return importStripped(
+      stripWeightsFromFile(*FD, Status.getSize(), limitsFor(Options)), Path,
+      Status.getSize(), Options);
 }
 
 } // namespace perfc::frontend

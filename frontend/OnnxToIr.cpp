@@ -330,7 +330,30 @@ private:
       if (Out)
         if (auto E = checkValue(*Out, *N))
           return E;
-    return llvm::Error::success();
+    return checkOperands(**N);
+  }
+
+  /// Operand checks ONNX's shape inference leaves out, where a mismatch
+  /// would otherwise give a silently wrong count.
+  static llvm::Error checkOperands(const ir::Node &N) {
+    if (!N.domain().empty() ||
+        (N.opType() != "Conv" && N.opType() != "ConvTranspose"))
+      return llvm::Error::success();
+    const ir::Value *X = N.input(0), *W = N.input(1);
+    if (!X || !W || X->shape().rank() < 2 || W->shape().rank() < 2)
+      return llvm::Error::success();
+    int64_t Group = N.getInt("group", 1);
+    int64_t C = X->shape().size(1);
+    int64_t Expected = N.opType() == "Conv" ? W->shape().size(1) * Group
+                                            : W->shape().size(0);
+    if (Group >= 1 && C == Expected)
+      return llvm::Error::success();
+    return makeError("node '" + N.name() + "' (" + N.opType() +
+                     "): the input has " + llvm::Twine(C) +
+                     " channels but the weight " + W->shape().str() +
+                     " with group " + llvm::Twine(Group) + " expects " +
+                     llvm::Twine(Expected) +
+                     "; check the weight shape or the group attribute");
   }
 
   static void setConstantData(const ir::Node &N, ir::Value &Out) {

@@ -2,14 +2,22 @@
 //
 // Field numbers are those of onnx/onnx.proto (ONNX 1.12); each message kind
 // that can hold a tensor or a graph has a filter, every other field is
-// copied verbatim.
+// copied verbatim. Messages are addressed by (offset, length) in a
+// ByteSource, so the same code reads memory or a file without loading the
+// parts it skips.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/WeightStripper.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Errno.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <initializer_list>
+
+#include <unistd.h>
 
 namespace perfc::frontend {
 namespace {
@@ -18,8 +26,6 @@ enum WireType : uint8_t {
   Varint = 0,
   Fixed64 = 1,
   LengthDelimited = 2,
-  StartGroup = 3,
-  EndGroup = 4,
   Fixed32 = 5,
 };
 
@@ -50,13 +56,13 @@ constexpr uint32_t Values = 1, Indices = 2;
 /// ONNX TensorProto.DataType values that are integers (shape constants).
 bool isIntegerDataType(uint64_t T) {
   switch (T) {
-  case 2: // UINT8
-  case 3: // INT8
-  case 4: // UINT16
-  case 5: // INT16
-  case 6: // INT32
-  case 7: // INT64
-  case 9: // BOOL
+  case 2:  // UINT8
+  case 3:  // INT8
+  case 4:  // UINT16
+  case 5:  // INT16
+  case 6:  // INT32
+  case 7:  // INT64
+  case 9:  // BOOL
   case 12: // UINT32
   case 13: // UINT64
     return true;
@@ -65,31 +71,113 @@ bool isIntegerDataType(uint64_t T) {
   }
 }
 
+llvm::Error wireError(uint64_t At, const llvm::Twine &Msg) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "malformed protobuf at byte " + llvm::Twine(At) + ": " + Msg +
+          " (is the file truncated or not an ONNX model?)");
+}
+
+/// Random access to the bytes of a serialized model.
+class ByteSource {
+public:
+  /// In-memory bytes.
+  explicit ByteSource(llvm::StringRef Memory)
+      : Memory(Memory), Size(Memory.size()) {}
+  /// An open file, read through a window with pread.
+  ByteSource(int FD, uint64_t Size) : FD(FD), Size(Size) {}
+
+  uint64_t size() const { return Size; }
+
+  /// The byte at Offset (< size()).
+  llvm::Expected<uint8_t> byteAt(uint64_t Offset) {
+    if (FD < 0)
+      return static_cast<uint8_t>(Memory[Offset]);
+    if (Offset < WindowStart || Offset >= WindowStart + Window.size())
+      if (auto E = fill(Offset))
+        return std::move(E);
+    return static_cast<uint8_t>(Window[Offset - WindowStart]);
+  }
+
+  /// Appends Length bytes at Offset to Out.
+  llvm::Error append(uint64_t Offset, uint64_t Length, std::string &Out) {
+    if (FD < 0) {
+      Out.append(Memory.data() + Offset, Length);
+      return llvm::Error::success();
+    }
+    size_t Old = Out.size();
+    Out.resize(Old + Length);
+    return readAt(Offset, &Out[Old], Length);
+  }
+
+private:
+  static constexpr size_t WindowSize = 64 * 1024;
+
+  llvm::Error fill(uint64_t Offset) {
+    size_t Length = static_cast<size_t>(std::min<uint64_t>(WindowSize, Size - Offset));
+    Window.resize(Length);
+    WindowStart = Offset;
+    return readAt(Offset, Window.data(), Length);
+  }
+
+  llvm::Error readAt(uint64_t Offset, char *Out, uint64_t Length) {
+    while (Length > 0) {
+      ssize_t N = ::pread(FD, Out, Length, static_cast<off_t>(Offset));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N <= 0)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "read failed at byte " + llvm::Twine(Offset) + ": " +
+                (N < 0 ? llvm::sys::StrError(errno)
+                       : std::string("unexpected end of file")));
+      Out += N;
+      Offset += static_cast<uint64_t>(N);
+      Length -= static_cast<uint64_t>(N);
+    }
+    return llvm::Error::success();
+  }
+
+  llvm::StringRef Memory;
+  int FD = -1;
+  uint64_t Size = 0;
+  std::string Window;
+  uint64_t WindowStart = 0;
+};
+
+/// A span of the source: a message's contents.
+struct Span {
+  uint64_t Offset = 0;
+  uint64_t Length = 0;
+};
+
 /// One field as it sits in the input.
 struct Field {
   uint32_t Number = 0;
   WireType Type = Varint;
-  uint64_t Int = 0;          ///< Varint value.
-  llvm::StringRef Payload;   ///< Length-delimited contents.
-  llvm::StringRef Raw;       ///< The whole field, key included.
+  uint64_t Int = 0; ///< Varint value.
+  Span Payload;     ///< Length-delimited contents.
+  Span Raw;         ///< The whole field, key included.
 };
 
+/// Reads the fields of one message.
 class Reader {
 public:
-  Reader(llvm::StringRef Data, uint64_t BaseOffset)
-      : Data(Data), Base(BaseOffset) {}
+  Reader(ByteSource &Source, Span Message)
+      : Source(Source), Pos(Message.Offset),
+        End(Message.Offset + Message.Length) {}
 
-  bool atEnd() const { return Pos >= Data.size(); }
+  bool atEnd() const { return Pos >= End; }
 
   llvm::Error next(Field &F) {
-    size_t Start = Pos;
+    uint64_t Start = Pos;
     uint64_t Key = 0;
     if (auto E = readVarint(Key))
       return E;
     F.Number = static_cast<uint32_t>(Key >> 3);
     F.Type = static_cast<WireType>(Key & 7);
     if (F.Number == 0)
-      return error(Start, "field number 0");
+      return wireError(Start, "field number 0");
     switch (F.Type) {
     case Varint:
       if (auto E = readVarint(F.Int))
@@ -107,59 +195,50 @@ public:
       uint64_t Len = 0;
       if (auto E = readVarint(Len))
         return E;
-      if (Len > Data.size() - Pos)
-        return error(Start, "a field of " + llvm::Twine(Len) +
-                                " bytes runs past the end of the data");
-      F.Payload = Data.substr(Pos, Len);
+      if (Len > End - Pos)
+        return wireError(Start, "a field of " + llvm::Twine(Len) +
+                                    " bytes runs past the end of the data");
+      F.Payload = {Pos, Len};
       Pos += Len;
       break;
     }
     default:
       // Groups are deprecated and never used by onnx.proto.
-      return error(Start, "wire type " + llvm::Twine(unsigned(F.Type)) +
-                              " is not valid here");
+      return wireError(Start, "wire type " + llvm::Twine(unsigned(F.Type)) +
+                                  " is not valid here");
     }
-    F.Raw = Data.slice(Start, Pos);
+    F.Raw = {Start, Pos - Start};
     return llvm::Error::success();
-  }
-
-  uint64_t offsetOf(llvm::StringRef Sub) const {
-    return Base + static_cast<uint64_t>(Sub.data() - Data.data());
-  }
-
-  llvm::Error error(size_t At, const llvm::Twine &Msg) const {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "malformed protobuf at byte " + llvm::Twine(Base + At) + ": " + Msg +
-            " (is the file truncated or not an ONNX model?)");
   }
 
   /// Reads a bare varint (an element of a packed repeated field).
   llvm::Error readVarint(uint64_t &V) {
     V = 0;
-    size_t Start = Pos;
+    uint64_t Start = Pos;
     for (unsigned Shift = 0; Shift < 64; Shift += 7) {
-      if (Pos >= Data.size())
-        return error(Start, "the data ends inside a number");
-      uint8_t B = static_cast<uint8_t>(Data[Pos++]);
-      V |= uint64_t(B & 0x7f) << Shift;
-      if (!(B & 0x80))
+      if (Pos >= End)
+        return wireError(Start, "the data ends inside a number");
+      auto B = Source.byteAt(Pos++);
+      if (!B)
+        return B.takeError();
+      V |= uint64_t(*B & 0x7f) << Shift;
+      if (!(*B & 0x80))
         return llvm::Error::success();
     }
-    return error(Start, "a number longer than 10 bytes");
+    return wireError(Start, "a number longer than 10 bytes");
   }
 
 private:
-  llvm::Error skip(size_t N) {
-    if (N > Data.size() - Pos)
-      return error(Pos, "the data ends inside a field");
+  llvm::Error skip(uint64_t N) {
+    if (N > End - Pos)
+      return wireError(Pos, "the data ends inside a field");
     Pos += N;
     return llvm::Error::success();
   }
 
-  llvm::StringRef Data;
-  uint64_t Base;
-  size_t Pos = 0;
+  ByteSource &Source;
+  uint64_t Pos;
+  uint64_t End;
 };
 
 void appendVarint(std::string &Out, uint64_t V) {
@@ -170,21 +249,14 @@ void appendVarint(std::string &Out, uint64_t V) {
   Out.push_back(static_cast<char>(V));
 }
 
-void appendLengthDelimited(std::string &Out, uint32_t Number,
-                           llvm::StringRef Payload) {
-  appendVarint(Out, (uint64_t(Number) << 3) | LengthDelimited);
-  appendVarint(Out, Payload.size());
-  Out.append(Payload.data(), Payload.size());
-}
-
 class Stripper {
 public:
-  Stripper(llvm::StringRef Whole, const StripLimits &Limits)
-      : Whole(Whole), Limits(Limits) {}
+  Stripper(ByteSource &Source, const StripLimits &Limits)
+      : Source(Source), Limits(Limits) {}
 
   llvm::Expected<StrippedModel> run() {
     StrippedModel Result;
-    if (auto E = filterModel(Whole, Result.Bytes))
+    if (auto E = filterModel({0, Source.size()}, Result.Bytes))
       return std::move(E);
     Result.DroppedBytes = Dropped;
     Result.Nodes = Nodes;
@@ -192,95 +264,100 @@ public:
   }
 
 private:
-  using FilterFn = llvm::Error (Stripper::*)(llvm::StringRef, std::string &);
+  using FilterFn = llvm::Error (Stripper::*)(Span, std::string &);
+  struct FieldFilter {
+    uint32_t Number;
+    FilterFn Fn;
+  };
 
   /// Copies a message, sending the listed length-delimited fields through
   /// their filters and dropping the fields in Drop.
-  template <size_t NF>
-  llvm::Error copyMessage(llvm::StringRef Msg, std::string &Out,
-                          const std::pair<uint32_t, FilterFn> (&Filters)[NF],
+  llvm::Error copyMessage(Span Msg, std::string &Out,
+                          std::initializer_list<FieldFilter> Filters,
                           std::initializer_list<uint32_t> Drop = {}) {
-    Reader R(Msg, offsetOf(Msg));
+    Reader R(Source, Msg);
     Field F;
     while (!R.atEnd()) {
       if (auto E = R.next(F))
         return E;
       if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
-        Dropped += F.Raw.size();
+        Dropped += F.Raw.Length;
         continue;
       }
       FilterFn Fn = nullptr;
-      for (const auto &P : Filters)
-        if (P.first == F.Number && F.Type == LengthDelimited)
-          Fn = P.second;
+      for (const FieldFilter &Filter : Filters)
+        if (Filter.Number == F.Number && F.Type == LengthDelimited)
+          Fn = Filter.Fn;
       if (!Fn) {
-        Out.append(F.Raw.data(), F.Raw.size());
+        if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
+          return E;
         continue;
       }
       std::string Sub;
       if (auto E = (this->*Fn)(F.Payload, Sub))
         return E;
-      appendLengthDelimited(Out, F.Number, Sub);
+      appendVarint(Out, (uint64_t(F.Number) << 3) | LengthDelimited);
+      appendVarint(Out, Sub.size());
+      Out += Sub;
     }
     return llvm::Error::success();
   }
 
-  llvm::Error filterModel(llvm::StringRef Msg, std::string &Out) {
-    static const std::pair<uint32_t, FilterFn> Filters[] = {
-        {model::Graph, &Stripper::filterGraph}};
+  llvm::Error filterModel(Span Msg, std::string &Out) {
     // Training-info graphs describe how to train, which perfc derives itself.
-    return copyMessage(Msg, Out, Filters, {model::TrainingInfo});
+    return copyMessage(Msg, Out, {{model::Graph, &Stripper::filterGraph}},
+                       {model::TrainingInfo});
   }
 
-  llvm::Error filterGraph(llvm::StringRef Msg, std::string &Out) {
+  llvm::Error filterGraph(Span Msg, std::string &Out) {
     if (++Depth > Limits.MaxDepth)
-      return depthError(Msg);
-    static const std::pair<uint32_t, FilterFn> Filters[] = {
-        {graph::Node, &Stripper::filterNode},
-        {graph::Initializer, &Stripper::filterTensor},
-        {graph::SparseInitializer, &Stripper::filterSparse}};
-    llvm::Error E = copyMessage(Msg, Out, Filters);
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "subgraphs nested more than " + llvm::Twine(Limits.MaxDepth) +
+              " deep at byte " + llvm::Twine(Msg.Offset));
+    llvm::Error E = copyMessage(
+        Msg, Out,
+        {{graph::Node, &Stripper::filterNode},
+         {graph::Initializer, &Stripper::filterTensor},
+         {graph::SparseInitializer, &Stripper::filterSparse}});
     --Depth;
     return E;
   }
 
-  llvm::Error filterNode(llvm::StringRef Msg, std::string &Out) {
+  llvm::Error filterNode(Span Msg, std::string &Out) {
     if (++Nodes > Limits.MaxNodes)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "the model has more than " + llvm::Twine(Limits.MaxNodes) +
               " nodes, perfc's limit (raise it with --max-nodes)");
-    static const std::pair<uint32_t, FilterFn> Filters[] = {
-        {node::Attribute, &Stripper::filterAttribute}};
-    return copyMessage(Msg, Out, Filters);
+    return copyMessage(Msg, Out,
+                       {{node::Attribute, &Stripper::filterAttribute}});
   }
 
-  llvm::Error filterAttribute(llvm::StringRef Msg, std::string &Out) {
-    static const std::pair<uint32_t, FilterFn> Filters[] = {
-        {attribute::T, &Stripper::filterTensor},
-        {attribute::Tensors, &Stripper::filterTensor},
-        {attribute::G, &Stripper::filterGraph},
-        {attribute::Graphs, &Stripper::filterGraph},
-        {attribute::SparseTensor, &Stripper::filterSparse},
-        {attribute::SparseTensors, &Stripper::filterSparse}};
-    return copyMessage(Msg, Out, Filters);
+  llvm::Error filterAttribute(Span Msg, std::string &Out) {
+    return copyMessage(Msg, Out,
+                       {{attribute::T, &Stripper::filterTensor},
+                        {attribute::Tensors, &Stripper::filterTensor},
+                        {attribute::G, &Stripper::filterGraph},
+                        {attribute::Graphs, &Stripper::filterGraph},
+                        {attribute::SparseTensor, &Stripper::filterSparse},
+                        {attribute::SparseTensors, &Stripper::filterSparse}});
   }
 
-  llvm::Error filterSparse(llvm::StringRef Msg, std::string &Out) {
-    static const std::pair<uint32_t, FilterFn> Filters[] = {
-        {sparse::Values, &Stripper::filterTensor},
-        {sparse::Indices, &Stripper::filterTensor}};
-    return copyMessage(Msg, Out, Filters);
+  llvm::Error filterSparse(Span Msg, std::string &Out) {
+    return copyMessage(Msg, Out,
+                       {{sparse::Values, &Stripper::filterTensor},
+                        {sparse::Indices, &Stripper::filterTensor}});
   }
 
-  llvm::Error filterTensor(llvm::StringRef Msg, std::string &Out) {
+  llvm::Error filterTensor(Span Msg, std::string &Out) {
     // First pass: element count and type decide whether the data stays.
-    Reader R(Msg, offsetOf(Msg));
+    Reader R(Source, Msg);
     Field F;
     uint64_t Elements = 1, DataType = 0;
     bool External = false;
     auto MulDim = [&Elements](uint64_t D) {
-      // Saturate: an absurd dim only needs to say "large" here; the
+      // Saturate: an absurd dim only needs to read as "large" here; the
       // importer rejects it with a proper message.
       if (D != 0 && Elements > UINT64_MAX / D)
         Elements = UINT64_MAX;
@@ -293,7 +370,7 @@ private:
       if (F.Number == tensor::Dims && F.Type == Varint) {
         MulDim(F.Int);
       } else if (F.Number == tensor::Dims && F.Type == LengthDelimited) {
-        Reader Packed(F.Payload, R.offsetOf(F.Payload));
+        Reader Packed(Source, F.Payload);
         while (!Packed.atEnd()) {
           uint64_t D = 0;
           if (auto E = Packed.readVarint(D))
@@ -309,11 +386,9 @@ private:
     bool Keep = Elements <= Limits.KeptAnyElements ||
                 (isIntegerDataType(DataType) &&
                  Elements <= Limits.KeptIntElements);
-    if (Keep) {
-      Out.append(Msg.data(), Msg.size());
-      return llvm::Error::success();
-    }
-    Reader Copy(Msg, offsetOf(Msg));
+    if (Keep)
+      return Source.append(Msg.Offset, Msg.Length, Out);
+    Reader Copy(Source, Msg);
     while (!Copy.atEnd()) {
       if (auto E = Copy.next(F))
         return E;
@@ -325,10 +400,11 @@ private:
       case tensor::RawData:
       case tensor::DoubleData:
       case tensor::Uint64Data:
-        Dropped += F.Raw.size();
+        Dropped += F.Raw.Length;
         continue;
       default:
-        Out.append(F.Raw.data(), F.Raw.size());
+        if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
+          return E;
       }
     }
     if (!External) {
@@ -338,18 +414,7 @@ private:
     return llvm::Error::success();
   }
 
-  llvm::Error depthError(llvm::StringRef Msg) const {
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "subgraphs nested more than " + llvm::Twine(Limits.MaxDepth) +
-            " deep at byte " + llvm::Twine(offsetOf(Msg)));
-  }
-
-  uint64_t offsetOf(llvm::StringRef Sub) const {
-    return static_cast<uint64_t>(Sub.data() - Whole.data());
-  }
-
-  llvm::StringRef Whole;
+  ByteSource &Source;
   const StripLimits &Limits;
   uint64_t Dropped = 0;
   uint64_t Nodes = 0;
@@ -360,7 +425,14 @@ private:
 
 llvm::Expected<StrippedModel> stripWeights(llvm::StringRef Wire,
                                            const StripLimits &Limits) {
-  return Stripper(Wire, Limits).run();
+  ByteSource Source(Wire);
+  return Stripper(Source, Limits).run();
+}
+
+llvm::Expected<StrippedModel> stripWeightsFromFile(int FD, uint64_t Size,
+                                                   const StripLimits &Limits) {
+  ByteSource Source(FD, Size);
+  return Stripper(Source, Limits).run();
 }
 
 } // namespace perfc::frontend

@@ -6,8 +6,9 @@
 // this filter walks the protobuf wire format of the (memory-mapped) file and
 // writes a copy of the model in which every large tensor keeps its name,
 // type and dims but loses its data: it is marked as stored externally, so
-// ONNX shape inference treats it like any external-data tensor. Skipped
-// bytes are never touched, so they are never paged in.
+// ONNX shape inference treats it like any external-data tensor. Files are
+// read with pread through a small window and skipped bytes are never read,
+// so memory stays at the size of the graph, not of the weights.
 //
 // Small integer tensors (shape constants, axes, pads: up to
 // KeptIntElements elements) and tiny tensors of any type (up to
@@ -46,6 +47,10 @@ struct StrippedModel {
 /// adds the file name.
 llvm::Expected<StrippedModel> stripWeights(llvm::StringRef Wire,
                                            const StripLimits &Limits = {});
+
+/// The same, reading an open file of Size bytes.
+llvm::Expected<StrippedModel> stripWeightsFromFile(int FD, uint64_t Size,
+                                                   const StripLimits &Limits = {});
 
 } // namespace perfc::frontend
 

@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/StringMap.h"
 
+#include <initializer_list>
+
 namespace perfc {
 namespace ir {
 class Node;
@@ -25,19 +27,36 @@ class Node;
 /// on them.
 using OpWorkFn = void (*)(const ir::Node &N, OpWork &W);
 
+/// Which constant inputs of an op are parameters. By default a
+/// floating-point constant of two or more elements is one (see WorkPass.h);
+/// an op overrides that per input position (bit I = input I).
+struct InputRoles {
+  /// Weights whatever their type: int8 weights of quantized ops.
+  uint32_t Weights = 0;
+  /// Never parameters: statistics (BatchNormalization's running mean and
+  /// variance), quantization scales and zero points, Resize scales.
+  uint32_t NotParameters = 0;
+};
+
 struct OpInfo {
   OpClass Class = OpClass::Other;
   OpWorkFn Fn = nullptr; ///< nullptr: the defaults are right.
-  /// Bit I set: a constant at input I holds statistics, not trainable
-  /// parameters (BatchNormalization's running mean and variance).
-  uint32_t StatisticInputs = 0;
+  InputRoles Roles;
 };
+
+/// Bits for the given input positions.
+constexpr uint32_t inputBits(std::initializer_list<unsigned> Inputs) {
+  uint32_t Bits = 0;
+  for (unsigned I : Inputs)
+    Bits |= 1u << I;
+  return Bits;
+}
 
 class OpRegistry {
 public:
   void add(llvm::StringRef OpType, OpClass Class, OpWorkFn Fn = nullptr,
-           uint32_t StatisticInputs = 0) {
-    Entries[OpType] = OpInfo{Class, Fn, StatisticInputs};
+           InputRoles Roles = {}) {
+    Entries[OpType] = OpInfo{Class, Fn, Roles};
   }
   const OpInfo *lookup(llvm::StringRef OpType) const {
     auto It = Entries.find(OpType);

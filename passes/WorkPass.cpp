@@ -37,9 +37,16 @@ OpWork computeNodeWork(const ir::Node &N, const OpInfo *Info) {
   return W;
 }
 
-static bool isParameter(const ir::Value &V) {
-  return V.kind() == ir::ValueKind::Initializer && isFloatingPoint(V.type()) &&
-         V.numElements() >= 2;
+/// Whether constant input I of a node is a parameter (see WorkPass.h).
+static bool isParameter(const ir::Value &V, const OpInfo *Info, unsigned I) {
+  if (V.kind() != ir::ValueKind::Initializer)
+    return false;
+  uint32_t Bit = I < 32 ? 1u << I : 0;
+  if (Info && (Info->Roles.NotParameters & Bit))
+    return false;
+  if (Info && (Info->Roles.Weights & Bit))
+    return true;
+  return isFloatingPoint(V.type()) && V.numElements() >= 2;
 }
 
 /// Larger of two works, by arithmetic first, then by bytes.
@@ -140,9 +147,7 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
       W = computeNodeWork(N, Info);
     for (unsigned I = 0; I < N.numInputs(); ++I) {
       const ir::Value *In = N.input(I);
-      if (!In || !isParameter(*In) || CountedParams.contains(In))
-        continue;
-      if (Info && I < 32 && (Info->StatisticInputs >> I) & 1)
+      if (!In || !isParameter(*In, Info, I) || CountedParams.contains(In))
         continue;
       CountedParams.insert(In);
       W.Params += In->numElements();

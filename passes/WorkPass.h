@@ -3,10 +3,11 @@
 // Runs the op registry over every node of a graph and sums the result.
 //
 // Parameters: a floating-point constant (initializer) of two or more
-// elements is a trainable parameter, counted once, at the first node that
-// consumes it in topological order, unless that node's registry entry marks
-// the input as statistics (BatchNormalization's running mean and variance,
-// which frameworks keep as buffers, not parameters). Scalars (an epsilon, a
+// elements is a parameter, counted once, at the first node that consumes it
+// in topological order. An op's registry entry can override that per input
+// (InputRoles): BatchNormalization's running mean and variance, which
+// frameworks keep as buffers, quantization scales and Resize scales are not
+// parameters; the int8 weights of quantized ops are. Scalars (an epsilon, a
 // 1/sqrt(d) scale) are constants, not parameters.
 //
 // Nested graphs are costed conservatively: If costs its more expensive

@@ -104,8 +104,12 @@ static void convTransposeWork(const ir::Node &N, OpWork &W) {
 
 void registerConvOps(OpRegistry &R) {
   R.add("Conv", OpClass::Conv, &convWork);
-  R.add("ConvInteger", OpClass::Conv, &convIntegerWork);
-  R.add("QLinearConv", OpClass::Conv, &qLinearConvWork);
+  // Quantized weights count as parameters whatever their integer type;
+  // scales and zero points do not.
+  R.add("ConvInteger", OpClass::Conv, &convIntegerWork,
+        {inputBits({1}), inputBits({2, 3})});
+  R.add("QLinearConv", OpClass::Conv, &qLinearConvWork,
+        {inputBits({3, 8}), inputBits({1, 2, 4, 5, 6, 7})});
   R.add("ConvTranspose", OpClass::Conv, &convTransposeWork);
 }
 

@@ -162,8 +162,10 @@ void registerDataMovementOps(OpRegistry &R) {
   R.add("Slice", OpClass::DataMovement, &sliceWork);
   for (const char *Op : {"ScatterElements", "ScatterND"})
     R.add(Op, OpClass::DataMovement, &scatterWork);
-  for (const char *Op : {"Resize", "Upsample"})
-    R.add(Op, OpClass::DataMovement, &resizeWork);
+  // roi, scales and sizes are constants of the op, not parameters.
+  R.add("Resize", OpClass::DataMovement, &resizeWork,
+        {0, inputBits({1, 2, 3})});
+  R.add("Upsample", OpClass::DataMovement, &resizeWork, {0, inputBits({1})});
   R.add("Range", OpClass::DataMovement, &rangeWork);
   // Copies: every input read once, every output written; the defaults.
   for (const char *Op :

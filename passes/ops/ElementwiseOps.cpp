@@ -166,6 +166,12 @@ void registerElementwiseOps(OpRegistry &R) {
   for (const char *Op : {"Sum", "Max", "Min"})
     R.add(Op, OpClass::Elementwise, &variadicWork);
   R.add("Mean", OpClass::Elementwise, &meanWork);
+  // In QDQ models the weights are integer constants fed to
+  // DequantizeLinear; scales and zero points are not parameters.
+  R.add("DequantizeLinear", OpClass::Elementwise, &mapWork,
+        {inputBits({0}), inputBits({1, 2})});
+  R.add("QuantizeLinear", OpClass::Elementwise, &mapWork,
+        {0, inputBits({1, 2})});
 }
 
 } // namespace perfc

@@ -343,8 +343,11 @@ static void einsumWork(const ir::Node &N, OpWork &W) {
 
 void registerMatMulOps(OpRegistry &R) {
   R.add("MatMul", OpClass::Gemm, &matMulWork);
-  R.add("MatMulInteger", OpClass::Gemm, &matMulWork);
-  R.add("QLinearMatMul", OpClass::Gemm, &qLinearMatMulWork);
+  // Either operand may be the constant (weight) one.
+  R.add("MatMulInteger", OpClass::Gemm, &matMulWork,
+        {inputBits({0, 1}), inputBits({2, 3})});
+  R.add("QLinearMatMul", OpClass::Gemm, &qLinearMatMulWork,
+        {inputBits({0, 3}), inputBits({1, 2, 4, 5, 6, 7})});
   R.add("Gemm", OpClass::Gemm, &gemmWork);
   R.add("Einsum", OpClass::Gemm, &einsumWork);
 }

@@ -327,7 +327,8 @@ void registerMiscOps(OpRegistry &R) {
   R.add("MaxRoiPool", OpClass::Reduction, &maxRoiPoolWork);
   R.add("GridSample", OpClass::Other, &gridSampleWork);
   R.add("DFT", OpClass::Other, &dftWork);
-  R.add("STFT", OpClass::Other, &stftWork);
+  // A constant window is part of the transform, not a parameter.
+  R.add("STFT", OpClass::Other, &stftWork, {0, inputBits({2})});
   R.add("HannWindow", OpClass::Other, &hannWindowWork);
   R.add("HammingWindow", OpClass::Other, &hannWindowWork);
   R.add("BlackmanWindow", OpClass::Other, &blackmanWindowWork);

@@ -90,8 +90,9 @@ static void lrnWork(const ir::Node &N, OpWork &W) {
 }
 
 void registerNormalizationOps(OpRegistry &R) {
+  // Running mean and variance are statistics, not parameters.
   R.add("BatchNormalization", OpClass::Normalization, &batchNormWork,
-        (1u << 3) | (1u << 4));
+        {/*Weights=*/0, /*NotParameters=*/inputBits({3, 4})});
   R.add("LayerNormalization", OpClass::Normalization, &layerNormWork);
   R.add("InstanceNormalization", OpClass::Normalization, &instanceNormWork);
   R.add("MeanVarianceNormalization", OpClass::Normalization,

@@ -784,3 +784,21 @@ TEST_CASE("TopK, Det and DFT") {
       workOf(B.node("STFT", {Audio, Step, Window}, {1, 15, 9, 2}));
   CHECK(Windowed.Flops == 15 * (5.0 * 16 * 4 + 16));
 }
+
+TEST_CASE("parameter roles: quantized weights count, scales do not") {
+  GraphBuilder B;
+  ir::Value *X = B.input("x", {1, 3, 8, 8});
+  ir::Value *Scales = B.weight("scales", {4});
+  B.node("Resize", {X, nullptr, Scales}, {1, 3, 16, 16});
+  ir::Value *Q = B.input("q", {1, 3, 8, 8}, ir::DType::U8);
+  ir::Value *XScale = B.weight("x_scale", {1});
+  ir::Value *XZp = B.weight("x_zp", {1}, ir::DType::U8);
+  ir::Value *W = B.weight("w", {4, 3, 3, 3}, ir::DType::I8);
+  ir::Value *WScale = B.weight("w_scale", {4});
+  ir::Value *WZp = B.weight("w_zp", {4}, ir::DType::I8);
+  ir::Value *Bias = B.weight("bias", {4}, ir::DType::I32);
+  B.node("QLinearConv", {Q, XScale, XZp, W, WScale, WZp, XScale, XZp, Bias},
+         {1, 4, 6, 6}, ir::DType::U8);
+  GraphWork Work = computeWork(B.G);
+  CHECK(Work.Total.Params == 4 * 3 * 3 * 3 + 4);
+}
