@@ -314,21 +314,21 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   for (const auto &Imp : Model.opset_import())
     if (isDefaultDomain(Imp.domain()))
       Opset = Imp.version();
-  if (Opset < 0)
-    Opset = Model.ir_version() < 3 ? 1 : -1;
-  if (Opset < 0)
+  if (Opset < 0 && Model.ir_version() < 3)
+    Opset = 1; // Before IR 3, models had no opset_import: opset 1.
+  bool UsesDefaultDomain = false;
+  for (const auto &N : Model.graph().node())
+    UsesDefaultDomain |= isDefaultDomain(N.domain());
+  if (Opset < 0 && UsesDefaultDomain)
     return Err("the model imports no opset of the standard ONNX domain; add "
                "an opset_import entry for domain \"\"");
-  if (Opset < MinSupportedOpset)
-    return Err("opset " + std::to_string(Opset) + " is older than " +
-               std::to_string(MinSupportedOpset) +
-               ", the oldest perfc reads; upgrade the model with "
-               "onnx.version_converter");
   if (Opset > maxSupportedOpset())
     return Err("opset " + std::to_string(Opset) +
                " is newer than this build's ONNX library knows (up to " +
                std::to_string(maxSupportedOpset()) +
                "); export the model at an older opset");
+  if (Opset < 0)
+    Opset = 0; // Only other domains: no standard op to look up.
   Result.Opset = Opset;
 
   onnx::GraphProto &G = *Model.mutable_graph();
@@ -342,7 +342,8 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
 
   std::string InferenceFailure = inferShapes(Model);
 
-  auto Graph = convertGraph(G, Opset, Result.Warnings);
+  auto Graph =
+      convertGraph(G, Opset, Options.AllowUnknownShapes, Result.Warnings);
   if (!Graph) {
     std::string Msg = toString(Graph.takeError());
     if (!InferenceFailure.empty())

@@ -31,6 +31,10 @@ struct ImportOptions {
   llvm::Optional<int64_t> Batch;
   std::vector<std::pair<std::string, int64_t>> Dims;
   uint64_t MaxNodes = 2'000'000;
+  /// Shapes that depend on the values of inputs (a Reshape whose target
+  /// shape is fed at run time) are an error by default; with this set they
+  /// are a warning and their unknown dimensions count as 0.
+  bool AllowUnknownShapes = false;
 };
 
 struct ImportedModel {
@@ -60,7 +64,7 @@ llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
 
 /// The newest opset of the default domain this build's ONNX knows.
 int64_t maxSupportedOpset();
-constexpr int64_t MinSupportedOpset = 7;
+constexpr int64_t MinSupportedOpset = 1;
 
 } // namespace perfc::frontend
 

@@ -200,9 +200,11 @@ ShapeState checkShape(const ir::Value &V) {
 
 class GraphConverter {
 public:
-  GraphConverter(int64_t Opset, std::vector<Warning> &Warnings,
-                 const GraphConverter *Outer, unsigned Depth)
-      : Opset(Opset), Warnings(Warnings), Outer(Outer), Depth(Depth) {}
+  GraphConverter(int64_t Opset, bool AllowUnknownShapes,
+                 std::vector<Warning> &Warnings, const GraphConverter *Outer,
+                 unsigned Depth)
+      : Opset(Opset), AllowUnknownShapes(AllowUnknownShapes),
+        Warnings(Warnings), Outer(Outer), Depth(Depth) {}
 
   llvm::Expected<ir::Graph> convert(const onnx::GraphProto &GP) {
     ir::Graph G(GP.name());
@@ -436,7 +438,7 @@ private:
 
   llvm::Expected<unsigned> convertSubgraph(const onnx::GraphProto &GP,
                                            ir::Node &N) {
-    GraphConverter Sub(Opset, Warnings, this, Depth + 1);
+    GraphConverter Sub(Opset, AllowUnknownShapes, Warnings, this, Depth + 1);
     auto G = Sub.convert(GP);
     if (!G)
       return G.takeError();
@@ -474,23 +476,25 @@ private:
       if (In && checkShape(*In) == ShapeState::Unknown)
         return llvm::Error::success();
     if (Depth > 0 || !Producer->domain().empty() ||
-        isDataDependent(Producer->opType())) {
+        isDataDependent(Producer->opType()) || AllowUnknownShapes) {
       Warnings.push_back(
           {Producer->name().str(),
-           "shape of '" + V.name().str() + "' " + V.shape().str() +
+           "the shape of '" + V.name().str() + "' " + V.shape().str() +
                (Depth > 0 ? " inside a subgraph"
-                          : " depends on the data or on a non-standard op") +
-               " and could not be inferred: its unknown dimensions count as "
-               "0; bind them with --dim if they are named"});
+                          : " depends on values known only at run time") +
+               " and could not be inferred: its unknown dimensions count "
+               "as 0"});
       return llvm::Error::success();
     }
     return makeError("cannot infer the shape of tensor '" + V.name() + "'" +
                      Where + ": got " + V.shape().str() +
-                     "; give the model static input shapes or bind its "
-                     "symbolic dimensions with --dim NAME=VALUE");
+                     "; it depends on values known only at run time. Give "
+                     "the model static shapes, or pass --allow-unknown-shapes "
+                     "to cost its unknown dimensions as 0");
   }
 
   int64_t Opset;
+  bool AllowUnknownShapes;
   std::vector<Warning> &Warnings;
   const GraphConverter *Outer;
   unsigned Depth;
@@ -501,9 +505,10 @@ private:
 } // namespace
 
 llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G,
-                                       int64_t Opset,
+                                       int64_t Opset, bool AllowUnknownShapes,
                                        std::vector<Warning> &Warnings) {
-  return GraphConverter(Opset, Warnings, nullptr, 0).convert(G);
+  return GraphConverter(Opset, AllowUnknownShapes, Warnings, nullptr, 0)
+      .convert(G);
 }
 
 } // namespace perfc::frontend

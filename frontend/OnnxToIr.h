@@ -22,11 +22,12 @@ ir::DType convertDType(int32_t OnnxElemType);
 
 /// Converts the main graph and, recursively, the bodies of If/Loop/Scan.
 /// Shapes left unknown by inference are an error at the node where they
-/// first appear, unless that node's output size depends on data (NonZero,
-/// Unique, ...) or it is outside the standard op set: then a warning, and
-/// the unknown dimensions count as 0.
+/// first appear, unless that node's output size depends on data by nature
+/// (NonZero, Unique, ...), it is outside the standard op set, it is inside a
+/// subgraph, or AllowUnknownShapes is set: then a warning, and the unknown
+/// dimensions count as 0.
 llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G,
-                                       int64_t Opset,
+                                       int64_t Opset, bool AllowUnknownShapes,
                                        std::vector<Warning> &Warnings);
 
 } // namespace perfc::frontend

@@ -104,6 +104,11 @@ int main(int Argc, char **Argv) {
   cl::opt<bool> Explain("explain",
                         cl::desc("Show the formula behind each number"),
                         cl::cat(Category));
+  cl::opt<bool> AllowUnknownShapes(
+      "allow-unknown-shapes",
+      cl::desc("Cost dimensions that depend on run-time values as 0 (with a "
+               "warning) instead of failing"),
+      cl::cat(Category));
   cl::opt<uint64_t> MaxNodes(
       "max-nodes", cl::desc("Refuse models with more nodes than this"),
       cl::init(2'000'000), cl::value_desc("N"), cl::cat(Category));
@@ -140,6 +145,7 @@ int main(int Argc, char **Argv) {
     return fail(Dims.takeError());
   Import.Dims = std::move(*Dims);
   Import.MaxNodes = MaxNodes;
+  Import.AllowUnknownShapes = AllowUnknownShapes;
 
   auto Model = frontend::importOnnxFile(ModelPath, Import);
   if (!Model)
