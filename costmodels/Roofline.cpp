@@ -1,0 +1,173 @@
+//===- Roofline.cpp - Time of one op on one device ------------------------===//
+#include "costmodels/Roofline.h"
+
+#include "hwdb/Units.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+using namespace perfc;
+using namespace perfc::cost;
+
+namespace {
+
+/// Classes whose arithmetic is products that matrix units accelerate.
+bool isMatrixClass(OpClass C) {
+  return C == OpClass::Gemm || C == OpClass::Conv || C == OpClass::Recurrent;
+}
+
+struct UnitChoice {
+  const hw::ComputeUnit *Unit = nullptr;
+  ir::DType Type = ir::DType::F32;
+  double Peak = 0;
+  bool Fallback = false;
+};
+
+/// The first unit of the requested class that computes T.
+UnitChoice firstOf(const hw::Device &D, bool Matrix, ir::DType T) {
+  for (const hw::ComputeUnit &U : D.Units)
+    if (hw::isMatrixUnit(U.Kind) == Matrix)
+      if (auto P = U.peak(T))
+        return {&U, T, *P, false};
+  return {};
+}
+
+/// The unit with the highest peak for T, of any class.
+UnitChoice bestOf(const hw::Device &D, ir::DType T) {
+  UnitChoice Best;
+  for (const hw::ComputeUnit &U : D.Units)
+    if (auto P = U.peak(T))
+      if (*P > Best.Peak)
+        Best = {&U, T, *P, false};
+  return Best;
+}
+
+/// See the unit-choice rules in Roofline.h.
+UnitChoice chooseUnit(const hw::Device &D, OpClass C, ir::DType T) {
+  const bool Matrix = isMatrixClass(C);
+  if (T == ir::DType::TF32 && !Matrix)
+    T = ir::DType::F32;
+  for (ir::DType Try : {T, ir::DType::F32}) {
+    if (Matrix)
+      if (UnitChoice U = firstOf(D, /*Matrix=*/true, Try); U.Unit)
+        return U;
+    if (UnitChoice U = firstOf(D, /*Matrix=*/false, Try); U.Unit)
+      return U;
+    if (UnitChoice U = bestOf(D, Try); U.Unit)
+      return U;
+    // TF32 is fp32 arithmetic; a device without a tf32 mode computes it in
+    // fp32 at the fp32 rate, which is not a fallback. Other types are.
+    if (T != ir::DType::TF32)
+      break;
+  }
+  UnitChoice U = firstOf(D, /*Matrix=*/false, ir::DType::F32);
+  if (!U.Unit)
+    U = bestOf(D, ir::DType::F32);
+  U.Fallback = U.Unit != nullptr;
+  return U;
+}
+
+std::string fmt(double V) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof(Buf), "%.3g", V);
+  return Buf;
+}
+
+} // namespace
+
+const char *perfc::cost::name(Bound B) {
+  switch (B) {
+  case Bound::Compute:
+    return "compute";
+  case Bound::Memory:
+    return "memory";
+  case Bound::Overhead:
+    return "overhead";
+  }
+  return "overhead";
+}
+
+OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
+                           const TimeOptions &O) {
+  OpTime T;
+  T.Flops = W.Flops;
+  T.Bytes = W.bytes();
+  T.IsView = W.IsView;
+  ir::DType Type = W.Type;
+  if (O.ComputeType && ir::isFloatingPoint(W.Type))
+    Type = *O.ComputeType;
+  T.RequestedType = Type;
+  T.ComputeType = Type;
+  if (W.IsView)
+    return T;
+
+  if (!D.supports(W.Class, Type)) {
+    T.Unsupported = true;
+    T.Seconds = T.ComputeSeconds = std::numeric_limits<double>::infinity();
+    T.Bound = Bound::Compute;
+    return T;
+  }
+  const UnitChoice U = chooseUnit(D, W.Class, Type);
+  if (!U.Unit) {
+    T.Unsupported = true;
+    T.Seconds = T.ComputeSeconds = std::numeric_limits<double>::infinity();
+    T.Bound = Bound::Compute;
+    return T;
+  }
+  T.Unit = hw::name(U.Unit->Kind);
+  T.ComputeType = U.Type;
+  T.Fallback = U.Fallback;
+  T.PeakFlops = U.Peak;
+
+  const hw::ClassEfficiency &E = D.efficiency(W.Class);
+  T.ComputeEfficiency = E.Compute.at(W.Flops);
+  T.Bandwidth = D.mainMemory().BandwidthBytesPerSecond;
+  T.MemoryEfficiency = E.Memory.at(T.Bytes);
+  // The loader guarantees positive peaks, bandwidths and efficiencies, so
+  // these divisions are finite.
+  T.ComputeSeconds =
+      W.Flops > 0 ? W.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;
+  T.MemorySeconds =
+      T.Bytes > 0 ? T.Bytes / (T.Bandwidth * T.MemoryEfficiency) : 0;
+  T.OverheadSeconds = D.LaunchOverheadSeconds;
+  T.Seconds = std::max(T.ComputeSeconds, T.MemorySeconds) + T.OverheadSeconds;
+  if (T.OverheadSeconds > T.ComputeSeconds &&
+      T.OverheadSeconds > T.MemorySeconds)
+    T.Bound = Bound::Overhead;
+  else
+    T.Bound =
+        T.ComputeSeconds >= T.MemorySeconds ? Bound::Compute : Bound::Memory;
+  return T;
+}
+
+std::string perfc::cost::explain(const OpTime &T) {
+  using hw::Quantity;
+  if (T.IsView)
+    return "0 s (view: metadata only, no data moved, no kernel)";
+  if (T.Unsupported)
+    return llvm::formatv("inf (unsupported: the device does not run this op "
+                         "in {0}; place it on another processor)",
+                         ir::name(T.RequestedType))
+        .str();
+  const bool Ops = ir::isInteger(T.ComputeType);
+  std::string S = llvm::formatv(
+      "max({0} / ({1} x {2}), {3} / ({4} x {5})) + {6} = {7} ({8}-bound; "
+      "{9} {10}",
+      hw::formatQuantity(T.Flops, Quantity::Work, Ops),
+      hw::formatQuantity(T.PeakFlops, Quantity::Throughput, Ops),
+      fmt(T.ComputeEfficiency), hw::formatQuantity(T.Bytes, Quantity::Capacity),
+      hw::formatQuantity(T.Bandwidth, Quantity::Bandwidth),
+      fmt(T.MemoryEfficiency),
+      hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
+      hw::formatQuantity(T.Seconds, Quantity::Time), name(T.Bound), T.Unit,
+      ir::name(T.ComputeType));
+  if (T.Fallback)
+    S += llvm::formatv("; fallback: no unit computes {0}",
+                       ir::name(T.RequestedType))
+             .str();
+  return S + ")";
+}

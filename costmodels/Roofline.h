@@ -1,0 +1,119 @@
+//===- Roofline.h - Time of one op on one device ----------------*- C++ -*-===//
+//
+// The roofline model with per-class efficiencies and a fixed per-op
+// overhead:
+//
+//   Seconds = max(Flops / (Peak(unit, type) x ComputeEff(class, Flops)),
+//                 Bytes / (Bandwidth(main memory) x MemoryEff(class, Bytes)))
+//             + Overhead
+//
+// Why max(): a well-pipelined kernel overlaps its loads with its
+// arithmetic, so the slower of the two sets the pace; the efficiencies
+// absorb the imperfect overlap. Why the overhead is added, not overlapped:
+//  * GPUs and other accelerators: each op is at least one kernel, and the
+//    launch (host API call, grid setup, drain at the end) is serial with
+//    the kernel's work in a dependent chain of ops, which is what a model's
+//    forward pass is. CUDA graphs and fusion reduce it; they are priced by
+//    lowering the device's launch_overhead, not by this formula;
+//  * CPUs: the runtime's per-op dispatch (scheduling, shape checks, thread
+//    pool wake-up) runs on the same cores before the kernel does, so it is
+//    serial too; `launch_overhead` of a CPU description is that dispatch.
+//
+// Unit choice (chooseUnit in Roofline.cpp): GEMM, conv and recurrent ops run
+// on the matrix-class unit (tensor cores, AMX, matrix cores) if it computes
+// their type, else on the vector-class unit; everything else runs on the
+// vector-class unit. If neither computes the type, the unit with the best
+// peak for it does; if none does, the op is priced at the fp32 vector peak
+// and OpTime::Fallback says so. TF32 is a matrix-unit mode of fp32
+// arithmetic: non-matrix ops, and devices without tf32 peaks, compute it as
+// fp32 (no fallback flag). A device whose `supports` list excludes the op's
+// class or type (an NPU) cannot run it at all: OpTime::Unsupported is set
+// and Seconds is +infinity, so that a placement that ignores the flag can
+// never look cheap.
+//
+// Extension points, each a separate function composed by the caller rather
+// than a flag in here:
+//  * fusion: a fused group is one OpWork (summed Flops, only the group's
+//    external bytes, one overhead); the fusion pass builds it and calls
+//    opTime once, so nothing here changes;
+//  * GEMM/conv wave and tile quantisation: a function from (M, N, K, tile,
+//    Cores) to an efficiency factor, multiplied into ComputeEfficiency
+//    before the division (needs shapes, which OpWork does not carry yet);
+//  * CPU SIMD and core effects: the same hook, using Device::Cores,
+//    SimdWidthBits and FmaUnits (vector-length remainders, threads < cores);
+//  * caches: pick the MemoryLevel whose capacity holds the working set and
+//    use its bandwidth (Device::Memory is ordered for that);
+//  * collectives and transfers: alpha-beta over hw::Link (LatencySeconds is
+//    alpha, 1 / (BandwidthBytesPerSecond x Efficiency) is beta), in a
+//    header of their own (costmodels/Collectives.h), not in this one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_COSTMODELS_ROOFLINE_H
+#define PERFC_COSTMODELS_ROOFLINE_H
+
+#include "costmodels/OpWork.h"
+#include "hwdb/Device.h"
+
+#include "llvm/ADT/Optional.h"
+
+#include <string>
+
+namespace perfc::cost {
+
+/// Which term of the roofline sets an op's time.
+enum class Bound : uint8_t { Compute, Memory, Overhead };
+/// "compute", "memory", "overhead".
+const char *name(Bound B);
+
+struct TimeOptions {
+  /// Run floating-point arithmetic in this type instead of the op's own,
+  /// e.g. an fp32 model on tensor cores in fp16, bf16 or tf32. Integer ops
+  /// keep their type. Only the arithmetic changes: the bytes are those of
+  /// the OpWork (re-count the work with converted tensors to model storage
+  /// in a narrower type too).
+  llvm::Optional<ir::DType> ComputeType;
+};
+
+struct OpTime {
+  double Seconds = 0;
+  double ComputeSeconds = 0;
+  double MemorySeconds = 0;
+  double OverheadSeconds = 0;
+  cost::Bound Bound = cost::Bound::Overhead;
+  /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
+  double PeakFlops = 0;
+  double ComputeEfficiency = 0;
+  /// Main-memory bandwidth (bytes/s).
+  double Bandwidth = 0;
+  double MemoryEfficiency = 0;
+  /// The compute unit that runs the op ("tensor", "vector", ...); a static
+  /// string. Empty for views and unsupported ops.
+  const char *Unit = "";
+  /// The work the terms divide, copied for explain().
+  double Flops = 0;
+  double Bytes = 0;
+  /// The type the arithmetic runs in (after the override and fallback).
+  ir::DType ComputeType = ir::DType::F32;
+  /// The type the op asked for (after the override, before fallback).
+  ir::DType RequestedType = ir::DType::F32;
+  /// No unit computes RequestedType; priced at the fp32 vector peak.
+  bool Fallback = false;
+  /// The device cannot run the op (its `supports` list excludes the class
+  /// or type, or it has no unit for the type and none for fp32). Seconds is
+  /// +infinity.
+  bool Unsupported = false;
+  bool IsView = false;
+};
+
+/// Time of W on D. Views (W.IsView) cost nothing.
+OpTime opTime(const OpWork &W, const hw::Device &D,
+              const TimeOptions &O = TimeOptions());
+
+/// One line with the numbers plugged into the formula, e.g.
+/// "max(3.7 GFLOP / (312 TFLOPS x 0.75), 25.1 MB / (2.039 TB/s x 0.85))
+///  + 5 us = 20.8 us (compute-bound; tensor fp16)".
+std::string explain(const OpTime &T);
+
+} // namespace perfc::cost
+
+#endif // PERFC_COSTMODELS_ROOFLINE_H

@@ -1,0 +1,151 @@
+//===- Device.h - One processor: peaks, memories, efficiencies --*- C++ -*-===//
+//
+// A Device is one processor as the cost models see it: the peak of each
+// compute unit per element type, memory levels with capacity and bandwidth,
+// the fixed cost of launching work on it, and how close to peak each class
+// of op gets. Devices are loaded from YAML (Loader.h) and are immutable
+// afterwards, so one loaded description can be shared across threads.
+//
+// All figures are in base units: FLOP/s (op/s for integer types), bytes,
+// bytes/s, seconds, Hz.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_HWDB_DEVICE_H
+#define PERFC_HWDB_DEVICE_H
+
+// Only the OpClass enumeration is used from this header; hwdb does not link
+// perfc_costmodels (which depends on hwdb), so op class names are parsed
+// here with hwdb's own table (see opClassKey).
+#include "costmodels/OpWork.h"
+#include "ir/DType.h"
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace perfc::hw {
+
+enum class DeviceKind : uint8_t { Gpu, Cpu, Npu, Dsp };
+llvm::StringRef name(DeviceKind K);
+
+/// The kinds of compute unit a description may list. The set is closed so
+/// that cost models can decide by kind which unit runs an op: matrix-class
+/// units (tensor cores, AMX, matrix cores, NPU MAC arrays) run products,
+/// vector-class units run everything else.
+enum class UnitKind : uint8_t {
+  Tensor, ///< NVIDIA tensor cores.
+  Matrix, ///< Other matrix engines: AMD matrix cores, Intel AMX, NPU arrays.
+  Vector, ///< GPU CUDA cores / stream processors, NPU vector units.
+  Simd,   ///< CPU SIMD (AVX-512, NEON) with its FMA units.
+};
+/// "tensor", "matrix", "vector", "simd"; a static string, so cost models can
+/// keep the pointer beyond the Device's lifetime.
+const char *name(UnitKind K);
+bool isMatrixUnit(UnitKind K);
+
+/// Number of OpClass enumerators (OpClass::Other is the last).
+constexpr size_t NumOpClasses = static_cast<size_t>(OpClass::Other) + 1;
+/// The YAML key of an op class ("gemm", "data_movement"); kept in hwdb so
+/// that hwdb need not link the cost models.
+llvm::StringRef opClassKey(OpClass C);
+llvm::Optional<OpClass> parseOpClassKey(llvm::StringRef Key);
+
+/// One compute unit and its peak throughput per element type.
+struct ComputeUnit {
+  UnitKind Kind = UnitKind::Vector;
+  /// (type, FLOP/s or op/s), in the order the description gives them.
+  llvm::SmallVector<std::pair<ir::DType, double>, 8> Peaks;
+
+  /// Peak for T, or None when this unit cannot compute in T.
+  llvm::Optional<double> peak(ir::DType T) const;
+};
+
+/// One level of the memory hierarchy. Level 0 of a Device is main memory
+/// (HBM, GDDR, DRAM, LPDDR); later levels are caches, outermost first.
+struct MemoryLevel {
+  std::string Name;
+  double CapacityBytes = 0;
+  /// Bytes per second; 0 where no bandwidth is known (only caches may omit
+  /// it, main memory always has one).
+  double BandwidthBytesPerSecond = 0;
+};
+
+/// A fraction of peak, either a constant or a function of problem size:
+/// points (size, efficiency), sizes ascending, interpolated linearly in
+/// log(size) and clamped at both ends. Size is FLOPs for compute curves and
+/// bytes for memory curves. Small kernels reach a smaller share of peak than
+/// large ones, which is what the points express.
+struct EfficiencyCurve {
+  double Constant = 1.0;
+  std::vector<std::pair<double, double>> Points;
+
+  double at(double Size) const;
+  bool isConstant() const { return Points.empty(); }
+};
+
+/// How close to peak one op class gets on this device.
+struct ClassEfficiency {
+  EfficiencyCurve Compute; ///< Share of the compute unit's peak.
+  EfficiencyCurve Memory;  ///< Share of main-memory bandwidth.
+  /// False where the description gave nothing for this class and the values
+  /// were copied from `default`.
+  bool Explicit = false;
+};
+
+/// Where a figure came from.
+struct Source {
+  std::string Url;      ///< Either Url or Document is set.
+  std::string Document; ///< A document without a stable URL.
+  std::string Gives;    ///< Which figures it gives.
+};
+
+/// What an accelerator with a restricted instruction set (an NPU, a DLA) can
+/// run. Empty lists mean no restriction on that axis.
+struct SupportSet {
+  llvm::SmallVector<OpClass, 4> OpClasses;
+  llvm::SmallVector<ir::DType, 4> DTypes;
+};
+
+struct Device {
+  std::string Name;
+  DeviceKind Kind = DeviceKind::Gpu;
+  std::string Vendor;
+  std::string Description;
+  /// SMs (NVIDIA), CUs (AMD), cores (CPU, NPU); 0 where not given.
+  unsigned Cores = 0;
+  /// The clock the peaks are quoted at; 0 where not given.
+  double ClockHz = 0;
+  /// CPU vector register width in bits and FMA pipes per core; 0 where not
+  /// given. Informational now; the CPU SIMD model will use them.
+  unsigned SimdWidthBits = 0;
+  unsigned FmaUnits = 0;
+  std::vector<ComputeUnit> Units;
+  /// Main memory first, then caches; never empty.
+  std::vector<MemoryLevel> Memory;
+  /// Fixed cost per op: kernel launch on accelerators, runtime dispatch on
+  /// CPUs.
+  double LaunchOverheadSeconds = 0;
+  /// Indexed by OpClass; every entry is filled (from `default` where the
+  /// description does not list the class).
+  std::array<ClassEfficiency, NumOpClasses> Efficiencies;
+  SupportSet Supports;
+  std::vector<Source> Sources;
+
+  const ComputeUnit *unit(UnitKind K) const;
+  const MemoryLevel &mainMemory() const { return Memory.front(); }
+  const ClassEfficiency &efficiency(OpClass C) const {
+    return Efficiencies[static_cast<size_t>(C)];
+  }
+  /// False where the description restricts op classes or types (`supports`)
+  /// and C or T is outside them.
+  bool supports(OpClass C, ir::DType T) const;
+};
+
+} // namespace perfc::hw
+
+#endif // PERFC_HWDB_DEVICE_H

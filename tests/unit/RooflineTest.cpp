@@ -1,0 +1,246 @@
+//===- RooflineTest.cpp - Roofline time of one op, against hand sums ------===//
+#include "costmodels/Roofline.h"
+#include "hwdb/Loader.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+using namespace perfc;
+using namespace perfc::cost;
+
+namespace {
+
+/// Round numbers so that every expected time below is a short hand sum.
+const char *const TestGpu = R"(device:
+  name: rgpu
+  kind: gpu
+  compute:
+    tensor: {fp16: 100 TFLOPS, bf16: 100 TFLOPS, tf32: 50 TFLOPS}
+    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 5 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+    gemm: {compute: 0.8, memory: 0.9}
+)";
+
+const char *const TestNpu = R"(device:
+  name: rnpu
+  kind: npu
+  compute:
+    matrix: {int8: 10 TOPS, fp16: 5 TFLOPS}
+  memory:
+    - {name: LPDDR, capacity: 8 GB, bandwidth: 100 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.5}
+  supports: {op_classes: [conv, gemm], dtypes: [int8, fp16]}
+)";
+
+hw::Device load(const char *Text) {
+  auto C = hw::loadHardwareFromString(Text, "roofline-test.yaml");
+  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+  return C->primaryDevice();
+}
+
+OpWork gemm(double M, double N, double K, ir::DType T) {
+  OpWork W;
+  W.Class = OpClass::Gemm;
+  W.Type = T;
+  W.Macs = M * N * K;
+  W.Flops = 2 * W.Macs;
+  const double Elem = ir::byteSize(T);
+  W.BytesRead = (M * K + K * N) * Elem;
+  W.BytesWritten = M * N * Elem;
+  return W;
+}
+
+OpWork elementwise(double Elements, ir::DType T) {
+  OpWork W;
+  W.Class = OpClass::Elementwise;
+  W.Type = T;
+  W.Flops = Elements; // one add per output
+  W.BytesRead = 2 * Elements * ir::byteSize(T);
+  W.BytesWritten = Elements * ir::byteSize(T);
+  return W;
+}
+
+} // namespace
+
+TEST_SUITE("roofline") {
+
+  TEST_CASE("a large fp16 GEMM is compute-bound on the tensor unit") {
+    const hw::Device D = load(TestGpu);
+    const OpWork W = gemm(4096, 4096, 4096, ir::DType::F16);
+    const OpTime T = opTime(W, D);
+    // 2 x 4096^3 FLOP / (100 TFLOPS x 0.8); 3 x 4096^2 x 2 B / (1000 GB/s x
+    // 0.9).
+    const double Compute = 2 * std::pow(4096.0, 3) / (100e12 * 0.8);
+    const double Memory = 3 * 4096.0 * 4096 * 2 / (1000e9 * 0.9);
+    CHECK(T.ComputeSeconds == doctest::Approx(Compute));
+    CHECK(T.MemorySeconds == doctest::Approx(Memory));
+    CHECK(T.OverheadSeconds == doctest::Approx(5e-6));
+    CHECK(T.Seconds == doctest::Approx(Compute + 5e-6));
+    CHECK(T.Seconds == doctest::Approx(1.722866e-3));
+    CHECK(T.Bound == Bound::Compute);
+    CHECK(std::string(T.Unit) == "tensor");
+    CHECK(T.PeakFlops == 100e12);
+    CHECK(T.ComputeEfficiency == 0.8);
+    CHECK(T.MemoryEfficiency == 0.9);
+    CHECK_FALSE(T.Fallback);
+    CHECK(std::string(name(T.Bound)) == "compute");
+  }
+
+  TEST_CASE("an fp32 elementwise add is memory-bound on the vector unit") {
+    const hw::Device D = load(TestGpu);
+    const OpTime T = opTime(elementwise(1e6, ir::DType::F32), D);
+    // 1e6 FLOP / (10 TFLOPS x 0.5) = 0.2 us; 12 MB / (1000 GB/s x 0.8) = 15 us.
+    CHECK(T.ComputeSeconds == doctest::Approx(0.2e-6));
+    CHECK(T.MemorySeconds == doctest::Approx(15e-6));
+    CHECK(T.Seconds == doctest::Approx(20e-6));
+    CHECK(T.Bound == Bound::Memory);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(std::string(name(T.Bound)) == "memory");
+  }
+
+  TEST_CASE("a tiny op is overhead-bound") {
+    const hw::Device D = load(TestGpu);
+    const OpTime T = opTime(elementwise(100, ir::DType::F32), D);
+    // 1.2 KB / 800 GB/s = 1.5 ns, far below the 5 us launch.
+    CHECK(T.MemorySeconds == doctest::Approx(1.5e-9));
+    CHECK(T.Seconds == doctest::Approx(5e-6 + 1.5e-9));
+    CHECK(T.Bound == Bound::Overhead);
+    CHECK(std::string(name(T.Bound)) == "overhead");
+  }
+
+  TEST_CASE("a dtype override runs an fp32 GEMM on tensor cores") {
+    const hw::Device D = load(TestGpu);
+    const OpWork W = gemm(4096, 4096, 4096, ir::DType::F32);
+    const double Flops = 2 * std::pow(4096.0, 3);
+
+    // Without the override: no fp32 tensor peak, so the vector unit.
+    const OpTime Plain = opTime(W, D);
+    CHECK(std::string(Plain.Unit) == "vector");
+    CHECK(Plain.ComputeType == ir::DType::F32);
+    CHECK(Plain.ComputeSeconds == doctest::Approx(Flops / (10e12 * 0.8)));
+
+    TimeOptions Fp16;
+    Fp16.ComputeType = ir::DType::F16;
+    const OpTime Half = opTime(W, D, Fp16);
+    CHECK(std::string(Half.Unit) == "tensor");
+    CHECK(Half.ComputeType == ir::DType::F16);
+    CHECK(Half.ComputeSeconds == doctest::Approx(Flops / (100e12 * 0.8)));
+    // Only the arithmetic changes: the bytes are the fp32 ones.
+    CHECK(Half.Bytes == W.bytes());
+
+    TimeOptions Tf32;
+    Tf32.ComputeType = ir::DType::TF32;
+    const OpTime Tf = opTime(W, D, Tf32);
+    CHECK(std::string(Tf.Unit) == "tensor");
+    CHECK(Tf.ComputeSeconds == doctest::Approx(Flops / (50e12 * 0.8)));
+
+    // Elementwise ops under a TF32 override compute in fp32 (TF32 is a
+    // matrix-unit mode), and integer ops ignore the override.
+    const OpTime Add = opTime(elementwise(1e6, ir::DType::F32), D, Tf32);
+    CHECK(std::string(Add.Unit) == "vector");
+    CHECK(Add.ComputeType == ir::DType::F32);
+    CHECK_FALSE(Add.Fallback);
+    const OpTime IntAdd = opTime(elementwise(1e6, ir::DType::I64), D, Fp16);
+    CHECK(IntAdd.RequestedType == ir::DType::I64);
+  }
+
+  TEST_CASE("a dtype no unit supports falls back to fp32 and says so") {
+    const hw::Device D = load(TestGpu);
+    const OpWork W = gemm(1024, 1024, 1024, ir::DType::F64);
+    const OpTime T = opTime(W, D);
+    CHECK(T.Fallback);
+    CHECK(T.RequestedType == ir::DType::F64);
+    CHECK(T.ComputeType == ir::DType::F32);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(T.PeakFlops == 10e12);
+    CHECK(T.ComputeSeconds ==
+          doctest::Approx(2 * std::pow(1024.0, 3) / (10e12 * 0.8)));
+    CHECK(explain(T).find("fallback: no unit computes fp64") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("an NPU refuses what its supports list excludes") {
+    const hw::Device D = load(TestNpu);
+    // int8 conv runs on the matrix unit.
+    OpWork Conv = gemm(256, 256, 256, ir::DType::I8);
+    Conv.Class = OpClass::Conv;
+    const OpTime Ok = opTime(Conv, D);
+    CHECK_FALSE(Ok.Unsupported);
+    CHECK(std::string(Ok.Unit) == "matrix");
+    CHECK(Ok.ComputeSeconds ==
+          doctest::Approx(2 * std::pow(256.0, 3) / (10e12 * 0.5)));
+    // fp32 is outside the list, and so are recurrent ops.
+    Conv.Type = ir::DType::F32;
+    const OpTime Fp32 = opTime(Conv, D);
+    CHECK(Fp32.Unsupported);
+    CHECK(std::isinf(Fp32.Seconds));
+    CHECK(explain(Fp32).find("unsupported") != std::string::npos);
+    // ... unless the override brings it into the list.
+    TimeOptions Fp16;
+    Fp16.ComputeType = ir::DType::F16;
+    CHECK_FALSE(opTime(Conv, D, Fp16).Unsupported);
+    OpWork Rnn = gemm(64, 64, 64, ir::DType::I8);
+    Rnn.Class = OpClass::Recurrent;
+    CHECK(opTime(Rnn, D).Unsupported);
+  }
+
+  TEST_CASE("views cost nothing") {
+    const hw::Device D = load(TestGpu);
+    OpWork W;
+    W.Class = OpClass::DataMovement;
+    W.IsView = true;
+    W.BytesRead = 1e9;
+    const OpTime T = opTime(W, D);
+    CHECK(T.Seconds == 0);
+    CHECK(T.OverheadSeconds == 0);
+    CHECK(explain(T).find("view") != std::string::npos);
+  }
+
+  TEST_CASE("size-dependent efficiency curves apply to the op's FLOPs") {
+    std::string Text = TestGpu;
+    Text.replace(Text.find("gemm: {compute: 0.8,"), 20,
+                 "gemm: {compute: [[1 GFLOP, 0.2], [1 TFLOP, 0.8]],");
+    const hw::Device D = load(Text.c_str());
+    // 2 x 2^30 FLOP, a little above 1 GFLOP: interpolated in log(FLOP).
+    const OpWork Small = gemm(1024, 1024, 1024, ir::DType::F16);
+    const double Eff = 0.2 + 0.6 * std::log(Small.Flops / 1e9) / std::log(1e3);
+    CHECK(opTime(Small, D).ComputeEfficiency == doctest::Approx(Eff));
+    const OpWork Large = gemm(16384, 16384, 16384, ir::DType::F16);
+    CHECK(opTime(Large, D).ComputeEfficiency == doctest::Approx(0.8));
+  }
+
+  TEST_CASE("explain plugs the numbers into the formula") {
+    const hw::Device D = load(TestGpu);
+    const OpTime T = opTime(elementwise(1e6, ir::DType::F32), D);
+    CHECK(explain(T) == "max(1 MFLOP / (10 TFLOPS x 0.5), 12 MB / (1 TB/s x "
+                        "0.8)) + 5 us = 20 us (memory-bound; vector fp32)");
+    const OpTime G = opTime(gemm(4096, 4096, 4096, ir::DType::F16), D);
+    CHECK(explain(G).rfind("max(137.4 GFLOP / (100 TFLOPS x 0.8), ", 0) == 0);
+  }
+
+  TEST_CASE("bundled devices price a GEMM sensibly") {
+    auto A100 = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(A100);
+    const OpWork W = gemm(8192, 8192, 8192, ir::DType::F16);
+    const OpTime T = opTime(W, A100->primaryDevice());
+    CHECK(T.Bound == Bound::Compute);
+    CHECK(std::string(T.Unit) == "tensor");
+    // 1.1 TFLOP at 0.81 of 312 TFLOPS: about 4.35 ms (cuBLASLt: 253.7 TFLOPS).
+    CHECK(W.Flops / T.Seconds == doctest::Approx(253e12).epsilon(0.02));
+
+    auto Cpu = hw::loadHardware("zen5-2vcpu");
+    REQUIRE(Cpu);
+    const OpTime C = opTime(W, Cpu->primaryDevice());
+    CHECK(std::string(C.Unit) == "simd");
+    CHECK(C.Fallback); // no fp16 arithmetic on Zen 5: priced at fp32
+  }
+
+} // TEST_SUITE
