@@ -2,6 +2,7 @@
 #include "frontend/OnnxImport.h"
 
 #include "frontend/OnnxToIr.h"
+#include "frontend/ShapeFolding.h"
 #include "frontend/WeightStripper.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -13,9 +14,6 @@
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-
-#include <exception>
 
 namespace perfc::frontend {
 namespace {
@@ -76,8 +74,7 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
       auto Ins = Producer.try_emplace(Out, I);
       if (!Ins.second) {
         int Other = Ins.first->second;
-        return Err(nodeLabel(Node, I) + " writes tensor '" + Out +
-                   "', which " +
+        return Err(nodeLabel(Node, I) + " writes tensor '" + Out + "', which " +
                    (Other < 0 ? std::string("is a graph input or initializer")
                               : "is also written by " +
                                     nodeLabel(G.node(Other), Other)) +
@@ -243,32 +240,6 @@ void dropRecordedShapes(onnx::GraphProto &G) {
       Out.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
-std::string inferShapes(onnx::ModelProto &M) {
-  // Strict first, for the message of the first node that fails; then
-  // lenient, so one failing node does not stop inference of the others.
-  std::string Failure;
-  try {
-    onnx::shape_inference::InferShapes(
-        M, onnx::OpSchemaRegistry::Instance(),
-        onnx::ShapeInferenceOptions(/*check_type=*/false, /*strict_mode=*/1,
-                                    /*data_prop=*/true));
-    return Failure;
-  } catch (const std::exception &E) {
-    Failure = E.what();
-  } catch (...) {
-    Failure = "unknown error";
-  }
-  try {
-    onnx::shape_inference::InferShapes(
-        M, onnx::OpSchemaRegistry::Instance(),
-        onnx::ShapeInferenceOptions(false, 0, true));
-  } catch (const std::exception &E) {
-    Failure = E.what();
-  } catch (...) {
-  }
-  return Failure;
-}
-
 /// First line of a possibly multi-line library message.
 std::string firstLine(llvm::StringRef S) {
   return S.substr(0, S.find('\n')).trim().str();
@@ -277,7 +248,8 @@ std::string firstLine(llvm::StringRef S) {
 } // namespace
 
 int64_t maxSupportedOpset() {
-  const auto &Map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto &Map =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto It = Map.find(onnx::ONNX_DOMAIN);
   return It == Map.end() ? 0 : It->second.second;
 }
@@ -302,10 +274,9 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   ImportedModel Result;
   Result.Name = llvm::sys::path::stem(DisplayName).str();
   Result.GraphName = Model.graph().name();
-  Result.Producer = Model.producer_name() +
-                    (Model.producer_version().empty()
-                         ? ""
-                         : " " + Model.producer_version());
+  Result.Producer =
+      Model.producer_name() +
+      (Model.producer_version().empty() ? "" : " " + Model.producer_version());
   Result.IrVersion = Model.ir_version();
   Result.FileBytes = FileBytes;
   Result.WeightBytesSkipped = Stripped->DroppedBytes;
@@ -340,7 +311,7 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   if (*Changed)
     dropRecordedShapes(G);
 
-  std::string InferenceFailure = inferShapes(Model);
+  std::string InferenceFailure = inferShapesWithFolding(Model);
 
   auto Graph =
       convertGraph(G, Opset, Options.AllowUnknownShapes, Result.Warnings);
