@@ -43,7 +43,7 @@ struct ImportedModel {
   std::string GraphName; ///< The graph's own name in the file.
   std::string Producer;  ///< producer_name and version.
   int64_t IrVersion = 0;
-  int64_t Opset = 0;     ///< Of the default domain.
+  int64_t Opset = 0; ///< Of the default domain.
   uint64_t FileBytes = 0;
   uint64_t WeightBytesSkipped = 0;
   /// Symbol bindings that took effect, in the order applied.

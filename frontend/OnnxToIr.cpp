@@ -17,12 +17,21 @@ llvm::Error makeError(const llvm::Twine &Msg) {
 /// Ops whose output sizes depend on the values of their inputs, so that
 /// shape inference cannot know them from shapes alone.
 bool isDataDependent(llvm::StringRef Op) {
-  static const char *const Ops[] = {
-      "NonZero",        "Unique",         "Compress",
-      "NonMaxSuppression", "TopK",        "StringNormalizer",
-      "TfIdfVectorizer", "Loop",          "Scan",
-      "If",             "SequenceAt",     "SplitToSequence",
-      "ConcatFromSequence", "OptionalGetElement", "SequenceMap"};
+  static const char *const Ops[] = {"NonZero",
+                                    "Unique",
+                                    "Compress",
+                                    "NonMaxSuppression",
+                                    "TopK",
+                                    "StringNormalizer",
+                                    "TfIdfVectorizer",
+                                    "Loop",
+                                    "Scan",
+                                    "If",
+                                    "SequenceAt",
+                                    "SplitToSequence",
+                                    "ConcatFromSequence",
+                                    "OptionalGetElement",
+                                    "SequenceMap"};
   for (const char *Name : Ops)
     if (Op == Name)
       return true;
@@ -232,9 +241,9 @@ public:
       auto V = G.addValue(T.name(), convertDType(T.data_type()),
                           shapeOfDims(T.dims()), ir::ValueKind::Initializer);
       if (!V)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "initializer '" + T.name() + "' is defined twice");
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "initializer '" + T.name() +
+                                           "' is defined twice");
       if (auto D = constData(T))
         (*V)->setData(std::move(*D));
       if (auto E = checkValue(**V, nullptr))
@@ -308,8 +317,8 @@ private:
         T = dtypeOfType(*It->second);
         S = shapeOfType(*It->second);
       }
-      auto V = Current->addValue(Out, T, std::move(S),
-                                 ir::ValueKind::Activation);
+      auto V =
+          Current->addValue(Out, T, std::move(S), ir::ValueKind::Activation);
       if (!V) {
         llvm::consumeError(V.takeError());
         return makeError("node '" + Name + "' (" + NP.op_type() +
@@ -346,8 +355,8 @@ private:
       return llvm::Error::success();
     int64_t Group = N.getInt("group", 1);
     int64_t C = X->shape().size(1);
-    int64_t Expected = N.opType() == "Conv" ? W->shape().size(1) * Group
-                                            : W->shape().size(0);
+    int64_t Expected =
+        N.opType() == "Conv" ? W->shape().size(1) * Group : W->shape().size(0);
     if (Group >= 1 && C == Expected)
       return llvm::Error::success();
     return makeError("node '" + N.name() + "' (" + N.opType() +
@@ -397,16 +406,17 @@ private:
       N.addAttr(ir::Attr(A.name(), A.s()));
       break;
     case AP::INTS:
-      N.addAttr(ir::Attr(A.name(), std::vector<int64_t>(A.ints().begin(),
-                                                         A.ints().end())));
+      N.addAttr(ir::Attr(
+          A.name(), std::vector<int64_t>(A.ints().begin(), A.ints().end())));
       break;
     case AP::FLOATS:
-      N.addAttr(ir::Attr(A.name(), std::vector<double>(A.floats().begin(),
-                                                        A.floats().end())));
+      N.addAttr(ir::Attr(
+          A.name(), std::vector<double>(A.floats().begin(), A.floats().end())));
       break;
     case AP::STRINGS:
-      N.addAttr(ir::Attr(A.name(), std::vector<std::string>(
-                                       A.strings().begin(), A.strings().end())));
+      N.addAttr(
+          ir::Attr(A.name(), std::vector<std::string>(A.strings().begin(),
+                                                      A.strings().end())));
       break;
     case AP::TENSOR:
       N.addAttr(ir::Attr(A.name(), convertTensorAttr(A.t())));
@@ -447,10 +457,10 @@ private:
 
   /// Applies the shape policy of convertGraph to one value.
   llvm::Error checkValue(ir::Value &V, const ir::Node *Producer) {
-    std::string Where =
-        Producer ? " (output of node '" + Producer->name().str() + "', " +
-                       Producer->opType().str() + ")"
-                 : "";
+    std::string Where = Producer
+                            ? " (output of node '" + Producer->name().str() +
+                                  "', " + Producer->opType().str() + ")"
+                            : "";
     switch (checkShape(V)) {
     case ShapeState::Static:
       return llvm::Error::success();
@@ -504,8 +514,8 @@ private:
 
 } // namespace
 
-llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G,
-                                       int64_t Opset, bool AllowUnknownShapes,
+llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G, int64_t Opset,
+                                       bool AllowUnknownShapes,
                                        std::vector<Warning> &Warnings) {
   return GraphConverter(Opset, AllowUnknownShapes, Warnings, nullptr, 0)
       .convert(G);

@@ -26,8 +26,8 @@ ir::DType convertDType(int32_t OnnxElemType);
 /// (NonZero, Unique, ...), it is outside the standard op set, it is inside a
 /// subgraph, or AllowUnknownShapes is set: then a warning, and the unknown
 /// dimensions count as 0.
-llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G,
-                                       int64_t Opset, bool AllowUnknownShapes,
+llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G, int64_t Opset,
+                                       bool AllowUnknownShapes,
                                        std::vector<Warning> &Warnings);
 
 } // namespace perfc::frontend

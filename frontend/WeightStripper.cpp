@@ -114,7 +114,8 @@ private:
   static constexpr size_t WindowSize = 64 * 1024;
 
   llvm::Error fill(uint64_t Offset) {
-    size_t Length = static_cast<size_t>(std::min<uint64_t>(WindowSize, Size - Offset));
+    size_t Length =
+        static_cast<size_t>(std::min<uint64_t>(WindowSize, Size - Offset));
     Window.resize(Length);
     WindowStart = Offset;
     return readAt(Offset, Window.data(), Length);
@@ -315,11 +316,11 @@ private:
           llvm::inconvertibleErrorCode(),
           "subgraphs nested more than " + llvm::Twine(Limits.MaxDepth) +
               " deep at byte " + llvm::Twine(Msg.Offset));
-    llvm::Error E = copyMessage(
-        Msg, Out,
-        {{graph::Node, &Stripper::filterNode},
-         {graph::Initializer, &Stripper::filterTensor},
-         {graph::SparseInitializer, &Stripper::filterSparse}});
+    llvm::Error E =
+        copyMessage(Msg, Out,
+                    {{graph::Node, &Stripper::filterNode},
+                     {graph::Initializer, &Stripper::filterTensor},
+                     {graph::SparseInitializer, &Stripper::filterSparse}});
     --Depth;
     return E;
   }
@@ -383,9 +384,9 @@ private:
         External = F.Int == tensor::LocationExternal;
       }
     }
-    bool Keep = Elements <= Limits.KeptAnyElements ||
-                (isIntegerDataType(DataType) &&
-                 Elements <= Limits.KeptIntElements);
+    bool Keep =
+        Elements <= Limits.KeptAnyElements ||
+        (isIntegerDataType(DataType) && Elements <= Limits.KeptIntElements);
     if (Keep)
       return Source.append(Msg.Offset, Msg.Length, Out);
     Reader Copy(Source, Msg);

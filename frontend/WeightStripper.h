@@ -37,9 +37,9 @@ struct StripLimits {
 };
 
 struct StrippedModel {
-  std::string Bytes;          ///< A serialized ModelProto without weights.
-  uint64_t DroppedBytes = 0;  ///< Tensor data left out.
-  uint64_t Nodes = 0;         ///< Nodes seen, nested graphs included.
+  std::string Bytes;         ///< A serialized ModelProto without weights.
+  uint64_t DroppedBytes = 0; ///< Tensor data left out.
+  uint64_t Nodes = 0;        ///< Nodes seen, nested graphs included.
 };
 
 /// Filters a serialized ModelProto. Errors (truncated or malformed wire
@@ -49,8 +49,8 @@ llvm::Expected<StrippedModel> stripWeights(llvm::StringRef Wire,
                                            const StripLimits &Limits = {});
 
 /// The same, reading an open file of Size bytes.
-llvm::Expected<StrippedModel> stripWeightsFromFile(int FD, uint64_t Size,
-                                                   const StripLimits &Limits = {});
+llvm::Expected<StrippedModel>
+stripWeightsFromFile(int FD, uint64_t Size, const StripLimits &Limits = {});
 
 } // namespace perfc::frontend
 

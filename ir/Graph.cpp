@@ -60,8 +60,8 @@ unsigned Node::addSubgraph(std::unique_ptr<Graph> G) {
   return Subgraphs.size() - 1;
 }
 
-llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T,
-                                        Shape S, ValueKind K) {
+llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T, Shape S,
+                                        ValueKind K) {
   auto Ins = ValueByName.try_emplace(VName, nullptr);
   if (!Ins.second)
     return irError("tensor name '" + VName + "' is defined twice");

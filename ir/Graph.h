@@ -93,7 +93,9 @@ public:
   unsigned numInputs() const { return Inputs.size(); }
   unsigned numOutputs() const { return Outputs.size(); }
   /// Input I, or nullptr when absent or out of range.
-  Value *input(unsigned I) const { return I < Inputs.size() ? Inputs[I] : nullptr; }
+  Value *input(unsigned I) const {
+    return I < Inputs.size() ? Inputs[I] : nullptr;
+  }
   Value *output(unsigned I) const {
     return I < Outputs.size() ? Outputs[I] : nullptr;
   }

@@ -26,8 +26,8 @@ namespace perfc::ir {
 constexpr uint64_t MaxTensorSize = uint64_t(1) << 62;
 
 struct Dim {
-  int64_t Value = -1;  ///< Known size, or -1.
-  std::string Symbol;  ///< Name of a symbolic dimension, if any.
+  int64_t Value = -1; ///< Known size, or -1.
+  std::string Symbol; ///< Name of a symbolic dimension, if any.
 
   static Dim known(int64_t V) { return Dim{V, {}}; }
   static Dim symbolic(llvm::StringRef S) { return Dim{-1, S.str()}; }

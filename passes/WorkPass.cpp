@@ -92,8 +92,9 @@ static OpWork controlFlowWork(const ir::Node &N, const OpRegistry &Registry,
       Trips = static_cast<double>(M->data()->Ints[0]);
       W.Formula = "body * trip_count";
     } else {
-      Warnings.push_back({N.name().str(),
-                          "Loop trip count is not a constant: body costed once"});
+      Warnings.push_back(
+          {N.name().str(),
+           "Loop trip count is not a constant: body costed once"});
       W.Formula = "body * 1 (trip count unknown)";
     }
     W += scaled(Bodies.front(), Trips);
@@ -137,10 +138,9 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
     }
     Info = Registry.lookup(N.opType());
     if (!Info)
-      Result.Warnings.push_back({N.name().str(),
-                                 "no work formula for op '" +
-                                     N.opType().str() +
-                                     "': only its bytes are counted"});
+      Result.Warnings.push_back(
+          {N.name().str(), "no work formula for op '" + N.opType().str() +
+                               "': only its bytes are counted"});
     if (Info && Info->Class == OpClass::Control && !N.subgraphs().empty())
       W = controlFlowWork(N, Registry, Result.Warnings);
     else

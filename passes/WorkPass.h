@@ -19,9 +19,9 @@
 #ifndef PERFC_PASSES_WORKPASS_H
 #define PERFC_PASSES_WORKPASS_H
 
-#include "passes/OpRegistry.h"
 #include "costmodels/OpWork.h"
 #include "ir/Warning.h"
+#include "passes/OpRegistry.h"
 
 #include <string>
 #include <vector>

@@ -57,10 +57,9 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   OS << fmt::format("params    {}\n", formatCount(double(R.Total.Params)));
   OS << fmt::format("MACs      {}\n", formatCount(R.Total.Macs));
   OS << fmt::format("FLOPs     {}\n", formatCount(R.Total.Flops));
-  OS << fmt::format("bytes     {} (read {}, written {})\n",
-                    formatBytes(R.Total.bytes()),
-                    formatBytes(R.Total.BytesRead),
-                    formatBytes(R.Total.BytesWritten));
+  OS << fmt::format(
+      "bytes     {} (read {}, written {})\n", formatBytes(R.Total.bytes()),
+      formatBytes(R.Total.BytesRead), formatBytes(R.Total.BytesWritten));
   if (R.LatencySeconds)
     OS << fmt::format("latency   {}\n", formatSeconds(*R.LatencySeconds));
 
@@ -72,9 +71,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     const NodeReport &N = R.Nodes[I];
     return N.Time ? N.Time->Seconds : N.Work.Flops + 1e-9 * N.Work.bytes();
   };
-  std::stable_sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
-    return Weight(A) > Weight(B);
-  });
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](size_t A, size_t B) { return Weight(A) > Weight(B); });
   size_t Shown = Options.MaxOps == 0
                      ? Order.size()
                      : std::min<size_t>(Options.MaxOps, Order.size());
@@ -91,10 +89,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     const NodeReport &N = R.Nodes[Order[K]];
     std::string Name = N.Name.size() > 32 ? N.Name.substr(0, 31) + "~" : N.Name;
     std::string Op = N.Op.size() > 20 ? N.Op.substr(0, 19) + "~" : N.Op;
-    std::string Row = fmt::format(
-        "  {:<32} {:<20} {:>10} {:>10} {:>10}", Name, Op,
-        formatCount(N.Work.Macs), formatCount(N.Work.Flops),
-        formatBytes(N.Work.bytes()));
+    std::string Row =
+        fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}", Name, Op,
+                    formatCount(N.Work.Macs), formatCount(N.Work.Flops),
+                    formatBytes(N.Work.bytes()));
     if (Timed && N.Time) {
       double Share =
           *R.LatencySeconds > 0 ? 100 * N.Time->Seconds / *R.LatencySeconds : 0;

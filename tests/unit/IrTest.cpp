@@ -33,8 +33,7 @@ TEST_CASE("graph links producers and users and sorts topologically") {
   // Build the second node first: the graph must reorder them.
   ir::Value *T = B.tensor("t", {1, 8});
   ir::Value *Y = B.tensor("y", {1, 8});
-  ir::Node *Second =
-      expectOk(B.G.addNode("second", "Relu", "", {T}, {Y}));
+  ir::Node *Second = expectOk(B.G.addNode("second", "Relu", "", {T}, {Y}));
   ir::Node *First = expectOk(B.G.addNode("first", "Neg", "", {X}, {T}));
   CHECK(T->producer() == First);
   REQUIRE(T->users().size() == 1);

@@ -35,8 +35,7 @@ public:
   }
   ir::Value *constInts(llvm::StringRef Name, std::vector<int64_t> Ints) {
     ir::Value *V = expectOk(G.addValue(
-        Name, ir::DType::I64,
-        ir::Shape({static_cast<int64_t>(Ints.size())}),
+        Name, ir::DType::I64, ir::Shape({static_cast<int64_t>(Ints.size())}),
         ir::ValueKind::Initializer));
     ir::ConstData D;
     D.Ints.assign(Ints.begin(), Ints.end());
