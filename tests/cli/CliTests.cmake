@@ -1,0 +1,64 @@
+# Command-line behaviour: every bad input exits non-zero with one line on
+# stderr that names the file and the place. Included from tests/CMakeLists.txt.
+set(BAD ${PROJECT_SOURCE_DIR}/tests/data/bad)
+set(ZOO ${PROJECT_SOURCE_DIR}/tests/data/zoo)
+set(EXPECT_ERROR ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_error.sh)
+
+function(perfc_expect_error name regex)
+  add_test(NAME cli.error.${name}
+           COMMAND ${EXPECT_ERROR} "${regex}" $<TARGET_FILE:perfc> ${ARGN})
+endfunction()
+
+perfc_expect_error(no_model "no model given")
+perfc_expect_error(missing_file "/nonexistent/m.onnx: cannot read the file"
+                   /nonexistent/m.onnx)
+perfc_expect_error(directory "${BAD}: cannot read the file" ${BAD})
+perfc_expect_error(empty "empty.onnx: the file is empty" ${BAD}/empty.onnx)
+perfc_expect_error(not_onnx "not_onnx.onnx: malformed protobuf at byte [0-9]+"
+                   ${BAD}/not_onnx.onnx)
+perfc_expect_error(truncated "truncated.onnx: malformed protobuf at byte [0-9]+: .*truncated"
+                   ${BAD}/truncated.onnx)
+perfc_expect_error(cycle "cycle.onnx: node 'add_on_cycle' \\(Add\\) is on a cycle"
+                   ${BAD}/cycle.onnx)
+perfc_expect_error(missing_edge "missing_edge.onnx: node 'reads_ghost' \\(Add\\) reads tensor 'ghost', which no node"
+                   ${BAD}/missing_edge.onnx)
+perfc_expect_error(overflow "dim_2e62.onnx: tensor 'x' .* the dimensions overflow"
+                   ${BAD}/dim_2e62.onnx)
+perfc_expect_error(negative_dim "negative_dim.onnx: input 'x' dimension 1 is negative"
+                   ${BAD}/negative_dim.onnx)
+perfc_expect_error(future_opset "future_opset.onnx: opset 99 is newer"
+                   ${BAD}/future_opset.onnx)
+perfc_expect_error(duplicate_names "duplicate_names.onnx: node 'second' \\(Neg\\) writes tensor 'y', which is also written by node 'first'"
+                   ${BAD}/duplicate_names.onnx)
+perfc_expect_error(unknown_op "unknown_op.onnx: node 'frob' \\(Frobnicate\\): 'Frobnicate' is not an op"
+                   ${BAD}/unknown_op.onnx)
+perfc_expect_error(unbound_dim "unbound_dim.onnx: input 'x' dimension 1 is symbolic \\('seq'\\): bind it with --dim seq=VALUE"
+                   ${BAD}/unbound_dim.onnx)
+perfc_expect_error(uninferable "uninferable_reshape.onnx: cannot infer the shape of tensor 'y' \\(output of node 'runtime_reshape', Reshape\\)"
+                   ${BAD}/uninferable_reshape.onnx)
+perfc_expect_error(shape_mismatch "shape_mismatch.onnx: node 'bad_conv' \\(Conv\\): .*channels"
+                   ${BAD}/shape_mismatch.onnx)
+perfc_expect_error(bad_dim_flag "--dim 'seq': expected NAME=VALUE"
+                   ${ZOO}/resnet18.onnx --dim seq)
+perfc_expect_error(unknown_dim_name "no input dimension is named 'seq'"
+                   ${ZOO}/resnet18.onnx --dim seq=4)
+perfc_expect_error(zero_batch "--batch 0: the batch must be positive"
+                   ${ZOO}/resnet18.onnx --batch 0)
+perfc_expect_error(bad_format "format" ${ZOO}/resnet18.onnx --format xml)
+perfc_expect_error(unknown_flag "--frobnicate" ${ZOO}/resnet18.onnx --frobnicate)
+perfc_expect_error(unwritable_output "/nonexistent/dir/out.json: cannot write"
+                   ${ZOO}/resnet18.onnx -o /nonexistent/dir/out.json)
+
+# Success paths: exit 0 and the documented JSON fields.
+add_test(NAME cli.version COMMAND $<TARGET_FILE:perfc> --version)
+set_tests_properties(cli.version PROPERTIES PASS_REGULAR_EXPRESSION "perfc [0-9]+\\.[0-9]+")
+add_test(NAME cli.help COMMAND $<TARGET_FILE:perfc> --help)
+set_tests_properties(cli.help PROPERTIES PASS_REGULAR_EXPRESSION "--batch.*--dim")
+add_test(NAME cli.json_schema
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --format json)
+set_tests_properties(cli.json_schema PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"schema_version\": 1.*\"model\".*\"name\": \"resnet50\".*\"nodes\": [0-9]+.*\"totals\".*\"params\": 25557032.*\"flops\".*\"macs\".*\"bytes\".*\"nodes\": \\[.*\"name\".*\"op\".*\"flops\".*\"macs\".*\"bytes\"")
+add_test(NAME cli.table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
+set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
+  "input +input fp32 \\[2, 3, 224, 224\\].*MACs +8\\.178 G.*heaviest ops")

@@ -1,0 +1,86 @@
+//===- NodeTestsTest.cpp - Every ONNX backend node test gets a cost -------===//
+//
+// Debian's libonnx-testdata ships ONNX's backend node tests: 932 one-op
+// models over 167 op types. Each must import and get a cost; the few that
+// cannot are listed in README ("ONNX node tests") with their reasons, and
+// the pass rate must stay at or above 99%.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/OnnxImport.h"
+#include "passes/WorkPass.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+using namespace perfc;
+
+namespace {
+
+std::vector<std::string> nodeTestModels() {
+  std::vector<std::string> Models;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator It(PERFC_ONNX_NODE_TESTS, EC), End;
+       It != End && !EC; It.increment(EC)) {
+    llvm::SmallString<256> Path(It->path());
+    llvm::sys::path::append(Path, "model.onnx");
+    if (llvm::sys::fs::exists(Path))
+      Models.push_back(std::string(Path));
+  }
+  std::sort(Models.begin(), Models.end());
+  return Models;
+}
+
+} // namespace
+
+TEST_CASE("ONNX backend node tests: at least 99% import and get a cost") {
+  std::vector<std::string> Models = nodeTestModels();
+  REQUIRE(Models.size() >= 900);
+  std::vector<std::string> Failures;
+  std::set<std::string> OpTypes, Unregistered;
+  // Many node tests feed shapes as run-time inputs (Reshape's target shape,
+  // Range's limits): costed as --allow-unknown-shapes does. The strict count
+  // is reported too.
+  frontend::ImportOptions Lenient;
+  Lenient.AllowUnknownShapes = true;
+  size_t StrictFailures = 0;
+  for (const std::string &Path : Models) {
+    if (auto Strict = frontend::importOnnxFile(Path, {}); !Strict) {
+      llvm::consumeError(Strict.takeError());
+      ++StrictFailures;
+    }
+    auto M = frontend::importOnnxFile(Path, Lenient);
+    if (!M) {
+      Failures.push_back(llvm::toString(M.takeError()));
+      continue;
+    }
+    GraphWork W = computeWork(M->Graph);
+    for (const auto &N : M->Graph.nodes()) {
+      OpTypes.insert(N->opType().str());
+      if (N->domain().empty() && !defaultOpRegistry().lookup(N->opType()))
+        Unregistered.insert(N->opType().str());
+    }
+    // Every cost is a finite, non-negative number.
+    CHECK(W.Total.Flops >= 0);
+    CHECK(W.Total.bytes() >= 0);
+    CHECK(W.Total.Flops == W.Total.Flops);
+  }
+  for (const std::string &F : Failures)
+    MESSAGE(F);
+  double PassRate = 1.0 - double(Failures.size()) / double(Models.size());
+  MESSAGE("node tests: " << Models.size() << " models, " << OpTypes.size()
+                         << " op types, " << Failures.size() << " failures, "
+                         << "pass rate " << PassRate * 100 << "%; "
+                         << StrictFailures
+                         << " fail without --allow-unknown-shapes");
+  CHECK(PassRate >= 0.99);
+  CHECK(OpTypes.size() >= 160);
+  for (const std::string &Op : Unregistered)
+    MESSAGE("no work formula: " << Op);
+  CHECK(Unregistered.empty());
+}

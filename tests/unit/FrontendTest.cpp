@@ -1,0 +1,360 @@
+//===- FrontendTest.cpp - ONNX import: weights, shapes, bad input ---------===//
+#include "OnnxModels.h"
+#include "TestGraphs.h"
+
+#include "frontend/OnnxImport.h"
+#include "frontend/WeightStripper.h"
+#include "passes/WorkPass.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+frontend::ImportedModel importOk(const onnx::ModelProto &M,
+                                 frontend::ImportOptions O = {}) {
+  return expectOk(frontend::importOnnxBytes(serialize(M), "m.onnx", O));
+}
+
+/// The one-line error an import gives; fails the test if it succeeds.
+std::string importError(llvm::StringRef Bytes, frontend::ImportOptions O = {}) {
+  auto R = frontend::importOnnxBytes(Bytes, "m.onnx", O);
+  if (R) {
+    FAIL_CHECK("import succeeded where an error was expected");
+    return "";
+  }
+  std::string Msg = llvm::toString(R.takeError());
+  CHECK(Msg.find('\n') == std::string::npos);
+  CHECK(llvm::StringRef(Msg).startswith("m.onnx: "));
+  return Msg;
+}
+std::string importError(const onnx::ModelProto &M,
+                        frontend::ImportOptions O = {}) {
+  return importError(serialize(M), O);
+}
+
+bool contains(const std::string &S, llvm::StringRef Part) {
+  return S.find(Part.str()) != std::string::npos;
+}
+
+const ir::Value &value(const frontend::ImportedModel &IM,
+                       llvm::StringRef Name) {
+  const ir::Value *V = IM.Graph.lookup(Name);
+  REQUIRE(V);
+  return *V;
+}
+
+} // namespace
+
+TEST_CASE("embedded weights are skipped but their shapes kept") {
+  onnx::ModelProto M = convReluModel();
+  frontend::ImportedModel IM = importOk(M);
+  CHECK(IM.WeightBytesSkipped >= 4 * 3 * 3 * 3 * 4);
+  CHECK(value(IM, "w").shape() == ir::Shape({4, 3, 3, 3}));
+  CHECK_FALSE(value(IM, "w").data().hasValue());
+  CHECK(value(IM, "y").shape() == ir::Shape({1, 4, 8, 8}));
+  GraphWork W = computeWork(IM.Graph);
+  CHECK(W.Total.Params == 108);
+  CHECK(W.Total.Macs == 4 * 8 * 8 * 3 * 9);
+  REQUIRE(IM.Bindings.size() == 1);
+  CHECK(IM.Bindings[0].first == "batch");
+  CHECK(IM.Bindings[0].second == 1);
+}
+
+TEST_CASE("external data, present or absent, is never read") {
+  llvm::SmallString<128> Dir;
+  REQUIRE_FALSE(llvm::sys::fs::createUniqueDirectory("perfc-ext", Dir));
+  auto Write = [](llvm::StringRef Path, llvm::StringRef Bytes) {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path, EC);
+    REQUIRE_FALSE(EC);
+    OS << Bytes;
+  };
+  onnx::ModelProto M = convReluModel();
+  onnx::TensorProto &W = *M.mutable_graph()->mutable_initializer(0);
+  W.clear_raw_data();
+  W.set_data_location(onnx::TensorProto::EXTERNAL);
+  auto *Loc = W.add_external_data();
+  Loc->set_key("location");
+  Loc->set_value("weights.bin");
+  llvm::SmallString<128> ModelPath(Dir);
+  llvm::sys::path::append(ModelPath, "model.onnx");
+  Write(ModelPath, serialize(M));
+
+  // Absent data file.
+  auto Absent = expectOk(frontend::importOnnxFile(ModelPath, {}));
+  CHECK(computeWork(Absent.Graph).Total.Params == 108);
+  // Present (garbage that would fail if read as weights).
+  llvm::SmallString<128> DataPath(Dir);
+  llvm::sys::path::append(DataPath, "weights.bin");
+  Write(DataPath, "short");
+  auto Present = expectOk(frontend::importOnnxFile(ModelPath, {}));
+  CHECK(computeWork(Present.Graph).Total.Macs ==
+        computeWork(Absent.Graph).Total.Macs);
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+TEST_CASE("a missing file is one clear error") {
+  auto R = frontend::importOnnxFile("/nonexistent/model.onnx", {});
+  REQUIRE_FALSE(bool(R));
+  std::string Msg = llvm::toString(R.takeError());
+  CHECK(contains(Msg, "/nonexistent/model.onnx: cannot read the file"));
+}
+
+TEST_CASE("--batch rewrites the first dimension and shapes are re-inferred") {
+  onnx::ModelProto M = convReluModel();
+  frontend::ImportOptions O;
+  O.Batch = 8;
+  frontend::ImportedModel IM = importOk(M, O);
+  CHECK(value(IM, "y").shape() == ir::Shape({8, 4, 8, 8}));
+  // A fixed batch is rewritten too, and stale recorded shapes are dropped.
+  onnx::ModelProto Fixed = makeModel();
+  addInput(Fixed, "x", {2, 16});
+  addNode(Fixed, "Relu", {"x"}, {"y"});
+  auto *Out = Fixed.mutable_graph()->add_output();
+  Out->set_name("y");
+  setType(*Out, {2, 16});
+  O.Batch = 5;
+  CHECK(value(importOk(Fixed, O), "y").shape() == ir::Shape({5, 16}));
+}
+
+TEST_CASE("--dim binds named dimensions; unbound or unknown names fail") {
+  onnx::ModelProto M = makeModel();
+  addInput(M, "ids", {"batch", "seq"}, onnx::TensorProto::INT64);
+  addNode(M, "Cast", {"ids"}, {"y"}).add_attribute()->CopyFrom([] {
+    onnx::AttributeProto A;
+    A.set_name("to");
+    A.set_type(onnx::AttributeProto::INT);
+    A.set_i(onnx::TensorProto::FLOAT);
+    return A;
+  }());
+  addOutput(M, "y");
+  std::string Unbound = importError(M);
+  CHECK(contains(Unbound, "'seq'"));
+  CHECK(contains(Unbound, "--dim seq=VALUE"));
+
+  frontend::ImportOptions O;
+  O.Dims = {{"seq", 128}};
+  O.Batch = 2;
+  CHECK(value(importOk(M, O), "y").shape() == ir::Shape({2, 128}));
+
+  O.Dims = {{"sequence", 128}};
+  std::string Wrong = importError(M, O);
+  CHECK(contains(Wrong, "no input dimension is named 'sequence'"));
+  CHECK(contains(Wrong, "batch, seq"));
+}
+
+TEST_CASE("truncated, bit-flipped and foreign files are rejected") {
+  std::string Bytes = serialize(convReluModel());
+  for (size_t Cut : {Bytes.size() - 1, Bytes.size() / 2, size_t(3)}) {
+    std::string Msg = importError(llvm::StringRef(Bytes).take_front(Cut));
+    CHECK((contains(Msg, "malformed") || contains(Msg, "not an ONNX model")));
+  }
+  CHECK(contains(importError(""), "empty"));
+  CHECK(contains(importError("name: hello\nvalue: [1, 2]\n"), "ONNX model"));
+  // Flipping every byte in turn never crashes; it either imports or fails
+  // with one line.
+  for (size_t I = 0; I < Bytes.size(); I += 7) {
+    std::string Flipped = Bytes;
+    Flipped[I] = static_cast<char>(Flipped[I] ^ 0x5a);
+    auto R = frontend::importOnnxBytes(Flipped, "m.onnx", {});
+    if (!R) {
+      std::string Msg = llvm::toString(R.takeError());
+      CHECK(Msg.find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("graph structure errors name the node") {
+  SUBCASE("cycle") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {4});
+    addNode(M, "Add", {"x", "b"}, {"a"}, "first");
+    addNode(M, "Relu", {"a"}, {"b"}, "second");
+    addOutput(M, "b");
+    std::string Msg = importError(M);
+    CHECK(contains(Msg, "cycle"));
+    CHECK(contains(Msg, "node 'first' (Add)"));
+  }
+  SUBCASE("edge to a missing tensor") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {4});
+    addNode(M, "Add", {"x", "ghost"}, {"y"}, "adder");
+    addOutput(M, "y");
+    std::string Msg = importError(M);
+    CHECK(contains(Msg, "node 'adder' (Add) reads tensor 'ghost'"));
+  }
+  SUBCASE("duplicate producer") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {4});
+    addNode(M, "Relu", {"x"}, {"y"}, "one");
+    addNode(M, "Neg", {"x"}, {"y"}, "two");
+    addOutput(M, "y");
+    std::string Msg = importError(M);
+    CHECK(contains(Msg, "node 'two' (Neg) writes tensor 'y'"));
+    CHECK(contains(Msg, "node 'one' (Relu)"));
+  }
+  SUBCASE("unknown op") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {4});
+    addNode(M, "Frobnicate", {"x"}, {"y"}, "f");
+    addOutput(M, "y");
+    CHECK(contains(importError(M), "'Frobnicate' is not an op"));
+  }
+  SUBCASE("nodes out of order are sorted") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {4});
+    addNode(M, "Relu", {"a"}, {"y"}, "second");
+    addNode(M, "Neg", {"x"}, {"a"}, "first");
+    addOutput(M, "y");
+    frontend::ImportedModel IM = importOk(M);
+    CHECK(IM.Graph.nodes()[0]->name() == "first");
+    CHECK(value(IM, "y").shape() == ir::Shape({4}));
+  }
+}
+
+TEST_CASE("old opsets load; opsets from the future are rejected") {
+  onnx::ModelProto Old = makeModel(6);
+  addInput(Old, "x", {4});
+  addNode(Old, "Relu", {"x"}, {"y"});
+  addOutput(Old, "y");
+  CHECK(importOk(Old).Opset == 6);
+  onnx::ModelProto Future = makeModel(99);
+  addInput(Future, "x", {4});
+  addNode(Future, "Relu", {"x"}, {"y"});
+  addOutput(Future, "y");
+  CHECK(contains(importError(Future), "opset 99 is newer"));
+}
+
+TEST_CASE("shapes: overflow, negative and uninferable dims are errors") {
+  SUBCASE("2^62 dimension") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {int64_t(1) << 62, 4});
+    addNode(M, "Relu", {"x"}, {"y"});
+    addOutput(M, "y");
+    CHECK(contains(importError(M), "overflow"));
+  }
+  SUBCASE("negative dimension") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {2, -3});
+    addNode(M, "Relu", {"x"}, {"y"});
+    addOutput(M, "y");
+    CHECK(contains(importError(M), "negative"));
+  }
+  SUBCASE("Reshape to a shape known only at run time") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {2, 6});
+    addInput(M, "shape", {2}, onnx::TensorProto::INT64);
+    addNode(M, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+    addOutput(M, "y");
+    std::string Msg = importError(M);
+    CHECK(contains(Msg, "cannot infer the shape of tensor 'y'"));
+    CHECK(contains(Msg, "node 'reshape', Reshape"));
+    CHECK(contains(Msg, "--allow-unknown-shapes"));
+    frontend::ImportOptions O;
+    O.AllowUnknownShapes = true;
+    frontend::ImportedModel IM = importOk(M, O);
+    REQUIRE(IM.Warnings.size() == 1);
+    CHECK(IM.Warnings[0].Node == "reshape");
+  }
+  SUBCASE("data-dependent sizes are a warning, not an error") {
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {2, 6});
+    addNode(M, "NonZero", {"x"}, {"nz"}, "nonzero");
+    addNode(M, "Transpose", {"nz"}, {"y"}, "after");
+    addOutput(M, "y", onnx::TensorProto::INT64);
+    frontend::ImportedModel IM = importOk(M);
+    REQUIRE(IM.Warnings.size() == 1);
+    CHECK(IM.Warnings[0].Node == "nonzero");
+  }
+}
+
+TEST_CASE("constants keep small integer data, lose large float data") {
+  onnx::ModelProto M = makeModel();
+  addInput(M, "x", {2, 6});
+  addInts(M, "shape", {3, 4});
+  addWeight(M, "big", {100, 100});
+  addNode(M, "Reshape", {"x", "shape"}, {"r"});
+  addNode(M, "MatMul", {"big", "big"}, {"mm"});
+  addOutput(M, "r");
+  addOutput(M, "mm");
+  frontend::ImportedModel IM = importOk(M);
+  REQUIRE(value(IM, "shape").data().hasValue());
+  CHECK(value(IM, "shape").data()->Ints.size() == 2);
+  CHECK(value(IM, "r").shape() == ir::Shape({3, 4}));
+  CHECK_FALSE(value(IM, "big").data().hasValue());
+  CHECK(IM.WeightBytesSkipped >= 40000);
+}
+
+TEST_CASE("the node limit is a resource error, found before parsing") {
+  onnx::ModelProto M = makeModel();
+  addInput(M, "x", {4});
+  std::string Prev = "x";
+  for (int I = 0; I < 50; ++I) {
+    std::string Next = "t" + std::to_string(I);
+    addNode(M, "Relu", {Prev}, {Next});
+    Prev = Next;
+  }
+  addOutput(M, Prev);
+  frontend::ImportOptions O;
+  O.MaxNodes = 10;
+  std::string Msg = importError(M, O);
+  CHECK(contains(Msg, "more than 10 nodes"));
+  CHECK(contains(Msg, "--max-nodes"));
+}
+
+TEST_CASE("If costs its costlier branch, Loop its body times the count") {
+  auto Branch = [](const std::string &Name, int Depth) {
+    onnx::GraphProto G;
+    G.set_name(Name);
+    std::string Prev = "x";
+    for (int I = 0; I < Depth; ++I) {
+      auto *N = G.add_node();
+      N->set_op_type("Relu");
+      N->add_input(Prev);
+      Prev = Name + std::to_string(I);
+      N->add_output(Prev);
+    }
+    auto *Out = G.add_output();
+    Out->set_name(Prev);
+    setType(*Out, {16});
+    return G;
+  };
+  onnx::ModelProto M = makeModel();
+  addInput(M, "x", {16});
+  addInput(M, "cond", {}, onnx::TensorProto::BOOL);
+  auto &If = addNode(M, "If", {"cond"}, {"y"}, "if");
+  auto *Then = If.add_attribute();
+  Then->set_name("then_branch");
+  Then->set_type(onnx::AttributeProto::GRAPH);
+  *Then->mutable_g() = Branch("then", 3);
+  auto *Else = If.add_attribute();
+  Else->set_name("else_branch");
+  Else->set_type(onnx::AttributeProto::GRAPH);
+  *Else->mutable_g() = Branch("else", 1);
+  addOutput(M, "y");
+  frontend::ImportedModel IM = importOk(M);
+  GraphWork W = computeWork(IM.Graph);
+  CHECK(W.Total.Flops == 3 * 16);
+}
+
+TEST_CASE("the stripper keeps tensors that shape inference reads") {
+  onnx::ModelProto M = makeModel();
+  addInts(M, "axes", {0, 1});
+  addWeight(M, "tiny", {2});
+  addWeight(M, "big", {64, 64});
+  auto Stripped = expectOk(frontend::stripWeights(serialize(M)));
+  onnx::ModelProto Back;
+  REQUIRE(Back.ParseFromString(Stripped.Bytes));
+  const auto &Inits = Back.graph().initializer();
+  CHECK(Inits[0].int64_data_size() == 2);
+  CHECK(Inits[1].raw_data().size() == 8);
+  CHECK(Inits[2].raw_data().empty());
+  CHECK(Inits[2].data_location() == onnx::TensorProto::EXTERNAL);
+  CHECK(Inits[2].dims_size() == 2);
+  CHECK(Stripped.DroppedBytes >= 64 * 64 * 4);
+}
