@@ -20,6 +20,7 @@
 #define PERFC_COSTMODELS_OPWORK_H
 
 #include "ir/DType.h"
+#include "ir/OpClass.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -28,21 +29,7 @@
 
 namespace perfc {
 
-/// What kind of work dominates an op. Cost models use it to pick an
-/// efficiency (a GEMM reaches a larger share of peak than a softmax).
-enum class OpClass : uint8_t {
-  Gemm,          ///< MatMul, Gemm, Einsum, attention products.
-  Conv,          ///< Conv, ConvTranspose.
-  Elementwise,   ///< Unary/binary maps, activations, casts.
-  Reduction,     ///< Reduce*, pooling, softmax, arg-max.
-  Normalization, ///< BatchNorm, LayerNorm, InstanceNorm, ...
-  DataMovement,  ///< Reshape, Transpose, Concat, Gather, Pad, ...
-  Recurrent,     ///< RNN, LSTM, GRU.
-  Control,       ///< If, Loop, Scan (cost of their bodies).
-  Other,
-};
 
-llvm::StringRef name(OpClass C);
 
 struct OpWork {
   double Macs = 0;

@@ -16,7 +16,7 @@
 // Only the OpClass enumeration is used from this header; hwdb does not link
 // perfc_costmodels (which depends on hwdb), so op class names are parsed
 // here with hwdb's own table (see opClassKey).
-#include "costmodels/OpWork.h"
+#include "ir/OpClass.h"
 #include "ir/DType.h"
 
 #include "llvm/ADT/Optional.h"

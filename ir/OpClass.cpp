@@ -1,5 +1,5 @@
-//===- OpWork.cpp - Device-independent work of one op ---------------------===//
-#include "costmodels/OpWork.h"
+//===- OpClass.cpp - What kind of work dominates an op --------------------===//
+#include "ir/OpClass.h"
 
 namespace perfc {
 
