@@ -29,7 +29,14 @@
 
 namespace perfc {
 
-
+/// The matrix product an op amounts to: Batch independent (M x K) x (K x N)
+/// products. Conv is an implicit GEMM: M = N*prod(out_spatial), N =
+/// Cout/group, K = (Cin/group)*prod(kernel), Batch = group. Cost models use
+/// it for tile and wave quantisation; all zero for other ops.
+struct GemmDims {
+  double Batch = 0, M = 0, N = 0, K = 0;
+  bool valid() const { return Batch > 0 && M > 0 && N > 0 && K > 0; }
+};
 
 struct OpWork {
   double Macs = 0;
@@ -45,6 +52,7 @@ struct OpWork {
   /// True for ops that only reinterpret metadata (Reshape, Squeeze,
   /// Identity, Shape): runtimes execute them without moving data.
   bool IsView = false;
+  GemmDims Gemm;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
   std::string Formula;

@@ -91,6 +91,39 @@ const char *perfc::cost::name(Bound B) {
   return "overhead";
 }
 
+double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
+                                 unsigned TileM, unsigned TileN,
+                                 std::string *Note) {
+  if (!G.valid() || Cores == 0 || TileM == 0 || TileN == 0)
+    return 1;
+  const auto Reuse = [](double M, double N) { return M * N / (M + N); };
+  const double FullReuse = Reuse(TileM, TileN);
+  double Best = 0;
+  for (unsigned DivM : {1u, 2u, 4u, 8u})
+    for (unsigned DivN : {1u, 2u, 4u, 8u})
+      for (double SplitK : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+        const double Tm = std::max(MinTile, TileM / DivM);
+        const double Tn = std::max(MinTile, TileN / DivN);
+        if (SplitK > 1 && G.K / SplitK < MinSplitDepth)
+          break;
+        const double Tiles =
+            G.Batch * std::ceil(G.M / Tm) * std::ceil(G.N / Tn) * SplitK;
+        const double Waves = std::ceil(Tiles / Cores);
+        const double Useful =
+            G.Batch * G.M * G.N * SplitK / (Waves * Cores * Tm * Tn);
+        const double Factor = Useful * Reuse(Tm, Tn) / FullReuse;
+        if (Factor > Best) {
+          Best = Factor;
+          if (Note)
+            *Note = llvm::formatv("{0}x{1} tiles, split-K {2}: {3} blocks in "
+                                  "{4} wave(s) of {5} SMs",
+                                  Tm, Tn, SplitK, Tiles, Waves, Cores)
+                        .str();
+        }
+      }
+  return std::min(1.0, std::max(Best, 1e-6));
+}
+
 OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
                            const TimeOptions &O) {
   OpTime T;
@@ -125,6 +158,23 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
 
   const hw::ClassEfficiency &E = D.efficiency(W.Class);
   T.ComputeEfficiency = E.Compute.at(W.Flops);
+  if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu &&
+      hw::isMatrixUnit(U.Unit->Kind)) {
+    T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
+                                  &T.QuantizationNote);
+    // Libraries fall back to CUDA-core kernels (GEMV, small GEMMs) where
+    // tensor-core tiles would be mostly padding: take the faster.
+    const UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
+    if (Vector.Unit &&
+        Vector.Peak > U.Peak * T.ComputeEfficiency * T.Quantization) {
+      T.Unit = hw::name(Vector.Unit->Kind);
+      T.PeakFlops = Vector.Peak;
+      T.Quantization = 1;
+      T.QuantizationNote.clear();
+    } else {
+      T.ComputeEfficiency *= T.Quantization;
+    }
+  }
   T.Bandwidth = D.mainMemory().BandwidthBytesPerSecond;
   T.MemoryEfficiency = E.Memory.at(T.Bytes);
   // The loader guarantees positive peaks, bandwidths and efficiencies, so
@@ -165,6 +215,11 @@ std::string perfc::cost::explain(const OpTime &T) {
       hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
       hw::formatQuantity(T.Seconds, Quantity::Time), name(T.Bound), T.Unit,
       ir::name(T.ComputeType));
+  if (T.Quantization < 1)
+    S += llvm::formatv("; efficiency includes tile/wave quantisation {0} "
+                       "({1})",
+                       fmt(T.Quantization), T.QuantizationNote)
+             .str();
   if (T.Fallback)
     S += llvm::formatv("; fallback: no unit computes {0}",
                        ir::name(T.RequestedType))

@@ -83,6 +83,12 @@ struct OpTime {
   /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
   double PeakFlops = 0;
   double ComputeEfficiency = 0;
+  /// Share of the GPU's thread-block slots doing useful work in a GEMM or
+  /// conv, after tile and wave quantisation (see quantization()); 1 where
+  /// not modelled.
+  double Quantization = 1;
+  /// The tile behind Quantization ("128x128, 6 tiles in 1 wave of 108").
+  std::string QuantizationNote;
   /// Main-memory bandwidth (bytes/s).
   double Bandwidth = 0;
   double MemoryEfficiency = 0;
@@ -106,6 +112,28 @@ struct OpTime {
 };
 
 /// Time of W on D. Views (W.IsView) cost nothing.
+/// Smallest tile side (the tensor-core MMA granularity) and the smallest K
+/// slice a split-K kernel gives one block.
+constexpr unsigned MinTile = 16;
+constexpr double MinSplitDepth = 128;
+
+/// Tile and wave quantisation of a GEMM of dims G on a GPU with Cores
+/// streaming multiprocessors and a thread-block output tile of TileM x
+/// TileN (NVIDIA, "Matrix Multiplication Background User's Guide"): the
+/// output is covered by ceil(M/tm)*ceil(N/tn) tiles per batch, which run in
+/// ceil(tiles/Cores) waves, so the useful share of the work the SMs do is
+/// Batch*M*N / (waves*Cores*tm*tn). Like cuBLAS's heuristics, the tile is
+/// chosen among TileM x TileN and its halvings (down to an eighth, at least
+/// MinTile), with split-K (up to 16 slices of at least MinSplitDepth) for
+/// deep, narrow products; a smaller tile reuses each operand less, so its
+/// own efficiency is taken as its tm*tn/(tm+tn) relative to the full
+/// tile's. Applies to matrix units (tensor cores); where the vector units
+/// would be faster, opTime uses them instead, as cuBLAS picks GEMV or
+/// CUDA-core kernels.
+/// Returns the factor that multiplies the compute efficiency, in (0, 1].
+double quantization(const GemmDims &G, unsigned Cores, unsigned TileM,
+                    unsigned TileN, std::string *Note = nullptr);
+
 OpTime opTime(const OpWork &W, const hw::Device &D,
               const TimeOptions &O = TimeOptions());
 

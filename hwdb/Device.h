@@ -16,8 +16,8 @@
 // Only the OpClass enumeration is used from this header; hwdb does not link
 // perfc_costmodels (which depends on hwdb), so op class names are parsed
 // here with hwdb's own table (see opClassKey).
-#include "ir/OpClass.h"
 #include "ir/DType.h"
+#include "ir/OpClass.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
@@ -123,6 +123,11 @@ struct Device {
   /// CPU vector register width in bits and FMA pipes per core; 0 where not
   /// given. Informational now; the CPU SIMD model will use them.
   unsigned SimdWidthBits = 0;
+  /// GPU GEMM tile (rows x columns of the output one thread block
+  /// computes) for wave and tile quantisation; 0 where not given, and then
+  /// no quantisation is modelled.
+  unsigned GemmTileM = 0;
+  unsigned GemmTileN = 0;
   unsigned FmaUnits = 0;
   std::vector<ComputeUnit> Units;
   /// Main memory first, then caches; never empty.

@@ -22,6 +22,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/ConvertUTF.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -193,6 +194,37 @@ struct Origin {
   std::string BundledName;
 };
 
+/// Reads a description file. Only regular files of at most MaxFileBytes
+/// are read: a device (/dev/zero) or a FIFO would never end or would block.
+/// The error is the reason alone; callers add the path.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readDescription(const llvm::Twine &Path) {
+  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
+  if (!FD)
+    return makeError(llvm::errorToErrorCode(FD.takeError()).message());
+  struct Closer {
+    llvm::sys::fs::file_t FD;
+    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
+  } Close{*FD};
+  llvm::sys::fs::file_status Status;
+  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
+    return makeError(EC.message());
+  if (Status.type() == llvm::sys::fs::file_type::directory_file)
+    return makeError("it is a directory");
+  if (Status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError("it is not a regular file");
+  if (Status.getSize() > MaxFileBytes)
+    return makeError(llvm::formatv("it is {0} bytes, more than the {1} a "
+                                   "hardware description may have",
+                                   Status.getSize(), MaxFileBytes)
+                         .str());
+  auto Buf = llvm::MemoryBuffer::getOpenFile(*FD, Path, Status.getSize(),
+                                             /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return makeError(Buf.getError().message());
+  return std::move(*Buf);
+}
+
 /// A description file to parse: its text (owned when read from disk) and
 /// origin.
 struct SourceText {
@@ -326,13 +358,12 @@ LoadContext::resolve(llvm::StringRef Ref, const Origin &From, EntryKind Want) {
     Path = From.BaseDir;
     llvm::sys::path::append(Path, Ref);
   }
-  auto Buf = llvm::MemoryBuffer::getFile(Path, /*IsText=*/true,
-                                         /*RequiresNullTerminator=*/false);
+  auto Buf = readDescription(Path);
   if (!Buf)
     return makeError(llvm::formatv("cannot read '{0}': {1}; check the path "
                                    "(relative paths start at the referring "
                                    "file's directory)",
-                                   Path, Buf.getError().message()));
+                                   Path, llvm::toString(Buf.takeError())));
   Src.Owned = std::move(*Buf);
   Src.Text = Src.Owned->getBuffer();
   Src.From.DisplayName = std::string(Path);
@@ -700,6 +731,7 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
       {"clock", false, "1410 MHz"},
       {"simd_width", false, "512 bits"},
       {"fma_units", false, "2"},
+      {"gemm_tile", false, "[128, 128]"},
       {"compute", true, "{vector: {fp32: 19.5 TFLOPS}}"},
       {"memory", true,
        "[{name: HBM2e, capacity: 80 GB, bandwidth: 2039 GB/s}]"},
@@ -747,6 +779,21 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
           if (!M)
             return M.takeError();
           D.SimdWidthBits = static_cast<unsigned>(std::min(M->Value, 1e6));
+        } else if (Key == "gemm_tile") {
+          auto *Seq = llvm::dyn_cast<yaml::SequenceNode>(V);
+          llvm::SmallVector<unsigned, 2> Dims;
+          if (Seq)
+            for (yaml::Node &Item : *Seq) {
+              auto C = count(&Item, Key, /*AllowZero=*/false);
+              if (!C)
+                return C.takeError();
+              Dims.push_back(*C);
+            }
+          if (Dims.size() != 2)
+            return errorAt(V, "'gemm_tile' must be a list of two positive "
+                              "counts, rows and columns, e.g. [128, 128]");
+          D.GemmTileM = Dims[0];
+          D.GemmTileN = Dims[1];
         } else if (Key == "compute") {
           return parseCompute(V, D);
         } else if (Key == "memory") {
@@ -1538,12 +1585,12 @@ llvm::Expected<SourceText> resolveTop(llvm::StringRef PathOrName) {
     Src.From.BundledName = F->Name;
     return Src;
   }
-  auto Buf = llvm::MemoryBuffer::getFile(PathOrName, /*IsText=*/true,
-                                         /*RequiresNullTerminator=*/false);
+  auto Buf = readDescription(PathOrName);
   if (!Buf)
     return makeError(llvm::formatv("{0}: cannot read the file: {1}; check "
                                    "the path",
-                                   PathOrName, Buf.getError().message()));
+                                   PathOrName,
+                                   llvm::toString(Buf.takeError())));
   Src.Owned = std::move(*Buf);
   Src.Text = Src.Owned->getBuffer();
   Src.From.DisplayName = PathOrName.str();
@@ -1595,18 +1642,31 @@ perfc::hw::loadHardwareFromString(llvm::StringRef Text,
   return toCluster(parseSource(Src), DisplayName);
 }
 
-llvm::Expected<Link> perfc::hw::loadLink(llvm::StringRef PathOrName) {
-  auto Src = resolveTop(PathOrName);
-  if (!Src)
-    return Src.takeError();
-  auto P = parseSource(*Src);
+static llvm::Expected<Link> toLink(llvm::Expected<Parsed> P,
+                                   llvm::StringRef What) {
   if (!P)
     return P.takeError();
   if (P->Kind != EntryKind::Link)
     return makeError(llvm::formatv("{0} describes a {1}, not a link; load it "
                                    "with loadHardware",
-                                   Src->From.DisplayName, name(P->Kind)));
+                                   What, name(P->Kind)));
   return std::move(*P->TheLink);
+}
+
+llvm::Expected<Link> perfc::hw::loadLink(llvm::StringRef PathOrName) {
+  auto Src = resolveTop(PathOrName);
+  if (!Src)
+    return Src.takeError();
+  return toLink(parseSource(*Src), Src->From.DisplayName);
+}
+
+llvm::Expected<Link>
+perfc::hw::loadLinkFromString(llvm::StringRef Text,
+                              llvm::StringRef DisplayName) {
+  SourceText Src;
+  Src.Text = Text;
+  Src.From.DisplayName = DisplayName.str();
+  return toLink(parseSource(Src), DisplayName);
 }
 
 std::vector<BundledEntry> perfc::hw::listBundled() {

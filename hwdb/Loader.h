@@ -42,6 +42,10 @@ llvm::Expected<Cluster> loadHardwareFromString(llvm::StringRef Text,
 /// Loads a link description (hwdb/links/*.yaml or a file).
 llvm::Expected<Link> loadLink(llvm::StringRef PathOrName);
 
+/// As loadLink, from text; DisplayName as for loadHardwareFromString.
+llvm::Expected<Link> loadLinkFromString(llvm::StringRef Text,
+                                        llvm::StringRef DisplayName);
+
 /// What a description file describes.
 enum class EntryKind : uint8_t { Device, Link, Cluster };
 llvm::StringRef name(EntryKind K);

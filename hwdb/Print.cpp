@@ -189,6 +189,8 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
     OS << " at " << formatQuantity(D.ClockHz, Quantity::Frequency);
   if (D.SimdWidthBits)
     OS << ", " << D.SimdWidthBits << "-bit SIMD";
+  if (D.GemmTileM)
+    OS << ", GEMM tile " << D.GemmTileM << "x" << D.GemmTileN;
   if (D.FmaUnits)
     OS << ", " << D.FmaUnits << " FMA units per core";
   OS << "\n  compute (peak):\n";

@@ -1,16 +1,98 @@
 //===- Predict.cpp - From a graph to a Report -----------------------------===//
 #include "passes/Predict.h"
 
+#include "hwdb/Device.h"
 #include "ir/Graph.h"
 #include "passes/WorkPass.h"
 
 namespace perfc {
+namespace {
 
-Report predictWork(const ir::Graph &G) {
+NodeTime zeroTime(const char *Exec, std::string Explain) {
+  NodeTime T;
+  T.Bound = "none";
+  T.Exec = Exec;
+  T.Explain = std::move(Explain);
+  return T;
+}
+
+NodeTime kernelTime(const cost::OpTime &T, const Kernel &K) {
+  NodeTime NT;
+  NT.Seconds = T.Seconds;
+  NT.ComputeSeconds = T.ComputeSeconds;
+  NT.MemorySeconds = T.MemorySeconds;
+  NT.OverheadSeconds = T.OverheadSeconds;
+  NT.Bound = cost::name(T.Bound);
+  NT.Explain = cost::explain(T);
+  if (K.Members.size() > 1)
+    NT.Explain +=
+        " [kernel of " + std::to_string(K.Members.size()) + " fused nodes]";
+  NT.PeakFlops = T.PeakFlops;
+  NT.ComputeEfficiency = T.ComputeEfficiency;
+  NT.Bandwidth = T.Bandwidth;
+  NT.MemoryEfficiency = T.MemoryEfficiency;
+  NT.Unit = T.Unit;
+  NT.ComputeType = ir::name(T.ComputeType).str();
+  NT.Unsupported = T.Unsupported;
+  return NT;
+}
+
+void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
+             Report &R) {
+  const KernelPlan Plan = planKernels(G, Work, O.Fusion);
+  KernelSummary Summary;
+  double Total = 0;
+  for (const Kernel &K : Plan.Kernels) {
+    const cost::OpTime T = cost::opTime(K.Work, *O.Device, O.Time);
+    Total += T.Seconds;
+    switch (T.Bound) {
+    case cost::Bound::Compute:
+      Summary.ComputeBoundSeconds += T.Seconds;
+      break;
+    case cost::Bound::Memory:
+      Summary.MemoryBoundSeconds += T.Seconds;
+      break;
+    case cost::Bound::Overhead:
+      Summary.OverheadBoundSeconds += T.Seconds;
+      break;
+    }
+    R.Nodes[K.Head].Time = kernelTime(T, K);
+    for (unsigned M : K.Members)
+      if (M != K.Head) {
+        NodeTime F = zeroTime("fused", "0 s (fused into the kernel of '" +
+                                           R.Nodes[K.Head].Name +
+                                           "', whose time includes it)");
+        F.FusedInto = R.Nodes[K.Head].Name;
+        R.Nodes[M].Time = std::move(F);
+      }
+  }
+  for (unsigned I = 0; I < Plan.Exec.size(); ++I) {
+    if (Plan.Exec[I] == NodeExec::View) {
+      ++Summary.Views;
+      R.Nodes[I].Time =
+          zeroTime("view", "0 s (view: metadata only, no data moved, no "
+                           "kernel)");
+    } else if (Plan.Exec[I] == NodeExec::Folded) {
+      ++Summary.Folded;
+      R.Nodes[I].Time = zeroTime(
+          "folded", "0 s (constant-folded: its inputs are constants or "
+                    "static shapes, so runtimes compute it once at load)");
+    }
+  }
+  Summary.Kernels = Plan.Kernels.size();
+  Summary.Fused = Plan.numFused();
+  R.LatencySeconds = Total;
+  R.Kernels = Summary;
+}
+
+} // namespace
+
+Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }
+
+Report predict(const ir::Graph &G, const PredictOptions &Options) {
   GraphWork Work = computeWork(G);
   Report R;
   R.Total = Work.Total;
-  R.Warnings = std::move(Work.Warnings);
   R.Nodes.reserve(G.numNodes());
   for (const auto &N : G.nodes()) {
     NodeReport NR;
@@ -19,9 +101,12 @@ Report predictWork(const ir::Graph &G) {
                                 : (N->domain() + ":" + N->opType()).str();
     if (const ir::Value *Out = N->output(0))
       NR.OutputShape = Out->shape().str();
-    NR.Work = std::move(Work.Nodes[N->index()]);
+    NR.Work = Work.Nodes[N->index()];
     R.Nodes.push_back(std::move(NR));
   }
+  if (Options.Device)
+    addTime(G, Work, Options, R);
+  R.Warnings = std::move(Work.Warnings);
   return R;
 }
 

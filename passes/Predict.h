@@ -1,22 +1,39 @@
-//===- Predict.h - From a graph to a Report --------------------*- C++ -*-===//
+//===- Predict.h - From a graph to a Report ---------------------*- C++ -*-===//
 //
-// The pipeline entry point the CLI and the library share: runs the passes
-// over a graph and fills a Report.
+// The inference pipeline: work pass, then, with a device, kernel planning
+// (constant folding, views, fusion; passes/Fusion.h) and the roofline of
+// each kernel (costmodels/Roofline.h). Latency is the sum of the kernel
+// times: one stream runs the kernels in order, as ONNX Runtime's sequential
+// executor and a single CUDA stream do.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_PREDICT_H
 #define PERFC_PASSES_PREDICT_H
 
+#include "costmodels/Roofline.h"
+#include "passes/Fusion.h"
 #include "passes/Report.h"
 
 namespace perfc {
 namespace ir {
 class Graph;
 }
+namespace hw {
+struct Device;
+}
 
-/// Work of every node and the totals; the Report's Model is left for the
-/// caller to fill.
+struct PredictOptions {
+  /// The device to time the model on; work only when null.
+  const hw::Device *Device = nullptr;
+  cost::TimeOptions Time;
+  FusionOptions Fusion;
+};
+
+/// Work only (no device).
 Report predictWork(const ir::Graph &G);
+
+/// Work and, with a device, time.
+Report predict(const ir::Graph &G, const PredictOptions &Options);
 
 } // namespace perfc
 

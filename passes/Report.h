@@ -24,8 +24,22 @@ struct NodeTime {
   double ComputeSeconds = 0;
   double MemorySeconds = 0;
   double OverheadSeconds = 0;
-  std::string Bound;   ///< "compute", "memory" or "overhead".
+  /// "compute", "memory" or "overhead" for a kernel; "none" for nodes that
+  /// take no time of their own (views, folded and fused nodes).
+  std::string Bound;
   std::string Explain; ///< The roofline formula with its numbers.
+  /// How the node runs: "kernel" (heads a kernel), "fused" (inside the
+  /// kernel of FusedInto, whose time includes it), "view" or "folded"
+  /// (computed at load time from constants).
+  std::string Exec = "kernel";
+  std::string FusedInto; ///< Head node of the kernel, for "fused".
+  double PeakFlops = 0;  ///< Peak of the unit used (FLOP/s or op/s).
+  double ComputeEfficiency = 0;
+  double Bandwidth = 0; ///< Main-memory bandwidth (bytes/s).
+  double MemoryEfficiency = 0;
+  std::string Unit;        ///< Compute unit ("tensor", "simd", ...).
+  std::string ComputeType; ///< Type the arithmetic ran in.
+  bool Unsupported = false;
 };
 
 struct NodeReport {
@@ -57,9 +71,21 @@ struct ModelInfo {
 };
 
 struct HardwareInfo {
-  std::string Name;   ///< As given to --hw.
-  std::string Device; ///< The device the model runs on.
-  std::string Source; ///< Bundled name or file path.
+  std::string Name;        ///< As given to --hw.
+  std::string Device;      ///< The device the model runs on.
+  std::string Source;      ///< Bundled name or file path.
+  std::string ComputeType; ///< --compute-type, or "" for the model's own.
+};
+
+/// How the nodes ran, with a device.
+struct KernelSummary {
+  unsigned Kernels = 0; ///< Launches.
+  unsigned Fused = 0;   ///< Nodes fused into another node's kernel.
+  unsigned Views = 0;
+  unsigned Folded = 0;
+  /// Seconds per bound (compute, memory, overhead) over the kernels.
+  double ComputeBoundSeconds = 0, MemoryBoundSeconds = 0,
+         OverheadBoundSeconds = 0;
 };
 
 struct Report {
@@ -67,6 +93,7 @@ struct Report {
   llvm::Optional<HardwareInfo> Hardware;
   OpWork Total;
   llvm::Optional<double> LatencySeconds;
+  llvm::Optional<KernelSummary> Kernels;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
 };

@@ -70,11 +70,25 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("name", R.Hardware->Name);
         J.attribute("device", R.Hardware->Device);
         J.attribute("source", R.Hardware->Source);
+        if (!R.Hardware->ComputeType.empty())
+          J.attribute("compute_type", R.Hardware->ComputeType);
       });
     J.attributeObject("totals", [&] {
       writeWork(J, R.Total);
       if (R.LatencySeconds)
         J.attribute("latency_s", *R.LatencySeconds);
+      if (R.Kernels) {
+        const KernelSummary &K = *R.Kernels;
+        J.attribute("kernels", int64_t(K.Kernels));
+        J.attribute("fused_nodes", int64_t(K.Fused));
+        J.attribute("view_nodes", int64_t(K.Views));
+        J.attribute("folded_nodes", int64_t(K.Folded));
+        J.attributeObject("time_by_bound_s", [&] {
+          J.attribute("compute", K.ComputeBoundSeconds);
+          J.attribute("memory", K.MemoryBoundSeconds);
+          J.attribute("overhead", K.OverheadBoundSeconds);
+        });
+      }
     });
     J.attributeArray("nodes", [&] {
       for (const NodeReport &N : R.Nodes)
@@ -92,6 +106,17 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("compute_s", N.Time->ComputeSeconds);
             J.attribute("memory_s", N.Time->MemorySeconds);
             J.attribute("overhead_s", N.Time->OverheadSeconds);
+            J.attribute("exec", N.Time->Exec);
+            if (!N.Time->FusedInto.empty())
+              J.attribute("fused_into", N.Time->FusedInto);
+            if (N.Time->Exec == "kernel") {
+              J.attribute("unit", N.Time->Unit);
+              J.attribute("compute_type", N.Time->ComputeType);
+              J.attribute("peak_flops", N.Time->PeakFlops);
+              J.attribute("compute_efficiency", N.Time->ComputeEfficiency);
+              J.attribute("bandwidth_bytes_per_s", N.Time->Bandwidth);
+              J.attribute("memory_efficiency", N.Time->MemoryEfficiency);
+            }
             J.attribute("explain", N.Time->Explain);
           }
         });

@@ -62,6 +62,20 @@ void writeReportTable(const Report &R, const TableOptions &Options,
       formatBytes(R.Total.BytesRead), formatBytes(R.Total.BytesWritten));
   if (R.LatencySeconds)
     OS << fmt::format("latency   {}\n", formatSeconds(*R.LatencySeconds));
+  if (R.Kernels) {
+    const KernelSummary &K = *R.Kernels;
+    OS << fmt::format("kernels   {} ({} nodes fused, {} views, {} folded at "
+                      "load)\n",
+                      K.Kernels, K.Fused, K.Views, K.Folded);
+    const double T =
+        K.ComputeBoundSeconds + K.MemoryBoundSeconds + K.OverheadBoundSeconds;
+    if (T > 0)
+      OS << fmt::format("bound     compute {:.0f}%, memory {:.0f}%, "
+                        "overhead {:.0f}% of the time\n",
+                        100 * K.ComputeBoundSeconds / T,
+                        100 * K.MemoryBoundSeconds / T,
+                        100 * K.OverheadBoundSeconds / T);
+  }
 
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
@@ -93,7 +107,9 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}", Name, Op,
                     formatCount(N.Work.Macs), formatCount(N.Work.Flops),
                     formatBytes(N.Work.bytes()));
-    if (Timed && N.Time) {
+    if (Timed && N.Time && N.Time->Exec == "fused") {
+      Row += fmt::format(" {:>11} {:>6} in {}", "-", "", N.Time->FusedInto);
+    } else if (Timed && N.Time) {
       double Share =
           *R.LatencySeconds > 0 ? 100 * N.Time->Seconds / *R.LatencySeconds : 0;
       Row += fmt::format(" {:>11} {:>5.1f}% {:<8}",

@@ -68,9 +68,23 @@ static void addBias(const ir::Node &N, unsigned BiasInput, OpWork &W) {
   W.Formula += " + out_elems (bias)";
 }
 
+/// Conv as an implicit GEMM (see GemmDims).
+static GemmDims implicitGemm(const ir::Node &N, double MacsPerElement) {
+  const ir::Value *Y = N.output(0);
+  if (!Y || !Y->shape().isRanked() || Y->shape().rank() < 2)
+    return {};
+  const double Groups = std::max<int64_t>(1, N.getInt("group", 1));
+  const double Cout = Y->shape().size(1);
+  if (Cout <= 0)
+    return {};
+  return {Groups, elems(Y) / Cout, Cout / Groups, MacsPerElement};
+}
+
 static void convWork(const ir::Node &N, OpWork &W) {
-  W.Macs = elems(N.output(0)) *
-           macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/false);
+  const double PerElement =
+      macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/false);
+  W.Macs = elems(N.output(0)) * PerElement;
+  W.Gemm = implicitGemm(N, PerElement);
   W.Flops = 2 * W.Macs;
   W.Formula = "2*N*Cout*prod(out_spatial)*(Cin/group)*prod(kernel)";
   addBias(N, 2, W);

@@ -94,15 +94,23 @@ static MatMulDims matMulDims(const ir::Value *A, const ir::Value *B) {
   return D;
 }
 
+static GemmDims gemmDims(const MatMulDims &D) {
+  return {D.Batch, D.M, D.N, D.K};
+}
+
 static void matMulWork(const ir::Node &N, OpWork &W) {
-  W.Macs = matMulDims(N.input(0), N.input(1)).macs();
+  const MatMulDims D = matMulDims(N.input(0), N.input(1));
+  W.Macs = D.macs();
+  W.Gemm = gemmDims(D);
   W.Flops = 2 * W.Macs;
   W.Formula = "2*batch*M*K*N";
 }
 
 static void qLinearMatMulWork(const ir::Node &N, OpWork &W) {
   // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, ...
-  W.Macs = matMulDims(N.input(0), N.input(3)).macs();
+  const MatMulDims D = matMulDims(N.input(0), N.input(3));
+  W.Macs = D.macs();
+  W.Gemm = gemmDims(D);
   W.Flops = 2 * W.Macs + RequantizeFlops * elems(N.output(0));
   W.Formula = "2*batch*M*K*N + 3*out_elems (requantize)";
 }
@@ -121,6 +129,7 @@ static void gemmWork(const ir::Node &N, OpWork &W) {
   if (K == 0)
     K = SB.size(TransB ? -1 : -2);
   W.Macs = M * K * Nn;
+  W.Gemm = {1, M, Nn, K};
   W.Flops = 2 * W.Macs;
   W.Formula = "2*M*K*N";
   if (N.getFloat("alpha", 1.0) != 1.0) {

@@ -1,0 +1,220 @@
+//===- Fusion.cpp - Which nodes run as which kernels ----------------------===//
+#include "passes/Fusion.h"
+
+#include "ir/Graph.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace perfc {
+namespace {
+
+/// Ops whose outputs are not a function of their inputs: never folded.
+bool isNondeterministic(const ir::Node &N) {
+  return llvm::StringSwitch<bool>(N.opType())
+      .Cases("RandomNormal", "RandomUniform", "RandomNormalLike",
+             "RandomUniformLike", "Multinomial", "Bernoulli", true)
+      .Default(false);
+}
+
+bool canHeadFusion(OpClass C) {
+  return C == OpClass::Gemm || C == OpClass::Conv ||
+         C == OpClass::Elementwise || C == OpClass::Normalization ||
+         C == OpClass::Reduction;
+}
+
+class Planner {
+public:
+  Planner(const ir::Graph &G, const GraphWork &W, const FusionOptions &O)
+      : G(G), Work(W), Options(O) {
+    Plan.Exec.assign(G.numNodes(), NodeExec::Kernel);
+    Plan.KernelOf.assign(G.numNodes(), -1);
+  }
+
+  KernelPlan run() {
+    for (const auto &N : G.nodes())
+      place(*N);
+    for (Kernel &K : Plan.Kernels)
+      combineWork(K);
+    return std::move(Plan);
+  }
+
+private:
+  /// Whether V is known at load time: an initializer or a folded output.
+  bool isLoadTimeConstant(const ir::Value *V) const {
+    if (V->isConstant())
+      return true;
+    const ir::Node *P = V->producer();
+    return P && Plan.Exec[P->index()] == NodeExec::Folded;
+  }
+
+  bool foldable(const ir::Node &N) const {
+    if (!Options.FoldConstants || isNondeterministic(N) ||
+        !N.subgraphs().empty() || !N.domain().empty())
+      return false;
+    // Shapes are static after import, so Shape and Size are constants.
+    if (N.opType() == "Shape" || N.opType() == "Size")
+      return true;
+    for (const ir::Value *In : N.inputs())
+      if (In && !isLoadTimeConstant(In))
+        return false;
+    return true;
+  }
+
+  /// The node computing V's data, looking through views; null for graph
+  /// inputs and constants.
+  const ir::Node *dataProducer(const ir::Value *V) const {
+    for (unsigned Depth = 0; Depth < G.numNodes(); ++Depth) {
+      const ir::Node *P = V->producer();
+      if (!P || Plan.Exec[P->index()] != NodeExec::View || !P->input(0))
+        return P;
+      V = P->input(0);
+    }
+    return nullptr;
+  }
+
+  int kernelOfValue(const ir::Value *V) const {
+    const ir::Node *P = dataProducer(V);
+    return P ? Plan.KernelOf[P->index()] : -1;
+  }
+
+  bool canJoin(const ir::Node &N, const Kernel &K) const {
+    if (K.Members.size() >= MaxFusedNodes)
+      return false;
+    const OpWork &Mine = Work.Nodes[N.index()];
+    const OpClass HeadClass = Work.Nodes[K.Head].Class;
+    if (!canHeadFusion(HeadClass))
+      return false;
+    if (Mine.Class == OpClass::Elementwise)
+      return true;
+    if (Mine.Class == OpClass::Normalization)
+      return N.opType() == "BatchNormalization";
+    if (Mine.Class == OpClass::Reduction)
+      return HeadClass != OpClass::Gemm && HeadClass != OpClass::Conv;
+    return false;
+  }
+
+  void place(const ir::Node &N) {
+    const unsigned Index = N.index();
+    if (foldable(N)) {
+      Plan.Exec[Index] = NodeExec::Folded;
+      return;
+    }
+    if (Work.Nodes[Index].IsView) {
+      Plan.Exec[Index] = NodeExec::View;
+      return;
+    }
+    if (Options.Fuse && N.domain().empty()) {
+      // Kernels this node reads from; joining one older than another would
+      // make the kernels cyclic.
+      int Newest = -1;
+      for (const ir::Value *In : N.inputs())
+        if (In)
+          Newest = std::max(Newest, kernelOfValue(In));
+      for (const ir::Value *In : N.inputs()) {
+        if (!In)
+          continue;
+        const int K = kernelOfValue(In);
+        if (K >= 0 && K == Newest && canJoin(N, Plan.Kernels[K])) {
+          Plan.Kernels[K].Members.push_back(Index);
+          Plan.KernelOf[Index] = K;
+          return;
+        }
+      }
+    }
+    Kernel K;
+    K.Head = Index;
+    K.Members.push_back(Index);
+    Plan.KernelOf[Index] = static_cast<int>(Plan.Kernels.size());
+    Plan.Kernels.push_back(std::move(K));
+  }
+
+  /// Whether V (or a view of it) is read outside kernel K or is a graph
+  /// output.
+  bool escapes(const ir::Value *V, int K, unsigned Depth = 0) const {
+    if (V->isGraphOutput() || Depth > 64)
+      return true;
+    for (const ir::Node *U : V->users()) {
+      if (Plan.Exec[U->index()] == NodeExec::View) {
+        for (const ir::Value *Out : U->outputs())
+          if (Out && escapes(Out, K, Depth + 1))
+            return true;
+      } else if (Plan.KernelOf[U->index()] != K) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /// The value whose bytes a read of V touches: V itself, or what the views
+  /// producing V alias.
+  const ir::Value *dataRoot(const ir::Value *V) const {
+    for (unsigned Depth = 0; Depth < G.numNodes(); ++Depth) {
+      const ir::Node *P = V->producer();
+      if (!P || Plan.Exec[P->index()] != NodeExec::View || !P->input(0))
+        return V;
+      V = P->input(0);
+    }
+    return V;
+  }
+
+  void combineWork(Kernel &K) {
+    const OpWork &Head = Work.Nodes[K.Head];
+    K.Work = Head;
+    if (K.Members.size() == 1)
+      return;
+    const int Self = Plan.KernelOf[K.Head];
+    // The head's reads stand (a Gather reads only what it gathers); others
+    // add the distinct tensors they read from outside the kernel.
+    llvm::DenseSet<const ir::Value *> Read;
+    const ir::Node &HeadNode = *G.nodes()[K.Head];
+    for (const ir::Value *In : HeadNode.inputs())
+      if (In)
+        Read.insert(dataRoot(In));
+    K.Work.BytesWritten = 0;
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (M != K.Head) {
+        const OpWork &W = Work.Nodes[M];
+        K.Work.Macs += W.Macs;
+        K.Work.Flops += W.Flops;
+        K.Work.Params += W.Params;
+        for (const ir::Value *In : N.inputs()) {
+          if (!In)
+            continue;
+          const ir::Value *Root = dataRoot(In);
+          if (kernelOfValue(In) == Self || !Read.insert(Root).second)
+            continue;
+          K.Work.BytesRead += static_cast<double>(Root->bytes());
+        }
+      }
+      for (const ir::Value *Out : N.outputs())
+        if (Out && escapes(Out, Self))
+          K.Work.BytesWritten += static_cast<double>(Out->bytes());
+    }
+    if (!Head.Formula.empty())
+      K.Work.Formula = Head.Formula + " + " +
+                       std::to_string(K.Members.size() - 1) + " fused op(s)";
+  }
+
+  const ir::Graph &G;
+  const GraphWork &Work;
+  const FusionOptions &Options;
+  KernelPlan Plan;
+};
+
+} // namespace
+
+unsigned KernelPlan::numFused() const {
+  unsigned N = 0;
+  for (const Kernel &K : Kernels)
+    N += K.Members.size() - 1;
+  return N;
+}
+
+KernelPlan planKernels(const ir::Graph &G, const GraphWork &Work,
+                       const FusionOptions &Options) {
+  return Planner(G, Work, Options).run();
+}
+
+} // namespace perfc

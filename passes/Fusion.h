@@ -1,0 +1,77 @@
+//===- Fusion.h - Which nodes run as which kernels --------------*- C++ -*-===//
+//
+// Runtimes do not launch one kernel per ONNX node. ONNX Runtime, TensorRT
+// and XLA all
+//  * fold at load time every node whose inputs are constants (and Shape or
+//    Size of a tensor whose shape is static): the shape arithmetic of
+//    exported models costs nothing at run time;
+//  * run view ops (Reshape, Squeeze, Identity, ...) as metadata changes;
+//  * fuse elementwise epilogues into their producer (Conv + BatchNorm +
+//    Relu, MatMul + bias + GELU, residual Add) and chains of elementwise
+//    ops and reductions into one loop (LayerNorm, GELU, Softmax
+//    decompositions), so intermediate tensors never reach memory.
+// planKernels turns a graph and its work into that list of kernels; the
+// latency pass then prices each kernel once, with the combined work and the
+// bytes that cross its boundary.
+//
+// The rules (README "Fusion"): a node of class elementwise, or a
+// BatchNormalization, joins the kernel that produces one of its inputs when
+// that kernel is headed by a gemm, conv, elementwise, normalization or
+// reduction op; a reduction joins a kernel headed by an elementwise,
+// normalization or reduction op (never a GEMM's). Views are looked
+// through. A node never joins a kernel older than another kernel it reads
+// from (that would make the kernels cyclic), and a kernel holds at most
+// MaxFusedNodes nodes. Everything else starts its own kernel.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_FUSION_H
+#define PERFC_PASSES_FUSION_H
+
+#include "costmodels/OpWork.h"
+#include "passes/WorkPass.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace perfc {
+namespace ir {
+class Graph;
+}
+
+/// How a node is executed.
+enum class NodeExec : uint8_t {
+  Kernel, ///< Part of a kernel (as its head or fused into it).
+  View,   ///< Metadata only: no kernel, no bytes.
+  Folded, ///< Computed once at load time from constants.
+};
+
+struct Kernel {
+  unsigned Head = 0; ///< Node index of the first node; names the kernel.
+  llvm::SmallVector<unsigned, 4> Members; ///< Node indices, head first.
+  /// Combined work: arithmetic summed; class, type and GEMM dims of the
+  /// head; bytes read from outside the kernel and written to outside it.
+  OpWork Work;
+};
+
+struct KernelPlan {
+  std::vector<NodeExec> Exec;  ///< Indexed by node index.
+  std::vector<int> KernelOf;   ///< Kernel index per node, -1 if none.
+  std::vector<Kernel> Kernels; ///< In the order their heads run.
+  unsigned numFused() const;   ///< Nodes that joined another's kernel.
+};
+
+struct FusionOptions {
+  bool Fuse = true;          ///< Fuse epilogues and elementwise chains.
+  bool FoldConstants = true; ///< Fold constant subgraphs at load time.
+};
+
+constexpr unsigned MaxFusedNodes = 64;
+
+KernelPlan planKernels(const ir::Graph &G, const GraphWork &Work,
+                       const FusionOptions &Options = FusionOptions());
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_FUSION_H

@@ -1,0 +1,202 @@
+//===- PredictCommand.cpp - perfc MODEL.onnx [--hw HW] --------------------===//
+//
+// Loads the model (frontend), the hardware (hwdb) when given, runs the
+// prediction (passes) and prints the Report as a table or JSON.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/OnnxImport.h"
+#include "hwdb/Loader.h"
+#include "passes/Predict.h"
+#include "perfc/Version.h"
+#include "tools/CliCommon.h"
+#include "tools/Commands.h"
+#include "tools/ReportWriters.h"
+
+#include "llvm/Support/CommandLine.h"
+
+using namespace perfc;
+namespace cl = llvm::cl;
+
+namespace {
+
+llvm::Expected<std::vector<std::pair<std::string, int64_t>>>
+parseDims(const std::vector<std::string> &Specs) {
+  std::vector<std::pair<std::string, int64_t>> Dims;
+  for (const std::string &Spec : Specs) {
+    auto [Name, Value] = llvm::StringRef(Spec).split('=');
+    int64_t V = 0;
+    if (Name.empty() || Value.getAsInteger(10, V) || V <= 0)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "--dim '" + Spec + "': expected NAME=VALUE with a positive integer");
+    Dims.emplace_back(Name.str(), V);
+  }
+  return Dims;
+}
+
+std::vector<TensorInfo> describe(llvm::ArrayRef<ir::Value *> Values) {
+  std::vector<TensorInfo> Out;
+  for (const ir::Value *V : Values)
+    Out.push_back(
+        {V->name().str(), ir::name(V->type()).str(), V->shape().str()});
+  return Out;
+}
+
+/// --compute-type: the floating-point types the roofline knows.
+llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
+  if (S.empty())
+    return llvm::None;
+  static const char *const Known[] = {"fp32", "tf32", "fp16",
+                                      "bf16", "fp8",  "int8"};
+  for (const char *K : Known)
+    if (S == K) {
+      if (S == "fp8")
+        return llvm::Optional<ir::DType>(ir::DType::F8E4M3);
+      if (auto T = ir::parseDType(S))
+        return llvm::Optional<ir::DType>(*T);
+    }
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "unknown --compute-type '" + S +
+          "': use fp32, tf32, fp16, bf16, fp8 or int8");
+}
+
+} // namespace
+
+int perfc::cli::runPredict(int Argc, const char *const *Argv) {
+  // Options are locals: LLVM's cl registers them on construction, and the
+  // tool keeps no global state.
+  cl::OptionCategory Category("perfc options");
+  cl::opt<std::string> ModelPath(cl::Positional, cl::desc("<model.onnx>"),
+                                 cl::cat(Category));
+  cl::opt<std::string> Hw("hw",
+                          cl::desc("Hardware: a YAML file or a bundled name "
+                                   "(see 'perfc hw list'); adds latency"),
+                          cl::value_desc("HW"), cl::cat(Category));
+  cl::opt<int64_t> Batch(
+      "batch", cl::desc("Set the first dimension of every model input"),
+      cl::value_desc("N"), cl::cat(Category));
+  cl::list<std::string> DimSpecs(
+      "dim", cl::desc("Bind a symbolic dimension (repeatable)"),
+      cl::value_desc("NAME=VALUE"), cl::cat(Category));
+  // A plain string, checked below: cl's enum parser prints its own
+  // two-line error straight to errs().
+  cl::opt<std::string> OutFormat(
+      "format",
+      cl::desc("Output format: table (for people) or json (schema in README)"),
+      cl::init("table"), cl::value_desc("table|json"), cl::cat(Category));
+  cl::opt<std::string> OutputPath("o", cl::desc("Write the output to FILE"),
+                                  cl::value_desc("FILE"), cl::cat(Category));
+  cl::opt<std::string> ComputeType(
+      "compute-type",
+      cl::desc("Run floating-point arithmetic in this type (fp32, tf32, "
+               "fp16, bf16, fp8, int8), e.g. an fp32 model on tensor cores"),
+      cl::value_desc("TYPE"), cl::cat(Category));
+  cl::opt<bool> NoFusion(
+      "no-fusion",
+      cl::desc("Time every node as its own kernel (no epilogue or "
+               "elementwise fusion; constants are still folded)"),
+      cl::cat(Category));
+  cl::opt<unsigned> MaxOps("ops", cl::desc("Ops listed in the table (0: all)"),
+                           cl::init(15), cl::value_desc("N"),
+                           cl::cat(Category));
+  cl::opt<bool> Explain("explain",
+                        cl::desc("Show the formula behind each number"),
+                        cl::cat(Category));
+  cl::opt<bool> AllowUnknownShapes(
+      "allow-unknown-shapes",
+      cl::desc("Cost dimensions that depend on run-time values as 0 (with a "
+               "warning) instead of failing"),
+      cl::cat(Category));
+  cl::opt<uint64_t> MaxNodes(
+      "max-nodes", cl::desc("Refuse models with more nodes than this"),
+      cl::init(2'000'000), cl::value_desc("N"), cl::cat(Category));
+
+  cl::HideUnrelatedOptions(Category);
+  if (!parseOptions(Argc, Argv,
+                    "perfc: predicts what a deep-learning model costs on given "
+                    "hardware\n\n  perfc MODEL.onnx [--hw HW] [--batch N] "
+                    "[--dim NAME=VALUE] [--format table|json] [-o FILE]\n"
+                    "  perfc hw list | perfc hw show NAME\n"))
+    return 1;
+
+  if (OutFormat != "table" && OutFormat != "json")
+    return fail("unknown --format '" + OutFormat + "': use 'table' or 'json'");
+  auto Compute = parseComputeType(ComputeType);
+  if (!Compute)
+    return fail(Compute.takeError());
+  if (ModelPath.empty())
+    return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
+                "'perfc --help')");
+
+  frontend::ImportOptions Import;
+  if (Batch.getNumOccurrences())
+    Import.Batch = Batch;
+  auto Dims = parseDims(DimSpecs);
+  if (!Dims)
+    return fail(Dims.takeError());
+  Import.Dims = std::move(*Dims);
+  Import.MaxNodes = MaxNodes;
+  Import.AllowUnknownShapes = AllowUnknownShapes;
+
+  // Hardware first: a bad description fails fast, before a large model
+  // loads.
+  llvm::Optional<hw::Cluster> Cluster;
+  if (!Hw.empty()) {
+    auto C = hw::loadHardware(Hw);
+    if (!C)
+      return fail(C.takeError());
+    Cluster = std::move(*C);
+  }
+
+  auto Model = frontend::importOnnxFile(ModelPath, Import);
+  if (!Model)
+    return fail(Model.takeError());
+
+  PredictOptions Options;
+  Options.Time.ComputeType = *Compute;
+  Options.Fusion.Fuse = !NoFusion;
+  if (Cluster)
+    Options.Device = &Cluster->primaryDevice();
+  Report R = predict(Model->Graph, Options);
+  R.Model.Name = Model->Name;
+  R.Model.Path = ModelPath;
+  R.Model.GraphName = Model->GraphName;
+  R.Model.Producer = Model->Producer;
+  R.Model.IrVersion = Model->IrVersion;
+  R.Model.Opset = Model->Opset;
+  R.Model.FileBytes = Model->FileBytes;
+  R.Model.WeightBytesSkipped = Model->WeightBytesSkipped;
+  R.Model.Inputs = describe(Model->Graph.inputs());
+  R.Model.Outputs = describe(Model->Graph.outputs());
+  R.Model.Bindings = Model->Bindings;
+  R.Warnings.insert(R.Warnings.begin(), Model->Warnings.begin(),
+                    Model->Warnings.end());
+  if (Cluster) {
+    const hw::Device &D = Cluster->primaryDevice();
+    R.Hardware =
+        HardwareInfo{Hw, D.Name, Cluster->Name, ComputeType.getValue()};
+    // A device that cannot run an op gives no latency: say which op, rather
+    // than print an infinite time.
+    for (const NodeReport &N : R.Nodes)
+      if (N.Time && N.Time->Unsupported)
+        return fail(ModelPath + ": node '" + N.Name + "' (" + N.Op +
+                    "): device '" + D.Name + "' does not run " +
+                    N.Time->ComputeType + " " + name(N.Work.Class).str() +
+                    " ops; choose another device or --compute-type");
+  }
+
+  int Status = writeOutput(OutputPath, [&](llvm::raw_ostream &OS) {
+    if (OutFormat == "json") {
+      writeReportJson(R, OS);
+    } else {
+      TableOptions T;
+      T.MaxOps = MaxOps;
+      T.Explain = Explain;
+      writeReportTable(R, T, OS);
+    }
+  });
+  if (Status == 0)
+    printWarnings(ModelPath, R.Warnings);
+  return Status;
+}
