@@ -117,7 +117,8 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
           if (Note)
             *Note = llvm::formatv("{0}x{1} tiles, split-K {2}: {3} blocks in "
                                   "{4} wave(s) of {5} SMs",
-                                  Tm, Tn, SplitK, Tiles, Waves, Cores)
+                                  int64_t(Tm), int64_t(Tn), int64_t(SplitK),
+                                  int64_t(Tiles), int64_t(Waves), Cores)
                         .str();
         }
       }

@@ -62,3 +62,29 @@ add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
   "input +input fp32 \\[2, 3, 224, 224\\].*MACs +8\\.178 G.*heaviest ops")
+
+# Hardware: latency fields in the JSON, the hw subcommands, their errors.
+add_test(NAME cli.hw_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --compute-type fp16 --format json)
+set_tests_properties(cli.hw_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"hardware\": {.*\"device\": \"a100-sxm4-80gb\".*\"totals\": {.*\"latency_s\": [0-9.e-]+,.*\"kernels\": [0-9]+.*\"nodes\": \\[.*\"latency_s\".*\"bound\": \"(compute|memory|overhead)\".*\"exec\": \"kernel\"")
+add_test(NAME cli.hw_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw zen5-2vcpu)
+set_tests_properties(cli.hw_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "latency +[0-9.]+ ms.*kernels +[0-9]+ \\([0-9]+ nodes fused")
+add_test(NAME cli.hw_list COMMAND $<TARGET_FILE:perfc> hw list)
+set_tests_properties(cli.hw_list PROPERTIES PASS_REGULAR_EXPRESSION
+  "devices:.*a100-sxm4-80gb.*links:.*infiniband-ndr.*clusters:.*dgx-a100")
+add_test(NAME cli.hw_show COMMAND $<TARGET_FILE:perfc> hw show h100-sxm5-80gb)
+set_tests_properties(cli.hw_show PROPERTIES PASS_REGULAR_EXPRESSION
+  "h100-sxm5-80gb.*tensor.*sources")
+perfc_expect_error(hw_unknown_name "unknown hardware 'nosuch'; run 'perfc hw list'"
+                   ${ZOO}/resnet18.onnx --hw nosuch)
+perfc_expect_error(hw_show_unknown "unknown hardware 'nosuch'" hw show nosuch)
+perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
+perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
+                   ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
+perfc_expect_error(unsupported_on_device
+  "resnet18.onnx: node '/conv1/Conv' \\(Conv\\): device 'jetson-agx-orin-dla' does not run fp32 conv ops"
+  ${ZOO}/resnet18.onnx --hw jetson-agx-orin-dla)

@@ -243,4 +243,55 @@ TEST_SUITE("roofline") {
     CHECK(C.Fallback); // no fp16 arithmetic on Zen 5: priced at fp32
   }
 
+  TEST_CASE("tile and wave quantisation, computed by hand") {
+    // 108 SMs, 128x128 tiles, M = N = K = 1024. 128x128 tiles without
+    // split-K: 64 blocks in one wave of 108 (0.593). Split-K 8 (K slices of
+    // 128): 512 blocks in 5 waves = 512/540 = 0.948, the best choice
+    // (smaller tiles lose more operand reuse than they gain).
+    GemmDims G{1, 1024, 1024, 1024};
+    std::string Note;
+    CHECK(quantization(G, 108, 128, 128, &Note) ==
+          doctest::Approx(512.0 / 540));
+    CAPTURE(Note);
+    CHECK(Note.find("128x128 tiles, split-K 8") == 0);
+    // A GEMM filling whole waves exactly loses nothing.
+    CHECK(quantization({1, 128 * 108, 128, 128}, 108, 128, 128) ==
+          doctest::Approx(1));
+    // Without tile data or SMs nothing is modelled.
+    CHECK(quantization(G, 0, 128, 128) == 1);
+    CHECK(quantization(G, 108, 0, 0) == 1);
+  }
+
+  TEST_CASE("a GEMV on a GPU runs on the vector units, not padded tiles") {
+    const char *Gpu = R"(device:
+  name: qgpu
+  kind: gpu
+  cores: 100
+  gemm_tile: [128, 128]
+  compute:
+    tensor: {fp16: 100 TFLOPS}
+    vector: {fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 1, memory: 1}
+)";
+    hw::Device D = load(Gpu);
+    OpWork W = gemm(1, 4096, 4096, ir::DType::F16);
+    W.Gemm = {1, 1, 4096, 4096};
+    OpTime T = opTime(W, D);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(T.Quantization == 1);
+    // Memory-bound: the 4096 x 4096 fp16 weights and two vectors at
+    // 1000 GB/s.
+    CHECK(T.Seconds == doctest::Approx((4096.0 * 4096 + 2 * 4096) * 2 / 1e12));
+    // A big square GEMM stays on the tensor unit with quantisation applied.
+    OpWork Big = gemm(8192, 8192, 8192, ir::DType::F16);
+    Big.Gemm = {1, 8192, 8192, 8192};
+    OpTime TB = opTime(Big, D);
+    CHECK(std::string(TB.Unit) == "tensor");
+    CHECK(TB.Quantization > 0.95);
+    CHECK(TB.ComputeEfficiency == doctest::Approx(TB.Quantization));
+  }
 } // TEST_SUITE

@@ -1,0 +1,159 @@
+//===- FusionTest.cpp - Kernel planning and the latency of kernels --------===//
+#include "TestGraphs.h"
+
+#include "hwdb/Loader.h"
+#include "passes/Fusion.h"
+#include "passes/Predict.h"
+#include "passes/WorkPass.h"
+
+#include <doctest/doctest.h>
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+KernelPlan plan(const ir::Graph &G, bool Fuse = true) {
+  FusionOptions O;
+  O.Fuse = Fuse;
+  return planKernels(G, computeWork(G), O);
+}
+
+/// 1 FLOP/ns, 1 byte/ns, 1 us per kernel: times below are hand sums.
+const char *const UnitCpu = R"(device:
+  name: unit-cpu
+  kind: cpu
+  compute:
+    simd: {fp32: 1 GFLOPS}
+  memory:
+    - {name: DRAM, capacity: 1 GB, bandwidth: 1 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 1, memory: 1}
+)";
+
+} // namespace
+
+TEST_SUITE("fusion") {
+
+  TEST_CASE("Conv + BatchNormalization + Relu run as one kernel") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 3, 8, 8});
+    ir::Node *Conv =
+        B.node("Conv", {X, B.weight("w", {4, 3, 3, 3})}, {1, 4, 6, 6});
+    ir::Node *Bn = B.node("BatchNormalization",
+                          {B.out(Conv), B.weight("s", {4}), B.weight("b", {4}),
+                           B.weight("m", {4}), B.weight("v", {4})},
+                          {1, 4, 6, 6});
+    ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {1, 4, 6, 6});
+    B.G.markOutput(B.out(Relu));
+    KernelPlan P = plan(B.G);
+    REQUIRE(P.Kernels.size() == 1);
+    CHECK(P.Kernels[0].Head == Conv->index());
+    CHECK(P.Kernels[0].Members.size() == 3);
+    CHECK(P.numFused() == 2);
+    // Reads x and every weight once; writes only the Relu output.
+    const double Read = (3 * 8 * 8 + 4 * 3 * 3 * 3 + 4 * 4) * 4;
+    CHECK(P.Kernels[0].Work.BytesRead == doctest::Approx(Read));
+    CHECK(P.Kernels[0].Work.BytesWritten == doctest::Approx(4 * 6 * 6 * 4));
+    // Without fusion, three kernels.
+    CHECK(plan(B.G, /*Fuse=*/false).Kernels.size() == 3);
+  }
+
+  TEST_CASE("an intermediate read outside the kernel is still written") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1024});
+    ir::Node *Exp = B.node("Exp", {X}, {1024});
+    ir::Node *Neg = B.node("Neg", {B.out(Exp)}, {1024});
+    // A MatMul (never fused as a consumer) also reads Exp's output.
+    ir::Node *Mm =
+        B.node("MatMul", {B.out(Exp), B.weight("w", {1024, 2})}, {2});
+    B.G.markOutput(B.out(Neg));
+    B.G.markOutput(B.out(Mm));
+    KernelPlan P = plan(B.G);
+    REQUIRE(P.Kernels.size() == 2);
+    CHECK(P.Kernels[0].Members.size() == 2);
+    CHECK(P.Kernels[0].Work.BytesRead == doctest::Approx(4096));
+    CHECK(P.Kernels[0].Work.BytesWritten == doctest::Approx(2 * 4096));
+  }
+
+  TEST_CASE("a reduction does not join a GEMM but joins elementwise work") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    ir::Node *Add = B.node("Add", {B.out(Mm), B.weight("b", {8})}, {4, 8});
+    ir::Node *Mean =
+        B.node("ReduceMean", {B.out(Add), B.constInts("axes", {1})}, {4, 1});
+    ir::Node *Sub = B.node("Sub", {B.out(Add), B.out(Mean)}, {4, 8});
+    B.G.markOutput(B.out(Sub));
+    KernelPlan P = plan(B.G);
+    REQUIRE(P.Kernels.size() == 2);
+    CHECK(P.KernelOf[Add->index()] == P.KernelOf[Mm->index()]);
+    CHECK(P.KernelOf[Mean->index()] != P.KernelOf[Mm->index()]);
+    CHECK(P.KernelOf[Sub->index()] == P.KernelOf[Mean->index()]);
+  }
+
+  TEST_CASE("shape arithmetic on static shapes is folded, views are free") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {2, 3, 4});
+    ir::Node *Shape = B.node("Shape", {X}, {3}, ir::DType::I64);
+    ir::Node *Gather = B.node("Gather", {B.out(Shape), B.constInts("i", {0})},
+                              {1}, ir::DType::I64);
+    ir::Node *Concat = B.node("Concat", {B.out(Gather), B.constInts("m", {-1})},
+                              {2}, ir::DType::I64);
+    Concat->addAttr(ir::Attr("axis", int64_t(0)));
+    ir::Node *Reshape = B.node("Reshape", {X, B.out(Concat)}, {2, 12});
+    ir::Node *Relu = B.node("Relu", {B.out(Reshape)}, {2, 12});
+    B.G.markOutput(B.out(Relu));
+    KernelPlan P = plan(B.G);
+    CHECK(P.Exec[Shape->index()] == NodeExec::Folded);
+    CHECK(P.Exec[Gather->index()] == NodeExec::Folded);
+    CHECK(P.Exec[Concat->index()] == NodeExec::Folded);
+    CHECK(P.Exec[Reshape->index()] == NodeExec::View);
+    REQUIRE(P.Kernels.size() == 1);
+    CHECK(P.Kernels[0].Head == Relu->index());
+  }
+
+  TEST_CASE("a node never joins a kernel older than another it reads") {
+    // a = Exp(x); m = MatMul(a, w) (new kernel); c = Add(a, m): joining
+    // a's kernel would make it depend on m's, which depends on it.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 4});
+    ir::Node *Exp = B.node("Exp", {X}, {4, 4});
+    ir::Node *Mm =
+        B.node("MatMul", {B.out(Exp), B.weight("w", {4, 4})}, {4, 4});
+    ir::Node *Add = B.node("Add", {B.out(Exp), B.out(Mm)}, {4, 4});
+    B.G.markOutput(B.out(Add));
+    KernelPlan P = plan(B.G);
+    CHECK(P.KernelOf[Add->index()] == P.KernelOf[Mm->index()]);
+    CHECK(P.KernelOf[Add->index()] != P.KernelOf[Exp->index()]);
+  }
+
+  TEST_CASE("latency is the sum of kernel times; fused nodes point at their "
+            "kernel") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1000});
+    ir::Node *Exp = B.node("Exp", {X}, {1000});
+    ir::Node *Neg = B.node("Neg", {B.out(Exp)}, {1000});
+    B.G.markOutput(B.out(Neg));
+    auto C = hw::loadHardwareFromString(UnitCpu, "unit-cpu.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    PredictOptions O;
+    O.Device = &C->primaryDevice();
+    Report R = predict(B.G, O);
+    REQUIRE(R.LatencySeconds);
+    // One kernel: reads 4000 B and writes 4000 B at 1 GB/s = 8 us; its
+    // FLOPs (Exp 4 + Neg 1 per element = 5000) take 5 us; + 1 us launch.
+    CHECK(*R.LatencySeconds == doctest::Approx(9e-6));
+    REQUIRE(R.Nodes[Neg->index()].Time);
+    CHECK(R.Nodes[Neg->index()].Time->Exec == "fused");
+    CHECK(R.Nodes[Neg->index()].Time->FusedInto == R.Nodes[Exp->index()].Name);
+    CHECK(R.Nodes[Exp->index()].Time->Bound == "memory");
+    REQUIRE(R.Kernels);
+    CHECK(R.Kernels->Kernels == 1);
+    CHECK(R.Kernels->Fused == 1);
+    // Unfused: two kernels of 4 us memory each (+1 us) = 10 us.
+    O.Fusion.Fuse = false;
+    CHECK(*predict(B.G, O).LatencySeconds == doctest::Approx(10e-6));
+  }
+}
