@@ -23,3 +23,14 @@ pkg_check_modules(Z3 REQUIRED IMPORTED_TARGET z3)
 if(PERFC_BUILD_TESTS)
   find_package(doctest REQUIRED)
 endif()
+
+# OpenBLAS (Debian's libopenblas-dev, pthread variant) for `perfc calibrate`'s
+# GEMM. Only its header is used at build time: tools/calibrate opens the
+# library with dlopen when it measures, so that perfc does not start BLAS
+# threads otherwise.
+find_path(PERFC_OPENBLAS_INCLUDE_DIR cblas.h REQUIRED NO_DEFAULT_PATH
+  PATHS /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread
+        /usr/include/openblas)
+find_library(PERFC_OPENBLAS_LIBRARY NAMES openblas REQUIRED NO_DEFAULT_PATH
+  PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-pthread /usr/lib64
+        /usr/lib)

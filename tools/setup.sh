@@ -18,7 +18,7 @@ packages=(
   llvm-14-dev zlib1g-dev libtinfo-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libz3-dev libfmt-dev doctest-dev
-  libonnx-testdata
+  libonnx-testdata libopenblas-dev
 )
 
 missing=()

@@ -1,0 +1,938 @@
+//===- Calibrate.cpp - Measure this machine as an hwdb device -------------===//
+#include "tools/calibrate/Calibrate.h"
+
+#include "hwdb/Loader.h"
+#include "tools/calibrate/Blas.h"
+#include "tools/calibrate/Kernels.h"
+#include "tools/calibrate/SpinPool.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <sched.h>
+#include <unistd.h>
+
+using namespace perfc;
+using namespace perfc::calibrate;
+
+namespace {
+
+constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0;
+
+std::string fx(double V, int Decimals) {
+  char Buf[64];
+  std::snprintf(Buf, sizeof(Buf), "%.*f", Decimals, V);
+  return Buf;
+}
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Best and median time of one call of Fn, after one warm-up call: calls
+/// until Budget seconds have passed and at least MinReps calls were made.
+struct Timing {
+  double Best = 0, Median = 0;
+  /// The 10th percentile: the kernel's rate on a machine that other work
+  /// slows down now and then.
+  double Low = 0;
+  size_t Reps = 0;
+};
+
+template <typename F>
+Timing timeIt(F &&Fn, double Budget, size_t MinReps = 3,
+              size_t MaxReps = 1000000) {
+  Fn();
+  std::vector<double> T;
+  double Start = now();
+  while (T.size() < MinReps || (now() - Start < Budget && T.size() < MaxReps)) {
+    double T0 = now();
+    Fn();
+    T.push_back(now() - T0);
+  }
+  std::sort(T.begin(), T.end());
+  // A clock tick of 0 would make a rate infinite.
+  double Floor = 1e-9;
+  return {std::max(T.front(), Floor), std::max(T[T.size() / 2], Floor),
+          std::max(T[T.size() / 10], Floor), T.size()};
+}
+
+/// A float array that is not zero-initialised here (first touch happens in
+/// parallel, by the threads that use it).
+struct Buffer {
+  std::unique_ptr<float[]> P;
+  size_t N = 0;
+  explicit Buffer(size_t N) : P(new float[N]), N(N) {}
+  float *data() { return P.get(); }
+};
+
+double clampEff(double E) {
+  if (!std::isfinite(E) || E <= 0)
+    return 0.01;
+  return std::min(1.0, std::max(0.01, E));
+}
+
+//===----------------------------------------------------------------------===//
+// The machine.
+//===----------------------------------------------------------------------===//
+
+std::string readFileText(const char *Path) {
+  auto B = llvm::MemoryBuffer::getFileAsStream(Path);
+  return B ? (*B)->getBuffer().str() : std::string();
+}
+
+std::string cpuinfoField(const std::string &Info, llvm::StringRef Key) {
+  llvm::SmallVector<llvm::StringRef, 64> Lines;
+  llvm::StringRef(Info).split(Lines, '\n');
+  for (llvm::StringRef L : Lines) {
+    auto [K, V] = L.split(':');
+    if (K.trim() == Key)
+      return V.trim().str();
+  }
+  return "";
+}
+
+double cacheBytes(int SysconfName, const char *SysPath) {
+  long V = sysconf(SysconfName);
+  if (V > 0)
+    return double(V);
+  std::string S = llvm::StringRef(readFileText(SysPath)).trim().str();
+  if (S.empty())
+    return 0;
+  double Mul = 1;
+  if (S.back() == 'K')
+    Mul = KiB;
+  else if (S.back() == 'M')
+    Mul = MiB;
+  if (Mul != 1)
+    S.pop_back();
+  unsigned long long N = 0;
+  if (llvm::StringRef(S).getAsInteger(10, N))
+    return 0;
+  return double(N) * Mul;
+}
+
+void describeMachine(Measurements &M) {
+  char Host[256] = {};
+  if (gethostname(Host, sizeof(Host) - 1) != 0 || !Host[0])
+    std::strcpy(Host, "localhost");
+  M.Host = Host;
+  std::time_t T = std::time(nullptr);
+  char Date[64];
+  std::strftime(Date, sizeof(Date), "%Y-%m-%d %H:%M UTC", std::gmtime(&T));
+  M.Date = Date;
+
+  std::string Info = readFileText("/proc/cpuinfo");
+  M.CpuModel = cpuinfoField(Info, "model name");
+  std::string Family = cpuinfoField(Info, "cpu family"),
+              Model = cpuinfoField(Info, "model");
+  if (!Family.empty())
+    M.CpuModel += " (family " + Family + ", model " + Model + ")";
+  std::string VendorId = cpuinfoField(Info, "vendor_id");
+  M.Vendor = VendorId == "AuthenticAMD"   ? "AMD"
+             : VendorId == "GenuineIntel" ? "Intel"
+                                          : VendorId;
+  if (M.CpuModel.empty())
+    M.CpuModel = "unknown CPU";
+
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  M.LogicalCpus = sched_getaffinity(0, sizeof(Set), &Set) == 0
+                      ? unsigned(CPU_COUNT(&Set))
+                      : unsigned(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  M.MemoryBytes =
+      double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE));
+  M.L2BytesPerCore = cacheBytes(
+      _SC_LEVEL2_CACHE_SIZE, "/sys/devices/system/cpu/cpu0/cache/index2/size");
+  M.L3Bytes = cacheBytes(_SC_LEVEL3_CACHE_SIZE,
+                         "/sys/devices/system/cpu/cpu0/cache/index3/size");
+  // Some hypervisors report the whole socket's L3 (hundreds of MiB); a core
+  // reaches its own complex's share, at most 96 MiB on parts made so far.
+  if (M.L3Bytes > 128 * MiB) {
+    M.L3ReportedBytes = M.L3Bytes;
+    M.L3Bytes = 32 * MiB;
+  }
+  double Load = 0;
+  if (std::sscanf(readFileText("/proc/loadavg").c_str(), "%lf", &Load) == 1)
+    M.LoadAverage = Load;
+  SimdInfo S = detectSimd();
+  M.SimdWidthBits = S.WidthBits;
+  M.Isa = S.Isa;
+}
+
+//===----------------------------------------------------------------------===//
+// The measurements.
+//===----------------------------------------------------------------------===//
+
+class Calibrator {
+public:
+  Calibrator(const CalibrateOptions &O, Measurements &M)
+      : O(O), M(M), Scale(O.Quick ? 0.04 : 1.0) {}
+
+  llvm::Error run();
+
+private:
+  void log(const std::string &T) {
+    if (O.Log)
+      *O.Log << "calibrate: " << T << "\n";
+  }
+  double budget(double Seconds) const { return Seconds * Scale; }
+  void note(const std::string &N) {
+    M.Notes.push_back(N);
+    log("note: " + N);
+  }
+
+  void peaks(SpinPool &Pool);
+  void clock();
+  void memory(SpinPool &Pool);
+  void vectorKernels(SpinPool &Pool);
+  void dispatch(SpinPool &Pool);
+  void gemm(const Blas &B);
+  void conv(const Blas &B);
+  void summarize();
+
+  const CalibrateOptions &O;
+  Measurements &M;
+  double Scale;
+};
+
+void Calibrator::peaks(SpinPool &Pool) {
+  // Size one call to about 20 ms (5 ms quick) on one thread.
+  double Flops = 0;
+  uint64_t Iters = 1 << 16;
+  for (;;) {
+    double T0 = now();
+    volatile double Sink = fmaLoopF32(Iters, &Flops);
+    (void)Sink;
+    double T = now() - T0;
+    if (T > 0.002 || Iters > (1ull << 40)) {
+      Iters = uint64_t(double(Iters) * (O.Quick ? 0.005 : 0.02) / T) + 1;
+      break;
+    }
+    Iters *= 4;
+  }
+  unsigned Trials = O.Quick ? 3 : 7;
+  auto best = [&](auto Loop, bool AllThreads) {
+    double Best = 0;
+    for (unsigned T = 0; T < Trials; ++T) {
+      std::vector<double> PerThread(Pool.size());
+      double T0 = now();
+      if (AllThreads)
+        Pool.run([&](unsigned I) {
+          volatile double Sink = Loop(Iters, &PerThread[I]);
+          (void)Sink;
+        });
+      else {
+        volatile double Sink = Loop(Iters, &PerThread[0]);
+        (void)Sink;
+      }
+      double Seconds = now() - T0;
+      double Sum = 0;
+      for (double F : PerThread)
+        Sum += F;
+      Best = std::max(Best, Sum / Seconds);
+    }
+    return Best;
+  };
+  M.PeakF32OneThread = best(fmaLoopF32, false);
+  M.PeakF32 = best(fmaLoopF32, true);
+  M.PeakF64 = best(fmaLoopF64, true);
+  if (Pool.size() > 1 && M.PeakF32 < 0.75 * Pool.size() * M.PeakF32OneThread)
+    note("the FMA peak on " + std::to_string(Pool.size()) +
+         " threads is only " + fx(M.PeakF32 / M.PeakF32OneThread, 2) +
+         " times that of one: other work shares the CPUs, or the threads "
+         "share cores (SMT); figures are low");
+  log("FMA peak fp32 " + fx(M.PeakF32 / 1e9, 1) + " GFLOPS on " +
+      std::to_string(Pool.size()) + " threads (" +
+      fx(M.PeakF32OneThread / 1e9, 1) + " on one), fp64 " +
+      fx(M.PeakF64 / 1e9, 1) + " GFLOPS; " + M.Isa);
+}
+
+void Calibrator::clock() {
+  if (!haveAddChain())
+    return;
+  uint64_t Iters = 100000;
+  double Best = 0;
+  for (int T = 0; T < (O.Quick ? 3 : 7); ++T) {
+    double T0 = now();
+    volatile uint64_t Sink = addChain(Iters);
+    (void)Sink;
+    double S = now() - T0;
+    Best = std::max(Best, double(Iters) * 200 / S);
+  }
+  M.ClockHz = Best;
+  // FMA pipes: FP32 FLOP per cycle per thread over 2 x lanes.
+  double Lanes = M.SimdWidthBits / 32.0;
+  double Pipes = M.PeakF32OneThread / (M.ClockHz * Lanes * 2);
+  double Whole = std::round(Pipes);
+  if (Whole >= 1 && Whole <= 4 && std::fabs(Pipes - Whole) < 0.15 * Whole &&
+      detectSimd().Fma)
+    M.FmaUnits = unsigned(Whole);
+  log("clock " + fx(M.ClockHz / 1e9, 2) + " GHz, " + fx(Pipes, 2) +
+      " FMA pipes per core");
+}
+
+void Calibrator::memory(SpinPool &Pool) {
+  // Arrays well beyond the last-level cache.
+  double Bytes = O.Quick ? std::max(64 * MiB, 2 * M.L3Bytes)
+                         : std::max(128 * MiB, 4 * M.L3Bytes);
+  size_t N = size_t(Bytes / sizeof(float));
+  N -= N % 64;
+  M.StreamArrayBytes = double(N) * sizeof(float);
+  Buffer A(N), B(N), C(N);
+  Pool.parallelFor(N, [&](size_t Lo, size_t Hi, unsigned) {
+    for (size_t I = Lo; I < Hi; ++I) {
+      A.data()[I] = 1.0f;
+      B.data()[I] = 2.0f;
+      C.data()[I] = 0.5f;
+    }
+  });
+
+  // Each thread repeats its part Reps times per dispatch, so that
+  // cache-resident sizes time the kernel, not the fork/join (priced
+  // separately as launch_overhead).
+  size_t Reps = 1;
+  auto stream = [&](size_t Count, auto Body) {
+    return [&, Count, Body] {
+      Pool.parallelFor(Count, [&](size_t Lo, size_t Hi, unsigned) {
+        for (size_t R = 0; R < Reps; ++R)
+          Body(Lo, Hi - Lo);
+      });
+    };
+  };
+  auto copy = [&](size_t Lo, size_t Len) {
+    copyKernel(C.data() + Lo, A.data() + Lo, Len);
+  };
+  auto triad = [&](size_t Lo, size_t Len) {
+    triadKernel(A.data() + Lo, B.data() + Lo, C.data() + Lo, 3.0f, Len);
+  };
+  auto add = [&](size_t Lo, size_t Len) {
+    addKernel(C.data() + Lo, A.data() + Lo, B.data() + Lo, Len);
+  };
+  auto sum = [&](size_t Lo, size_t Len) {
+    volatile float Sink = sumKernel(A.data() + Lo, Len);
+    (void)Sink;
+  };
+  auto transpose = [&](size_t Count) {
+    // NCHW -> NHWC of 64 channels: Count floats.
+    size_t Ch = 64, HW = Count / Ch;
+    return [&, Ch, HW] {
+      Pool.parallelFor(HW, [&](size_t Lo, size_t Hi, unsigned) {
+        for (size_t R = 0; R < Reps; ++R)
+          transposeKernel(C.data(), A.data(), Ch, HW, Lo, Hi);
+      });
+    };
+  };
+  auto layerNorm = [&](size_t Count) {
+    size_t Cols = 768, Rows = Count / Cols;
+    return [&, Cols, Rows] {
+      Pool.parallelFor(Rows, [&](size_t Lo, size_t Hi, unsigned) {
+        // Scale and bias: the first row of B and C.
+        for (size_t R = 0; R < Reps; ++R)
+          layerNormKernel(C.data() + Lo * Cols, A.data() + Lo * Cols, B.data(),
+                          B.data() + Cols, Hi - Lo, Cols);
+      });
+    };
+  };
+
+  Timing Copy = timeIt(stream(N, copy), budget(0.8), 3);
+  Timing Triad = timeIt(stream(N, triad), budget(0.8), 3);
+  M.CopyBandwidth = 2.0 * N * sizeof(float) / Copy.Best;
+  M.TriadBandwidth = 3.0 * N * sizeof(float) / Triad.Best;
+  M.MainBandwidth = std::max(M.CopyBandwidth, M.TriadBandwidth);
+  log("main memory: copy " + fx(M.CopyBandwidth / 1e9, 1) + " GB/s, triad " +
+      fx(M.TriadBandwidth / 1e9, 1) + " GB/s over " +
+      fx(M.StreamArrayBytes / MiB, 0) + " MiB arrays");
+
+  // Working sets (bytes of all arrays of one op) from cache-resident to
+  // main memory: half of the L2 of the threads, half of the L3, and the
+  // big arrays.
+  unsigned T = Pool.size();
+  double L2Set = M.L2BytesPerCore > 0 ? 0.5 * M.L2BytesPerCore * T : 256 * KiB;
+  std::vector<std::pair<const char *, double>> Sets = {{"L2", L2Set}};
+  if (M.L3Bytes > 4 * L2Set)
+    Sets.push_back({"L3", 0.5 * M.L3Bytes});
+  Sets.push_back({"DRAM", 3.0 * M.StreamArrayBytes});
+
+  auto record = [&](const std::string &What, double Work, const Timing &Tm,
+                    bool Best = false) {
+    KernelRate R;
+    R.What = What;
+    R.Work = Work;
+    R.Seconds = (Best ? Tm.Best : Tm.Low) / double(Reps);
+    R.Rate = Work / R.Seconds;
+    R.Efficiency = clampEff(R.Rate / M.MainBandwidth);
+    M.Memory.push_back(R);
+    return R;
+  };
+  for (auto &[Level, SetBytes] : Sets) {
+    bool Dram = llvm::StringRef(Level) == "DRAM";
+    Reps = std::max<size_t>(1, size_t(32 * MiB / SetBytes));
+    // add: 3 arrays of n floats.
+    size_t AddN = std::min(N, size_t(SetBytes / 12) / 64 * 64);
+    std::string Where = std::string(" (") + Level + ")";
+    double AddBytes = 12.0 * AddN;
+    Timing TAdd = timeIt(stream(AddN, add), budget(Dram ? 0.6 : 0.3), 5);
+    KernelRate RAdd = record("add" + Where, AddBytes, TAdd);
+    M.ElementwiseMemory.push_back({AddBytes, RAdd.Efficiency});
+    if (llvm::StringRef(Level) == "L2")
+      M.L2Bandwidth = AddBytes * double(Reps) / TAdd.Best;
+    if (llvm::StringRef(Level) == "L3")
+      M.L3Bandwidth = AddBytes * double(Reps) / TAdd.Best;
+
+    // sum: reads n floats (the reduction's output is negligible).
+    size_t SumN = std::min(N, size_t(SetBytes / 4) / 64 * 64);
+    Timing TSum = timeIt(stream(SumN, sum), budget(Dram ? 0.4 : 0.2), 5);
+    KernelRate RSum = record("sum" + Where, 4.0 * SumN, TSum);
+    M.ReductionMemory.push_back({4.0 * SumN, RSum.Efficiency});
+
+    // layer norm and transpose: read n, write n.
+    size_t TwoN = std::min(N, size_t(SetBytes / 8) / 768 * 768);
+    Timing TLn = timeIt(layerNorm(TwoN), budget(Dram ? 0.4 : 0.2), 5);
+    KernelRate RLn = record("layernorm" + Where, 8.0 * TwoN, TLn);
+    M.NormalizationMemory.push_back({8.0 * TwoN, RLn.Efficiency});
+    Timing TTr = timeIt(transpose(TwoN), budget(Dram ? 0.4 : 0.2), 5);
+    KernelRate RTr = record("transpose" + Where, 8.0 * TwoN, TTr);
+    M.DataMovementMemory.push_back({8.0 * TwoN, RTr.Efficiency});
+    log(std::string(Level) + " (" + fx(SetBytes / MiB, 1) + " MiB): add " +
+        fx(RAdd.Rate / 1e9, 1) + ", sum " + fx(RSum.Rate / 1e9, 1) +
+        ", layernorm " + fx(RLn.Rate / 1e9, 1) + ", transpose " +
+        fx(RTr.Rate / 1e9, 1) + " GB/s");
+  }
+}
+
+void Calibrator::vectorKernels(SpinPool &Pool) {
+  // Cache-resident (L1/L2) data per thread: compute rates in perfc's FLOP
+  // convention per element (passes/ops: Exp 4, ReduceSum 1,
+  // LayerNormalization 8).
+  unsigned T = Pool.size();
+  size_t Per = 4096; // 16 KiB per array per thread
+  std::vector<Buffer> X, Y;
+  for (unsigned I = 0; I < T; ++I) {
+    X.emplace_back(Per * 2);
+    Y.emplace_back(Per * 2);
+  }
+  Pool.run([&](unsigned I) {
+    for (size_t J = 0; J < Per * 2; ++J)
+      X[I].data()[J] = float(J % 97) * 0.01f - 0.5f;
+  });
+  auto measureOne = [&](const char *What, double FlopsPerElem, size_t Elems,
+                        auto Body) {
+    // Enough calls per dispatch (milliseconds) that the fork/join is noise.
+    size_t Inner = O.Quick ? 200 : 1000;
+    Timing Tm = timeIt(
+        [&] {
+          Pool.run([&](unsigned I) {
+            for (size_t K = 0; K < Inner; ++K)
+              Body(I);
+          });
+        },
+        budget(0.3), 5);
+    KernelRate R;
+    R.What = What;
+    R.Work = FlopsPerElem * double(Elems) * T * Inner;
+    R.Seconds = Tm.Low;
+    R.Rate = R.Work / R.Seconds;
+    R.Efficiency = clampEff(R.Rate / M.PeakF32);
+    M.Vector.push_back(R);
+    return R.Efficiency;
+  };
+  M.ElementwiseCompute =
+      measureOne("exp (4 FLOP/element)", 4, Per,
+                 [&](unsigned I) { expKernel(Y[I].data(), X[I].data(), Per); });
+  M.ReductionCompute =
+      measureOne("sum (1 FLOP/element)", 1, 2 * Per, [&](unsigned I) {
+        volatile float S = sumKernel(X[I].data(), 2 * Per);
+        (void)S;
+      });
+  size_t Cols = 768, Rows = Per / Cols;
+  M.NormalizationCompute = measureOne(
+      "layernorm 768 (8 FLOP/element)", 8, Rows * Cols, [&](unsigned I) {
+        layerNormKernel(Y[I].data(), X[I].data(), X[I].data() + Per,
+                        X[I].data() + Per + Cols, Rows, Cols);
+      });
+  log("in cache: exp " + fx(M.Vector[0].Rate / 1e9, 1) + ", sum " +
+      fx(M.Vector[1].Rate / 1e9, 1) + ", layernorm " +
+      fx(M.Vector[2].Rate / 1e9, 1) + " GFLOPS");
+}
+
+void Calibrator::dispatch(SpinPool &Pool) {
+  // Back-to-back fork/joins, as a runtime runs one op after another; the
+  // tiny kernel adds 64 floats on each thread.
+  unsigned T = Pool.size();
+  std::vector<Buffer> Bufs;
+  for (unsigned I = 0; I < T; ++I) {
+    Bufs.emplace_back(3 * 64);
+    std::fill(Bufs[I].data(), Bufs[I].data() + 3 * 64, 1.0f);
+  }
+  size_t Batch = O.Quick ? 200 : 1000;
+  Timing Empty = timeIt(
+      [&] {
+        for (size_t K = 0; K < Batch; ++K)
+          Pool.run([](unsigned) {});
+      },
+      budget(0.3), 5);
+  Timing Tiny = timeIt(
+      [&] {
+        for (size_t K = 0; K < Batch; ++K)
+          Pool.run([&](unsigned I) {
+            float *P = Bufs[I].data();
+            addKernel(P + 128, P, P + 64, 64);
+          });
+      },
+      budget(0.3), 5);
+  M.ForkJoinSeconds = Empty.Low / Batch;
+  M.DispatchSeconds = Tiny.Low / Batch;
+  log("dispatch: fork/join " + fx(M.ForkJoinSeconds * 1e6, 2) +
+      " us, with a tiny kernel " + fx(M.DispatchSeconds * 1e6, 2) + " us");
+}
+
+void Calibrator::gemm(const Blas &B) {
+  M.BlasPath = B.Path;
+  M.BlasCore = B.CoreName;
+  M.BlasConfig = B.Config;
+  auto run = [&](const std::string &What, int Mm, int Nn, int Kk,
+                 double Budget) {
+    Buffer A(size_t(Mm) * Kk), Bm(size_t(Kk) * Nn), C(size_t(Mm) * Nn);
+    for (size_t I = 0; I < A.N; ++I)
+      A.data()[I] = float(I % 13) * 0.01f;
+    for (size_t I = 0; I < Bm.N; ++I)
+      Bm.data()[I] = float(I % 7) * 0.01f;
+    Timing Tm = timeIt(
+        [&] {
+          if (Mm == 1)
+            // Weights stored [out, in], as ONNX Gemm with transB.
+            B.sgemv(Nn, Kk, Bm.data(), A.data(), C.data());
+          else
+            B.sgemm(Mm, Nn, Kk, A.data(), Bm.data(), C.data());
+        },
+        budget(Budget), 3);
+    KernelRate R;
+    R.What = What;
+    R.Work = 2.0 * Mm * Nn * Kk;
+    R.Seconds = Tm.Low;
+    R.Rate = R.Work / R.Seconds;
+    R.Efficiency = clampEff(R.Rate / M.PeakF32);
+    return R;
+  };
+  std::vector<int> Sizes = {64, 128, 256, 512, 1024, 2048};
+  if (O.Quick)
+    Sizes = {64, 128, 256, 512};
+  for (int S : Sizes) {
+    KernelRate R = run("sgemm " + std::to_string(S) + "x" + std::to_string(S) +
+                           "x" + std::to_string(S),
+                       S, S, S, 0.5);
+    M.Gemm.push_back(R);
+    M.GemmCompute.push_back({R.Work, R.Efficiency});
+    log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
+        fx(R.Efficiency, 2) + " of peak)");
+  }
+  struct Shape {
+    const char *What;
+    int Mm, Nn, Kk;
+  };
+  std::vector<Shape> Shapes = {
+      {"sgemm 128x768x768 (BERT/GPT-2 projection, seq 128)", 128, 768, 768},
+      {"sgemm 128x3072x768 (BERT/GPT-2 MLP up, seq 128)", 128, 3072, 768},
+      {"sgemm 128x768x3072 (BERT/GPT-2 MLP down, seq 128)", 128, 768, 3072},
+      {"sgemm 197x768x768 (ViT-B/16 projection)", 197, 768, 768},
+      {"sgemm 128x128x64 (attention scores, one head)", 128, 128, 64},
+      {"sgemv 1x1000x2048 (ResNet-50 classifier)", 1, 1000, 2048},
+  };
+  if (O.Quick)
+    Shapes.resize(2);
+  for (const Shape &S : Shapes) {
+    KernelRate R = run(S.What, S.Mm, S.Nn, S.Kk, 0.3);
+    M.GemmShapes.push_back(R);
+    log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
+        fx(R.Efficiency, 2) + ")");
+  }
+  // Recurrent ops run a small GEMM per time step: the 128^3 efficiency.
+  M.RecurrentCompute =
+      M.Gemm.size() > 1 ? M.Gemm[1].Efficiency : M.Gemm.front().Efficiency;
+
+  // SGEMV over a matrix beyond the caches: GEMM's memory efficiency.
+  int Dim = O.Quick ? 2048 : 4096;
+  while (double(Dim) * Dim * 4 < 2 * M.L3Bytes && Dim < 16384)
+    Dim *= 2;
+  Buffer A(size_t(Dim) * Dim), X(Dim), Y(Dim);
+  for (size_t I = 0; I < A.N; ++I)
+    A.data()[I] = 0.001f;
+  std::fill(X.data(), X.data() + Dim, 1.0f);
+  Timing Tm = timeIt([&] { B.sgemv(Dim, Dim, A.data(), X.data(), Y.data()); },
+                     budget(0.5), 3);
+  M.Gemv.What = "sgemv " + std::to_string(Dim) + "x" + std::to_string(Dim);
+  M.Gemv.Work = 4.0 * (double(Dim) * Dim + 2.0 * Dim);
+  M.Gemv.Seconds = Tm.Low;
+  M.Gemv.Rate = M.Gemv.Work / Tm.Low;
+  M.Gemv.Efficiency = clampEff(M.Gemv.Rate / M.MainBandwidth);
+  M.GemmMemory = M.Gemv.Efficiency;
+  log(M.Gemv.What + ": " + fx(M.Gemv.Rate / 1e9, 1) + " GB/s (" +
+      fx(M.Gemv.Efficiency, 2) + " of main memory)");
+
+  // A tiny SGEMM: the library's own call overhead.
+  Buffer Sa(256), Sb(256), Sc(256);
+  std::fill(Sa.data(), Sa.data() + 256, 1.0f);
+  std::fill(Sb.data(), Sb.data() + 256, 1.0f);
+  size_t Batch = 200;
+  Timing Small = timeIt(
+      [&] {
+        for (size_t K = 0; K < Batch; ++K)
+          B.sgemm(16, 16, 16, Sa.data(), Sb.data(), Sc.data());
+      },
+      budget(0.2), 3);
+  M.SmallGemmSeconds = Small.Low / Batch;
+}
+
+void Calibrator::conv(const Blas &B) {
+  struct Shape {
+    int Cin, H, Cout, K, Stride, Pad;
+  };
+  // ResNet-50's convolutions, batch 1 (NCHW).
+  std::vector<Shape> Shapes = {{3, 224, 64, 7, 2, 3},   {64, 56, 64, 3, 1, 1},
+                               {128, 28, 128, 3, 1, 1}, {256, 14, 256, 3, 1, 1},
+                               {512, 7, 512, 3, 1, 1},  {256, 56, 64, 1, 1, 0},
+                               {1024, 14, 256, 1, 1, 0}};
+  if (O.Quick)
+    Shapes = {{64, 56, 64, 3, 1, 1}, {256, 14, 256, 3, 1, 1}};
+  double Flops = 0, Seconds = 0;
+  for (const Shape &S : Shapes) {
+    int OH = (S.H + 2 * S.Pad - S.K) / S.Stride + 1, OW = OH;
+    size_t Rows = size_t(S.Cin) * S.K * S.K, Cols = size_t(OH) * OW;
+    Buffer X(size_t(S.Cin) * S.H * S.H), W(size_t(S.Cout) * Rows),
+        Y(size_t(S.Cout) * Cols);
+    bool Direct = S.K == 1 && S.Stride == 1 && S.Pad == 0;
+    Buffer Col(Direct ? 1 : Rows * Cols);
+    for (size_t I = 0; I < X.N; ++I)
+      X.data()[I] = float(I % 11) * 0.01f;
+    for (size_t I = 0; I < W.N; ++I)
+      W.data()[I] = float(I % 5) * 0.01f;
+    Timing Tm = timeIt(
+        [&] {
+          const float *In = X.data();
+          if (!Direct) {
+            im2col(Col.data(), X.data(), S.Cin, S.H, S.H, S.K, S.K, S.Stride,
+                   S.Pad, OH, OW);
+            In = Col.data();
+          }
+          B.sgemm(S.Cout, int(Cols), int(Rows), W.data(), In, Y.data());
+        },
+        budget(0.4), 3);
+    KernelRate R;
+    R.What = "conv " + std::to_string(S.K) + "x" + std::to_string(S.K) + "/" +
+             std::to_string(S.Stride) + " " + std::to_string(S.Cin) + "->" +
+             std::to_string(S.Cout) + " " + std::to_string(S.H) + "x" +
+             std::to_string(S.H);
+    R.Work = 2.0 * S.Cout * double(Cols) * double(Rows);
+    R.Seconds = Tm.Low;
+    R.Rate = R.Work / R.Seconds;
+    R.Efficiency = clampEff(R.Rate / M.PeakF32);
+    M.Conv.push_back(R);
+    Flops += R.Work;
+    Seconds += R.Seconds;
+    log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
+        fx(R.Efficiency, 2) + ")");
+  }
+  // All the shapes together, as a network weighs them.
+  M.ConvCompute = clampEff(Flops / Seconds / M.PeakF32);
+}
+
+llvm::Error Calibrator::run() {
+  double Start = now();
+  describeMachine(M);
+  M.Threads = O.Threads;
+  if (M.LoadAverage > 0.5)
+    note("load average " + fx(M.LoadAverage, 2) +
+         " before measuring: the machine is busy, figures may be low");
+  if (M.L3ReportedBytes > 0)
+    note("CPUID reports " + fx(M.L3ReportedBytes / MiB, 0) +
+         " MiB of L3 (a whole socket's, as some hypervisors report); "
+         "32 MiB assumed reachable");
+  log("measuring " + M.CpuModel + " on " + std::to_string(O.Threads) +
+      " threads (" + std::to_string(M.LogicalCpus) + " CPUs available)" +
+      (O.Quick ? ", quick" : ""));
+  {
+    // The spinning pool first; it is gone (its threads joined) before
+    // OpenBLAS starts threads of its own.
+    SpinPool Pool(O.Threads);
+    peaks(Pool);
+    clock();
+    memory(Pool);
+    vectorKernels(Pool);
+    dispatch(Pool);
+  }
+  auto B = loadBlas(O.Threads, O.BlasCoreType);
+  if (!B)
+    return B.takeError();
+  M.BlasInheritedCoreType = B->InheritedCoreType;
+  if (!B->InheritedCoreType.empty() && B->InheritedCoreType != B->CoreType)
+    note("OPENBLAS_CORETYPE=" + B->InheritedCoreType +
+         " in the environment overridden by " + B->CoreType +
+         " (the CPU's widest kernels); --blas-core env keeps it");
+  log("OpenBLAS " + B->CoreName + " kernels (" + B->Path + ")");
+  gemm(*B);
+  conv(*B);
+  M.WallSeconds = now() - Start;
+  log("done in " + fx(M.WallSeconds, 1) + " s");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// YAML.
+//===----------------------------------------------------------------------===//
+
+/// About four significant digits, never in exponent notation (the hwdb
+/// unit parser reads plain decimals).
+std::string num(double V) {
+  double A = std::fabs(V);
+  int Decimals = A >= 1000 ? 0 : A >= 100 ? 1 : A >= 10 ? 2 : A >= 1 ? 3 : 4;
+  if (A > 0 && A < 0.001)
+    Decimals = 8;
+  char Buf[64];
+  std::snprintf(Buf, sizeof(Buf), "%.*f", Decimals, V);
+  std::string S = Buf;
+  if (S.find('.') != std::string::npos) {
+    while (S.back() == '0')
+      S.pop_back();
+    if (S.back() == '.')
+      S.pop_back();
+  }
+  return S;
+}
+
+std::string flops(double V) { return num(V / 1e9) + " GFLOPS"; }
+std::string work(double V) {
+  if (V >= 1e12)
+    return num(V / 1e12) + " TFLOP";
+  if (V >= 1e9)
+    return num(V / 1e9) + " GFLOP";
+  if (V >= 1e6)
+    return num(V / 1e6) + " MFLOP";
+  return num(V) + " FLOP";
+}
+std::string bandwidth(double V) { return num(V / 1e9) + " GB/s"; }
+std::string capacity(double V) {
+  if (V >= 1024 * MiB)
+    return num(V / (1024 * MiB)) + " GiB";
+  if (V >= MiB)
+    return num(V / MiB) + " MiB";
+  if (V >= KiB)
+    return num(V / KiB) + " KiB";
+  return num(V) + " B";
+}
+std::string eff(double E) { return num(clampEff(E)); }
+std::string seconds(double S) {
+  if (S >= 1e-3)
+    return num(S * 1e3) + " ms";
+  if (S >= 1e-6)
+    return num(S * 1e6) + " us";
+  return num(std::max(S, 1e-9) * 1e9) + " ns";
+}
+
+std::string quoted(llvm::StringRef S) {
+  std::string Out = "\"";
+  for (char C : S) {
+    if (C == '"' || C == '\\')
+      Out += '\\';
+    if (static_cast<unsigned char>(C) < 0x20)
+      C = ' ';
+    Out += C;
+  }
+  return Out + "\"";
+}
+
+/// A curve of points with strictly ascending sizes (equal sizes merged);
+/// a constant where fewer than two remain.
+std::string curve(Curve C, std::string (*Size)(double)) {
+  llvm::sort(C);
+  Curve Merged;
+  for (auto &[S, E] : C) {
+    if (!Merged.empty() && S <= Merged.back().first * 1.01)
+      Merged.back().second = std::min(Merged.back().second, E);
+    else
+      Merged.push_back({S, E});
+  }
+  if (Merged.empty())
+    return "1";
+  if (Merged.size() == 1)
+    return eff(Merged[0].second);
+  std::string Out = "[";
+  for (size_t I = 0; I < Merged.size(); ++I) {
+    if (I)
+      Out += ", ";
+    Out += "[" + Size(Merged[I].first) + ", " + eff(Merged[I].second) + "]";
+  }
+  return Out + "]";
+}
+
+std::string deviceName(const Measurements &M, const CalibrateOptions &O) {
+  if (!O.Name.empty())
+    return O.Name;
+  std::string N = "calibrated-";
+  for (char C : M.Host)
+    N += (llvm::isAlnum(C) || C == '-' || C == '_' || C == '.' || C == '+')
+             ? C
+             : '-';
+  return N;
+}
+
+} // namespace
+
+llvm::Expected<Measurements>
+perfc::calibrate::measure(const CalibrateOptions &O) {
+  if (O.Threads == 0 || O.Threads > 1024)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--threads %u: expected 1 to 1024",
+                                   O.Threads);
+  Measurements M;
+  Calibrator C(O, M);
+  if (llvm::Error E = C.run())
+    return std::move(E);
+  return M;
+}
+
+std::string perfc::calibrate::toYaml(const Measurements &M,
+                                     const CalibrateOptions &O) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  std::string Src = "measured by perfc calibrate on " + M.Host + ", " + M.Date +
+                    " (" + M.CpuModel + ", " + std::to_string(M.Threads) +
+                    " threads, OpenBLAS " + M.BlasCore + " kernels" +
+                    (O.Quick ? ", quick" : "") + ")";
+  OS << "# " << Src << ".\n"
+     << "# Regenerate: perfc calibrate --out FILE.yaml --threads " << M.Threads
+     << (O.Quick ? " --quick" : "") << " (took " << fx(M.WallSeconds, 1)
+     << " s).\n"
+     << "# Peaks are FMA loops on every thread and bandwidths STREAM-like\n"
+     << "# copy and triad, the best of several runs; efficiencies are kernel\n"
+     << "# rates (10th percentile of call times) over them, clamped to\n"
+     << "# (0, 1]. [1] is this run.\n"
+     << "#\n";
+  for (const std::string &N : M.Notes)
+    OS << "# Note: " << N << ".\n";
+  OS << "# Load average before measuring: " << fx(M.LoadAverage, 2) << ".\n"
+     << "#\n# Raw figures:\n"
+     << "#   fp32 FMA peak " << flops(M.PeakF32) << " on " << M.Threads
+     << " threads, " << flops(M.PeakF32OneThread) << " on one; fp64 "
+     << flops(M.PeakF64) << "\n"
+     << "#   memory: copy " << bandwidth(M.CopyBandwidth) << ", triad "
+     << bandwidth(M.TriadBandwidth) << " over " << capacity(M.StreamArrayBytes)
+     << " arrays\n";
+  for (const KernelRate &R : M.Memory)
+    OS << "#   " << R.What << " over " << capacity(R.Work) << ": "
+       << bandwidth(R.Rate) << "\n";
+  for (const KernelRate &R : M.Vector)
+    OS << "#   " << R.What << " in cache: " << flops(R.Rate) << "\n";
+  for (const auto *List : {&M.Gemm, &M.GemmShapes, &M.Conv})
+    for (const KernelRate &R : *List)
+      OS << "#   " << R.What << ": " << flops(R.Rate) << " in "
+         << seconds(R.Seconds) << " (" << num(R.Efficiency) << ")\n";
+  OS << "#   " << M.Gemv.What << ": " << bandwidth(M.Gemv.Rate) << "\n"
+     << "#   fork/join over " << M.Threads << " threads "
+     << seconds(M.ForkJoinSeconds) << ", with a tiny kernel "
+     << seconds(M.DispatchSeconds) << "; a 16x16x16 SGEMM call "
+     << seconds(M.SmallGemmSeconds) << "\n"
+     << "#   OpenBLAS: " << M.BlasConfig << " (" << M.BlasPath << ")\n";
+
+  OS << "device:\n"
+     << "  name: " << deviceName(M, O) << "\n"
+     << "  kind: cpu\n";
+  if (!M.Vendor.empty())
+    OS << "  vendor: " << quoted(M.Vendor) << "\n";
+  OS << "  description: "
+     << quoted(std::to_string(M.Threads) + " threads of " + M.CpuModel + " (" +
+               std::to_string(M.LogicalCpus) + " CPUs), " + Src)
+     << "\n"
+     << "  cores: " << M.Threads << "             # threads measured [1]\n";
+  if (M.ClockHz > 0)
+    OS << "  clock: " << num(M.ClockHz / 1e9)
+       << " GHz       # dependent integer adds [1]\n";
+  OS << "  simd_width: " << M.SimdWidthBits << " bits  # CPUID: " << M.Isa
+     << " [1]\n";
+  if (M.FmaUnits)
+    OS << "  fma_units: " << M.FmaUnits
+       << "          # FMA peak per thread / (clock x lanes x 2) [1]\n";
+  OS << "  compute:\n"
+     << "    simd:\n"
+     << "      fp32: " << flops(M.PeakF32) << "  # FMA loop [1]\n"
+     << "      fp64: " << flops(M.PeakF64) << "\n"
+     << "  memory:\n"
+     << "    - {name: DRAM, capacity: " << capacity(M.MemoryBytes)
+     << ", bandwidth: " << bandwidth(M.MainBandwidth) << "}  # best of copy "
+     << "and triad [1]\n";
+  if (M.L3Bytes > 0) {
+    OS << "    - {name: L3, capacity: " << capacity(M.L3Bytes);
+    if (M.L3Bandwidth > 0)
+      OS << ", bandwidth: " << bandwidth(M.L3Bandwidth);
+    OS << "}\n";
+  }
+  if (M.L2BytesPerCore > 0) {
+    OS << "    - {name: L2, capacity: "
+       << capacity(M.L2BytesPerCore * M.Threads);
+    if (M.L2Bandwidth > 0)
+      OS << ", bandwidth: " << bandwidth(M.L2Bandwidth);
+    OS << "}  # " << capacity(M.L2BytesPerCore) << " per core\n";
+  }
+  OS << "  launch_overhead: " << seconds(M.DispatchSeconds)
+     << "  # fork/join over the threads with a tiny kernel [1]\n"
+     << "  efficiency:\n"
+     << "    default: {compute: " << eff(M.ElementwiseCompute)
+     << ", memory: " << curve(M.ElementwiseMemory, capacity) << "}\n"
+     << "    # OpenBLAS SGEMM, square sizes; memory: SGEMV beyond the caches\n"
+     << "    gemm:\n"
+     << "      compute: " << curve(M.GemmCompute, work) << "\n"
+     << "      memory: " << eff(M.GemmMemory) << "\n"
+     << "    # im2col + SGEMM over ResNet-50's convolutions, all together\n"
+     << "    conv: {compute: " << eff(M.ConvCompute)
+     << ", memory: " << eff(M.GemmMemory) << "}\n"
+     << "    # a small GEMM per step: the 128^3 SGEMM\n"
+     << "    recurrent: {compute: " << eff(M.RecurrentCompute)
+     << ", memory: " << eff(M.GemmMemory) << "}\n"
+     << "    # exp in cache (4 FLOP/element); add c = a + b by size\n"
+     << "    elementwise:\n"
+     << "      compute: " << eff(M.ElementwiseCompute) << "\n"
+     << "      memory: " << curve(M.ElementwiseMemory, capacity) << "\n"
+     << "    # sum in cache (1 FLOP/element); by size\n"
+     << "    reduction:\n"
+     << "      compute: " << eff(M.ReductionCompute) << "\n"
+     << "      memory: " << curve(M.ReductionMemory, capacity) << "\n"
+     << "    # layer normalization over 768 (8 FLOP/element); by size\n"
+     << "    normalization:\n"
+     << "      compute: " << eff(M.NormalizationCompute) << "\n"
+     << "      memory: " << curve(M.NormalizationMemory, capacity) << "\n"
+     << "    # NCHW -> NHWC transpose of 64 channels, by size\n"
+     << "    data_movement:\n"
+     << "      compute: " << eff(M.ElementwiseCompute) << "\n"
+     << "      memory: " << curve(M.DataMovementMemory, capacity) << "\n"
+     << "  sources:\n"
+     << "    - document: " << quoted(Src) << "\n"
+     << "      gives: " << quoted("[1] every figure in this file") << "\n";
+  return OS.str();
+}
+
+llvm::Expected<std::string>
+perfc::calibrate::calibrate(const CalibrateOptions &O, Measurements *Out) {
+  auto M = measure(O);
+  if (!M)
+    return M.takeError();
+  std::string Yaml = toYaml(*M, O);
+  if (auto C = hw::loadHardwareFromString(Yaml, "<calibrated>"); !C)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "internal error: the calibrated description does not load: %s",
+        llvm::toString(C.takeError()).c_str());
+  if (Out)
+    *Out = std::move(*M);
+  return Yaml;
+}

@@ -1,0 +1,141 @@
+//===- Calibrate.h - Measure this machine as an hwdb device -----*- C++ -*-===//
+//
+// `perfc calibrate` measures the CPU it runs on and writes a device
+// description in the hwdb YAML schema (hwdb/README.md), so that perfc's
+// latency predictions can be made for, and checked on, the very machine
+// that runs the model:
+//
+//  * peaks: FP32 and FP64 FMA loops on every thread (the hardware peak the
+//    efficiencies are fractions of), the clock from a chain of dependent
+//    integer adds, SIMD width from CPUID, FMA pipes per core from both;
+//  * gemm: OpenBLAS SGEMM at square sizes (an efficiency curve over FLOPs)
+//    and at transformer and classifier shapes (reported); SGEMV over a
+//    matrix larger than the last-level cache (GEMM's memory efficiency);
+//  * conv: im2col + SGEMM over ResNet-50's convolution shapes;
+//  * memory: STREAM-like copy and triad over arrays much larger than the
+//    last-level cache (main-memory bandwidth, the best of the repetitions),
+//    and the same kernels on cache-resident arrays (cache bandwidths);
+//  * elementwise, reduction, normalization and data movement: an add, an
+//    exp, a sum, a layer normalization and a transpose, cache-resident
+//    (compute efficiency, in perfc's FLOP convention per op) and from
+//    cache-resident to larger than the caches (memory efficiency curves);
+//  * dispatch overhead: a fork/join over the threads of a spinning pool
+//    running a tiny kernel, back to back (launch_overhead).
+//
+// Peaks and bandwidths are the best of several repetitions (as STREAM
+// reports); kernel rates and overheads are the 10th percentile of their
+// call times (robust against a machine shared with other work, which only
+// ever slows calls down). Efficiencies are kernel rates over the peak or
+// bandwidth, clamped to (0, 1] as the schema requires: a cache-resident kernel
+// faster than main memory gets 1 on the main-memory curve, and the cache levels
+// carry their own measured bandwidths.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_TOOLS_CALIBRATE_CALIBRATE_H
+#define PERFC_TOOLS_CALIBRATE_CALIBRATE_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace perfc::calibrate {
+
+struct CalibrateOptions {
+  /// Threads to measure with (the runtime's intra-op threads); >= 1.
+  unsigned Threads = 2;
+  /// A few seconds instead of under a minute: smaller arrays, fewer sizes,
+  /// shorter timings. For tests; the figures are rough.
+  bool Quick = false;
+  /// The device's `name:`; empty: "calibrated-<host>".
+  std::string Name;
+  /// OPENBLAS_CORETYPE to measure with: "" picks the AVX-512 kernels on
+  /// CPUs that have AVX-512 (overriding the environment), "env" keeps the
+  /// environment's, anything else is used as given (see Blas.h).
+  std::string BlasCoreType;
+  /// Progress lines ("calibrate: ..."), or none.
+  llvm::raw_ostream *Log = nullptr;
+};
+
+/// One timed kernel.
+struct KernelRate {
+  std::string What;      ///< "sgemm 1024x1024x1024", "conv 3x3 64->64 56x56".
+  double Work = 0;       ///< FLOPs (compute kernels) or bytes (memory kernels).
+  double Seconds = 0;    ///< Time of one call (10th percentile).
+  double Rate = 0;       ///< Work / Seconds: FLOP/s or bytes/s.
+  double Efficiency = 0; ///< Rate over the peak or main-memory bandwidth.
+};
+
+/// (size, efficiency) points: size in FLOPs or bytes, as in hwdb curves.
+using Curve = std::vector<std::pair<double, double>>;
+
+struct Measurements {
+  // The machine.
+  std::string Host, Date, CpuModel, Vendor;
+  unsigned LogicalCpus = 0, Threads = 0;
+  unsigned SimdWidthBits = 0;
+  std::string Isa;
+  double ClockHz = 0;    ///< 0 where not measured.
+  unsigned FmaUnits = 0; ///< 0 where the figures do not give a whole number.
+  double MemoryBytes = 0, L2BytesPerCore = 0, L3Bytes = 0;
+  std::string BlasPath, BlasCore, BlasConfig;
+  std::string BlasInheritedCoreType; ///< OPENBLAS_CORETYPE before calibrating.
+  /// Set where the L3 size CPUID reports was not believed (a VM that
+  /// reports the whole socket's L3): what was reported.
+  double L3ReportedBytes = 0;
+  /// /proc/loadavg (1 minute) before measuring: other work on the machine.
+  double LoadAverage = 0;
+  /// Notes on the run (a busy machine, an override), one per line.
+  std::vector<std::string> Notes;
+
+  // Peaks (FLOP/s) over all threads, and FP32 on one thread.
+  double PeakF32 = 0, PeakF64 = 0, PeakF32OneThread = 0;
+
+  // Bandwidths (bytes/s, STREAM counting: bytes read + bytes written).
+  double CopyBandwidth = 0, TriadBandwidth = 0;
+  double MainBandwidth = 0; ///< max(copy, triad): the description's DRAM.
+  double L2Bandwidth = 0, L3Bandwidth = 0; ///< 0 where not measured.
+  double StreamArrayBytes = 0;
+
+  // Kernels.
+  std::vector<KernelRate> Gemm;       ///< Square SGEMMs (the curve).
+  std::vector<KernelRate> GemmShapes; ///< Model-shaped SGEMMs, SGEMV.
+  KernelRate Gemv;                    ///< SGEMV larger than the caches.
+  std::vector<KernelRate> Conv;
+  std::vector<KernelRate> Memory; ///< Streaming kernels by size.
+  std::vector<KernelRate> Vector; ///< exp, sum, layer norm in cache.
+
+  // Efficiencies as written to the description.
+  Curve GemmCompute;
+  double GemmMemory = 0;
+  double ConvCompute = 0;
+  double RecurrentCompute = 0;
+  double ElementwiseCompute = 0, ReductionCompute = 0, NormalizationCompute = 0;
+  Curve ElementwiseMemory, ReductionMemory, NormalizationMemory,
+      DataMovementMemory;
+
+  // Per-op overheads (seconds).
+  double ForkJoinSeconds = 0;  ///< Empty fork/join over the threads.
+  double DispatchSeconds = 0;  ///< Fork/join with a tiny kernel.
+  double SmallGemmSeconds = 0; ///< A 16x16x16 SGEMM call.
+
+  double WallSeconds = 0;
+};
+
+/// Runs the measurements.
+llvm::Expected<Measurements> measure(const CalibrateOptions &O);
+
+/// The device description (hwdb YAML) for M, with the raw figures as
+/// comments.
+std::string toYaml(const Measurements &M, const CalibrateOptions &O);
+
+/// measure() then toYaml(); checks that the text loads with
+/// hw::loadHardwareFromString. Out, if given, receives the figures.
+llvm::Expected<std::string> calibrate(const CalibrateOptions &O,
+                                      Measurements *Out = nullptr);
+
+} // namespace perfc::calibrate
+
+#endif // PERFC_TOOLS_CALIBRATE_CALIBRATE_H
