@@ -48,12 +48,10 @@ TEST_CASE("ONNX backend node tests: at least 99% import and get a cost") {
   // is reported too.
   frontend::ImportOptions Lenient;
   Lenient.AllowUnknownShapes = true;
-  size_t StrictFailures = 0;
+  std::vector<std::string> StrictFailures;
   for (const std::string &Path : Models) {
-    if (auto Strict = frontend::importOnnxFile(Path, {}); !Strict) {
-      llvm::consumeError(Strict.takeError());
-      ++StrictFailures;
-    }
+    if (auto Strict = frontend::importOnnxFile(Path, {}); !Strict)
+      StrictFailures.push_back(llvm::toString(Strict.takeError()));
     auto M = frontend::importOnnxFile(Path, Lenient);
     if (!M) {
       Failures.push_back(llvm::toString(M.takeError()));
@@ -76,9 +74,13 @@ TEST_CASE("ONNX backend node tests: at least 99% import and get a cost") {
   MESSAGE("node tests: " << Models.size() << " models, " << OpTypes.size()
                          << " op types, " << Failures.size() << " failures, "
                          << "pass rate " << PassRate * 100 << "%; "
-                         << StrictFailures
+                         << StrictFailures.size()
                          << " fail without --allow-unknown-shapes");
+  for (const std::string &F : StrictFailures)
+    MESSAGE("strict: " << F);
   CHECK(PassRate >= 0.99);
+  // By default (no flag), too: README lists each of these failures.
+  CHECK(1.0 - double(StrictFailures.size()) / double(Models.size()) >= 0.99);
   CHECK(OpTypes.size() >= 160);
   for (const std::string &Op : Unregistered)
     MESSAGE("no work formula: " << Op);
