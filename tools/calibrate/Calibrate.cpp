@@ -276,7 +276,7 @@ void Calibrator::clock() {
   double Lanes = M.SimdWidthBits / 32.0;
   double Pipes = M.PeakF32OneThread / (M.ClockHz * Lanes * 2);
   double Whole = std::round(Pipes);
-  if (Whole >= 1 && Whole <= 4 && std::fabs(Pipes - Whole) < 0.15 * Whole &&
+  if (Whole >= 1 && Whole <= 4 && std::fabs(Pipes - Whole) < 0.08 * Whole &&
       detectSimd().Fma)
     M.FmaUnits = unsigned(Whole);
   log("clock " + fx(M.ClockHz / 1e9, 2) + " GHz, " + fx(Pipes, 2) +
@@ -476,24 +476,20 @@ void Calibrator::dispatch(SpinPool &Pool) {
     Bufs.emplace_back(3 * 64);
     std::fill(Bufs[I].data(), Bufs[I].data() + 3 * 64, 1.0f);
   }
-  size_t Batch = O.Quick ? 200 : 1000;
-  Timing Empty = timeIt(
-      [&] {
-        for (size_t K = 0; K < Batch; ++K)
-          Pool.run([](unsigned) {});
-      },
-      budget(0.3), 5);
+  // Each dispatch timed on its own (about a microsecond; the clock costs
+  // tens of nanoseconds), so that the 10th percentile is a dispatch during
+  // which no other work took a thread's CPU away.
+  Timing Empty = timeIt([&] { Pool.run([](unsigned) {}); }, budget(0.3), 1000);
   Timing Tiny = timeIt(
       [&] {
-        for (size_t K = 0; K < Batch; ++K)
-          Pool.run([&](unsigned I) {
-            float *P = Bufs[I].data();
-            addKernel(P + 128, P, P + 64, 64);
-          });
+        Pool.run([&](unsigned I) {
+          float *P = Bufs[I].data();
+          addKernel(P + 128, P, P + 64, 64);
+        });
       },
-      budget(0.3), 5);
-  M.ForkJoinSeconds = Empty.Low / Batch;
-  M.DispatchSeconds = Tiny.Low / Batch;
+      budget(0.3), 1000);
+  M.ForkJoinSeconds = Empty.Low;
+  M.DispatchSeconds = Tiny.Low;
   log("dispatch: fork/join " + fx(M.ForkJoinSeconds * 1e6, 2) +
       " us, with a tiny kernel " + fx(M.DispatchSeconds * 1e6, 2) + " us");
 }
@@ -629,11 +625,24 @@ void Calibrator::conv(const Blas &B) {
           B.sgemm(S.Cout, int(Cols), int(Rows), W.data(), In, Y.data());
         },
         budget(0.4), 3);
+    // The im2col share (single-threaded; the SGEMM uses every thread).
+    double Im2colShare = 0;
+    if (!Direct) {
+      Timing Ti = timeIt(
+          [&] {
+            im2col(Col.data(), X.data(), S.Cin, S.H, S.H, S.K, S.K, S.Stride,
+                   S.Pad, OH, OW);
+          },
+          budget(0.1), 3);
+      Im2colShare = std::min(1.0, Ti.Low / Tm.Low);
+    }
     KernelRate R;
     R.What = "conv " + std::to_string(S.K) + "x" + std::to_string(S.K) + "/" +
              std::to_string(S.Stride) + " " + std::to_string(S.Cin) + "->" +
              std::to_string(S.Cout) + " " + std::to_string(S.H) + "x" +
-             std::to_string(S.H);
+             std::to_string(S.H) +
+             (Direct ? " (direct SGEMM)"
+                     : " (im2col " + fx(Im2colShare * 100, 0) + "% of it)");
     R.Work = 2.0 * S.Cout * double(Cols) * double(Rows);
     R.Seconds = Tm.Low;
     R.Rate = R.Work / R.Seconds;

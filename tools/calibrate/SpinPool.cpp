@@ -9,6 +9,11 @@ namespace {
 /// How long an idle worker spins before it blocks: long enough for
 /// back-to-back dispatches, short against a BLAS call that follows.
 constexpr auto SpinTime = std::chrono::microseconds(200);
+/// Spinning threads yield their CPU now and then: where other work leaves
+/// the pool fewer CPUs than threads, the thread they wait for may be
+/// waiting for that very CPU (without yielding, every dispatch would cost
+/// a whole SpinTime).
+constexpr unsigned YieldEvery = 256;
 } // namespace
 
 SpinPool::SpinPool(unsigned Threads) : Size(Threads ? Threads : 1) {
@@ -42,8 +47,11 @@ void SpinPool::run(llvm::function_ref<void(unsigned)> Fn) {
   if (Sleepers.load(std::memory_order_acquire))
     Wake.notify_all();
   Fn(0);
-  while (Pending.load(std::memory_order_acquire))
-    spinPause();
+  for (unsigned Spins = 1; Pending.load(std::memory_order_acquire); ++Spins)
+    if (Spins % YieldEvery)
+      spinPause();
+    else
+      std::this_thread::yield();
 }
 
 void SpinPool::parallelFor(
@@ -62,8 +70,11 @@ void SpinPool::worker(unsigned Index) {
     uint64_t G;
     while ((G = Generation.load(std::memory_order_acquire)) == Seen &&
            !Stop.load(std::memory_order_acquire)) {
-      spinPause();
-      if (++Spins % 64 == 0 &&
+      if (++Spins % YieldEvery == 0)
+        std::this_thread::yield();
+      else
+        spinPause();
+      if (Spins % 64 == 0 &&
           std::chrono::steady_clock::now() - Start > SpinTime) {
         std::unique_lock<std::mutex> Lock(Mutex);
         Sleepers.fetch_add(1, std::memory_order_acq_rel);
