@@ -140,6 +140,31 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
   return llvm::Error::success();
 }
 
+/// Attributes ONNX 1.12's shape inference divides by without a check: a
+/// zero stride kills the process with SIGFPE in its Conv and pooling
+/// inference (found by the bit-flip test). Checked in every graph, nested
+/// ones included (the stripper bounds their depth), before inference runs.
+llvm::Error checkDivisorAttributes(const onnx::GraphProto &G,
+                                   const ErrorPrefix &Err) {
+  for (int I = 0; I < G.node_size(); ++I) {
+    const onnx::NodeProto &N = G.node(I);
+    for (const onnx::AttributeProto &A : N.attribute()) {
+      if (isDefaultDomain(N.domain()) && A.name() == "strides")
+        for (int64_t S : A.ints())
+          if (S <= 0)
+            return Err(nodeLabel(N, I) + ": 'strides' holds " +
+                       std::to_string(S) + "; every stride must be positive");
+      if (A.has_g())
+        if (auto E = checkDivisorAttributes(A.g(), Err))
+          return E;
+      for (const onnx::GraphProto &Sub : A.graphs())
+        if (auto E = checkDivisorAttributes(Sub, Err))
+          return E;
+    }
+  }
+  return llvm::Error::success();
+}
+
 /// Binds --batch and --dim on the graph inputs (see OnnxImport.h). Returns
 /// whether any dimension changed.
 llvm::Expected<bool>
@@ -304,6 +329,8 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
 
   onnx::GraphProto &G = *Model.mutable_graph();
   if (auto E = checkAndSortNodes(G, Opset, Err))
+    return std::move(E);
+  if (auto E = checkDivisorAttributes(G, Err))
     return std::move(E);
   auto Changed = bindInputDims(G, Options, Result.Bindings, Err);
   if (!Changed)

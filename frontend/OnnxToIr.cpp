@@ -355,16 +355,19 @@ private:
       return llvm::Error::success();
     int64_t Group = N.getInt("group", 1);
     int64_t C = X->shape().size(1);
-    int64_t Expected =
-        N.opType() == "Conv" ? W->shape().size(1) * Group : W->shape().size(0);
-    if (Group >= 1 && C == Expected)
+    int64_t Expected = W->shape().size(0);
+    // group comes from the file: an absurd one must not overflow.
+    bool Overflow =
+        N.opType() == "Conv" &&
+        __builtin_mul_overflow(W->shape().size(1), Group, &Expected);
+    if (Group >= 1 && !Overflow && C == Expected)
       return llvm::Error::success();
-    return makeError("node '" + N.name() + "' (" + N.opType() +
-                     "): the input has " + llvm::Twine(C) +
-                     " channels but the weight " + W->shape().str() +
-                     " with group " + llvm::Twine(Group) + " expects " +
-                     llvm::Twine(Expected) +
-                     "; check the weight shape or the group attribute");
+    return makeError(
+        "node '" + N.name() + "' (" + N.opType() + "): the input has " +
+        llvm::Twine(C) + " channels but the weight " + W->shape().str() +
+        " with group " + llvm::Twine(Group) + " expects " +
+        (Overflow ? std::string("more than 2^63") : std::to_string(Expected)) +
+        "; check the weight shape or the group attribute");
   }
 
   static void setConstantData(const ir::Node &N, ir::Value &Out) {

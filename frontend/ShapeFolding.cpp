@@ -379,11 +379,41 @@ llvm::Optional<std::vector<int64_t>> normAxes(std::vector<int64_t> Axes,
 // Indexing helpers
 //===----------------------------------------------------------------------===//
 
-/// Row-major strides.
-Dims stridesOf(llvm::ArrayRef<int64_t> Shape) {
+/// A * B for non-negative sizes; None when it does not fit in int64_t.
+/// A tensor with a zero dimension holds nothing however large its other
+/// dimensions are, so products of dims can overflow even where the element
+/// count is small.
+llvm::Optional<int64_t> mulDims(int64_t A, int64_t B) {
+  int64_t R = 0;
+  if (__builtin_mul_overflow(A, B, &R))
+    return llvm::None;
+  return R;
+}
+
+/// Product of Shape[Begin, End); None on overflow.
+llvm::Optional<int64_t> productOf(llvm::ArrayRef<int64_t> Shape, size_t Begin,
+                                  size_t End) {
+  int64_t P = 1;
+  for (size_t I = Begin; I < End; ++I) {
+    auto R = mulDims(P, Shape[I]);
+    if (!R)
+      return llvm::None;
+    P = *R;
+  }
+  return P;
+}
+
+/// Row-major strides. They fit for a tensor that holds elements (at most
+/// MaxFoldedElements); None when they overflow, which only an empty tensor
+/// with huge dimensions can do: ops handle empty tensors first.
+llvm::Optional<Dims> stridesOf(llvm::ArrayRef<int64_t> Shape) {
   Dims S(Shape.size(), 1);
-  for (size_t I = Shape.size(); I-- > 1;)
-    S[I - 1] = S[I] * Shape[I];
+  for (size_t I = Shape.size(); I-- > 1;) {
+    auto R = mulDims(S[I], Shape[I]);
+    if (!R)
+      return llvm::None;
+    S[I - 1] = *R;
+  }
   return S;
 }
 
@@ -407,6 +437,10 @@ bool broadcastShapes(llvm::ArrayRef<int64_t> A, llvm::ArrayRef<int64_t> B,
 /// the element of a tensor of shape In that broadcasting makes it read.
 std::vector<size_t> broadcastIndex(llvm::ArrayRef<int64_t> In,
                                    llvm::ArrayRef<int64_t> Out, size_t N) {
+  // With N > 0 every dim of In is 1 or that of Out, so the strides below
+  // are at most N; with N == 0 they could overflow.
+  if (N == 0)
+    return {};
   size_t R = Out.size();
   Dims Stride(R, 0);
   int64_t S = 1;
@@ -901,21 +935,21 @@ private:
     auto Count = countElements(Shape);
     if (!Count)
       return false;
-    int64_t Outer = 1, Inner = 1;
-    for (int64_t I = 0; I < *Axis; ++I)
-      Outer *= Data.Shape[I];
-    for (int64_t I = *Axis + 1; I < Data.rank(); ++I)
-      Inner *= Data.Shape[I];
+    auto Outer = productOf(Data.Shape, 0, *Axis);
+    auto Inner = productOf(Data.Shape, *Axis + 1, Data.rank());
+    if (!Outer || !Inner)
+      return false;
     std::vector<size_t> Index;
     Index.reserve(static_cast<size_t>(*Count));
-    for (int64_t O = 0; O < Outer; ++O)
+    // An empty result needs no index; Outer may then be huge.
+    for (int64_t O = 0; *Count > 0 && O < *Outer; ++O)
       for (int64_t J : Indices->Ints) {
         if (J < -D || J >= D)
           return false;
         if (J < 0)
           J += D;
-        for (int64_t I = 0; I < Inner; ++I)
-          Index.push_back(static_cast<size_t>((O * D + J) * Inner + I));
+        for (int64_t I = 0; I < *Inner; ++I)
+          Index.push_back(static_cast<size_t>((O * D + J) * *Inner + I));
       }
     Out.push_back(take(Data, Index, std::move(Shape)));
     return true;
@@ -990,14 +1024,20 @@ private:
     auto Total = countElements(Shape);
     if (!Total)
       return false;
-    Dims Stride = stridesOf(Data.Shape);
+    if (*Total == 0) {
+      Out.push_back(take(Data, {}, std::move(Shape)));
+      return true;
+    }
+    auto Stride = stridesOf(Data.Shape);
+    if (!Stride)
+      return false;
     std::vector<size_t> Index;
     Index.reserve(static_cast<size_t>(*Total));
     Dims Pos(R, 0);
     for (int64_t Idx = 0; Idx < *Total; ++Idx) {
       int64_t Off = 0;
       for (int64_t D = 0; D < R; ++D)
-        Off += (Start[D] + Pos[D] * Step[D]) * Stride[D];
+        Off += (Start[D] + Pos[D] * Step[D]) * (*Stride)[D];
       Index.push_back(static_cast<size_t>(Off));
       for (int64_t D = R; D-- > 0;) {
         if (++Pos[D] < Shape[D])
@@ -1028,20 +1068,19 @@ private:
       for (int64_t D = 0; D < R; ++D)
         if (D != *Axis && T->Shape[D] != First.Shape[D])
           return false;
-      Shape[*Axis] += T->Shape[*Axis];
+      if (__builtin_add_overflow(Shape[*Axis], T->Shape[*Axis], &Shape[*Axis]))
+        return false;
     }
     auto Count = countElements(Shape);
-    if (!Count)
+    auto Outer = productOf(Shape, 0, *Axis);
+    auto Inner = productOf(Shape, *Axis + 1, R);
+    if (!Count || !Outer || !Inner)
       return false;
-    int64_t Outer = 1, Inner = 1;
-    for (int64_t D = 0; D < *Axis; ++D)
-      Outer *= Shape[D];
-    for (int64_t D = *Axis + 1; D < R; ++D)
-      Inner *= Shape[D];
     Tensor T = makeTensor(First.Type, std::move(Shape));
-    for (int64_t O = 0; O < Outer; ++O)
+    // An empty result needs no copy; Outer may then be huge.
+    for (int64_t O = 0; *Count > 0 && O < *Outer; ++O)
       for (const Tensor *X : In) {
-        size_t Block = static_cast<size_t>(X->Shape[*Axis] * Inner);
+        size_t Block = static_cast<size_t>(X->Shape[*Axis] * *Inner);
         size_t Begin = static_cast<size_t>(O) * Block;
         if (T.isReal())
           T.Reals.insert(T.Reals.end(), X->Reals.begin() + Begin,
@@ -1163,10 +1202,11 @@ private:
       return false;
     if (Axis < 0)
       Axis += R;
-    int64_t A = 1, B = 1;
-    for (int64_t D = 0; D < R; ++D)
-      (D < Axis ? A : B) *= X.Shape[D];
-    Out.push_back(reshaped(X, {A, B}));
+    auto A = productOf(X.Shape, 0, Axis);
+    auto B = productOf(X.Shape, Axis, R);
+    if (!A || !B)
+      return false;
+    Out.push_back(reshaped(X, {*A, *B}));
     return true;
   }
 
@@ -1186,12 +1226,19 @@ private:
     for (int64_t D = 0; D < R; ++D)
       if (Check[D] != D)
         return false;
-    Dims Shape, Stride = stridesOf(X.Shape), PermStride;
-    for (int64_t P : Perm) {
+    Dims Shape, PermStride;
+    for (int64_t P : Perm)
       Shape.push_back(X.Shape[P]);
-      PermStride.push_back(Stride[P]);
-    }
     size_t N0 = X.size();
+    if (N0 == 0) {
+      Out.push_back(reshaped(X, std::move(Shape)));
+      return true;
+    }
+    auto Stride = stridesOf(X.Shape);
+    if (!Stride)
+      return false;
+    for (int64_t P : Perm)
+      PermStride.push_back((*Stride)[P]);
     std::vector<size_t> Index;
     Index.reserve(N0);
     Dims Pos(R, 0);
@@ -1240,14 +1287,20 @@ private:
     auto Count = countElements(Shape);
     if (!Count)
       return false;
-    Dims Stride = stridesOf(X.Shape);
+    if (*Count == 0) {
+      Out.push_back(take(X, {}, std::move(Shape)));
+      return true;
+    }
+    auto Stride = stridesOf(X.Shape);
+    if (!Stride)
+      return false;
     std::vector<size_t> Index;
     Index.reserve(static_cast<size_t>(*Count));
     Dims Pos(X.rank(), 0);
     for (int64_t K = 0; K < *Count; ++K) {
       int64_t Off = 0;
       for (int64_t D = 0; D < X.rank(); ++D)
-        Off += (Pos[D] % X.Shape[D]) * Stride[D];
+        Off += (Pos[D] % X.Shape[D]) * (*Stride)[D];
       Index.push_back(static_cast<size_t>(Off));
       for (int64_t D = X.rank(); D-- > 0;) {
         if (++Pos[D] < Shape[D])
@@ -1356,25 +1409,26 @@ private:
       return false;
     int64_t Sum = 0;
     for (int64_t S : Sizes) {
-      if (S < 0 || S > D)
+      if (S < 0 || S > D || __builtin_add_overflow(Sum, S, &Sum))
         return false;
-      Sum += S;
     }
     if (Sum != D)
       return false;
-    int64_t Outer = 1, Inner = 1;
-    for (int64_t I = 0; I < *Axis; ++I)
-      Outer *= X.Shape[I];
-    for (int64_t I = *Axis + 1; I < X.rank(); ++I)
-      Inner *= X.Shape[I];
+    auto Outer = productOf(X.Shape, 0, *Axis);
+    auto Inner = productOf(X.Shape, *Axis + 1, X.rank());
+    if (!Outer || !Inner)
+      return false;
     int64_t Offset = 0;
     for (int64_t S : Sizes) {
       Dims Shape(X.Shape);
       Shape[*Axis] = S;
       std::vector<size_t> Index;
-      for (int64_t O = 0; O < Outer; ++O)
-        for (int64_t J = 0; J < S * Inner; ++J)
-          Index.push_back(static_cast<size_t>((O * D + Offset) * Inner + J));
+      // A non-empty X holds Outer * D * Inner <= MaxFoldedElements
+      // elements, so these products fit; an empty X has empty parts, and
+      // Outer may then be huge.
+      for (int64_t O = 0; X.size() > 0 && O < *Outer; ++O)
+        for (int64_t J = 0; J < S * *Inner; ++J)
+          Index.push_back(static_cast<size_t>((O * D + Offset) * *Inner + J));
       Out.push_back(take(X, Index, std::move(Shape)));
       Offset += S;
     }
@@ -1393,10 +1447,16 @@ private:
     if (!countElements({R, NNZ}))
       return false;
     Tensor T = makeTensor(TP::INT64, {R, NNZ});
-    Dims Stride = stridesOf(X.Shape);
+    if (Hits.empty()) {
+      Out.push_back(std::move(T));
+      return true;
+    }
+    auto Stride = stridesOf(X.Shape);
+    if (!Stride)
+      return false;
     for (int64_t D = 0; D < R; ++D)
       for (size_t H : Hits)
-        T.Ints.push_back((static_cast<int64_t>(H) / Stride[D]) % X.Shape[D]);
+        T.Ints.push_back((static_cast<int64_t>(H) / (*Stride)[D]) % X.Shape[D]);
     Out.push_back(std::move(T));
     return true;
   }
@@ -1508,12 +1568,16 @@ private:
     std::vector<int64_t> AccI(NOut, Op == "ReduceProd" ? 1 : 0);
     std::vector<double> AccR(NOut, Op == "ReduceProd" ? 1.0 : 0.0);
     std::vector<bool> Seen(NOut, false);
-    Dims OutStride = stridesOf(Kept);
+    // Only the loop over X's elements reads the strides: an empty X may
+    // have strides that overflow.
+    auto OutStride = stridesOf(Kept);
+    if (!OutStride && !Empty)
+      return false;
     Dims Pos(X.rank(), 0);
     for (size_t K = 0, E = X.size(); K < E; ++K) {
       int64_t O = 0;
       for (int64_t D = 0; D < X.rank(); ++D)
-        O += (Kept[D] == 1 ? 0 : Pos[D]) * OutStride[D];
+        O += (Kept[D] == 1 ? 0 : Pos[D]) * (*OutStride)[D];
       size_t Slot = static_cast<size_t>(O);
       if (X.isReal()) {
         double V = X.Reals[K], &A = AccR[Slot];
@@ -1581,12 +1645,45 @@ int64_t defaultOpset(const onnx::ModelProto &M) {
   return M.ir_version() < 3 ? 1 : -1;
 }
 
+/// ONNX 1.12's data propagation for Shape reads the type of its input
+/// without checking that it has one, and crashes on a tensor nothing typed
+/// (an input declared without a type, the output of an op of another
+/// domain). Every data propagation function gets the check it lacks, once:
+/// a node whose first input is untyped gets no propagated data. (The first
+/// input is required by every op that propagates data; later ones may be
+/// absent optional inputs, whose type is null too, so they are not checked.
+/// Other ops were tried with untyped inputs and do not crash.)
+void guardDataPropagation() {
+  static const bool Done = [] {
+    for (const onnx::OpSchema &Copy :
+         onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+      if (!Copy.has_data_propagation_function())
+        continue;
+      // The registry hands out const schemas it owns as mutable objects.
+      auto *S = const_cast<onnx::OpSchema *>(onnx::OpSchemaRegistry::Schema(
+          Copy.Name(), Copy.SinceVersion(), Copy.domain()));
+      if (!S || S->SinceVersion() != Copy.SinceVersion())
+        continue;
+      onnx::DataPropagationFunction Inner = S->GetDataPropagationFunction();
+      S->PartialDataPropagationFunction(
+          [Inner](onnx::DataPropagationContext &Ctx) {
+            if (Ctx.getNumInputs() > 0 && !Ctx.getInputType(0))
+              return;
+            Inner(Ctx);
+          });
+    }
+    return true;
+  }();
+  (void)Done;
+}
+
 /// ONNX shape inference over the whole model. Strict first, for the
 /// message of the first node that fails; then lenient, so that one failing
 /// node does not stop inference of the others. ONNX 1.12's lenient mode
 /// still gives up on a failure inside data propagation (a Gather index out
 /// of range), so a last pass runs without it: the folding has the values.
 std::string runInference(onnx::ModelProto &M) {
+  guardDataPropagation();
   auto Run = [&M](int Strict, bool DataProp) -> std::string {
     try {
       onnx::shape_inference::InferShapes(

@@ -261,6 +261,32 @@ TEST_CASE("shapes: overflow, negative and uninferable dims are errors") {
     REQUIRE(IM.Warnings.size() == 1);
     CHECK(IM.Warnings[0].Node == "reshape");
   }
+  SUBCASE("an absurd Conv group is an error, not an overflow") {
+    // Cin/group * group overflowed int64_t in the channel check (UBSan).
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {1, 4, 8, 8});
+    addWeight(M, "w", {2, 4, 1, 1});
+    auto &Conv = addNode(M, "Conv", {"x", "w"}, {"y"}, "conv");
+    addIntAttr(Conv, "group", int64_t(1) << 62);
+    addOutput(M, "y");
+    setType(*M.mutable_graph()->mutable_output(0), {1, 2, 8, 8});
+    CHECK(contains(importError(M), "node 'conv' (Conv): the input has 4 "
+                                   "channels but the weight [2, 4, 1, 1] "
+                                   "with group 4611686018427387904 expects "
+                                   "more than 2^63"));
+  }
+  SUBCASE("Shape of a tensor without a type does not crash ONNX") {
+    // ONNX 1.12's data propagation for Shape dereferenced the missing type
+    // (found by tools/fuzz/fuzz_onnx).
+    onnx::ModelProto M = makeModel();
+    M.mutable_graph()->add_input()->set_name("x");
+    addNode(M, "Shape", {"x"}, {"y"}, "shape");
+    addOutput(M, "y", onnx::TensorProto::INT64);
+    CHECK(contains(importError(M), "cannot infer the shape of tensor 'y'"));
+    frontend::ImportOptions O;
+    O.AllowUnknownShapes = true;
+    importOk(M, O);
+  }
   SUBCASE("data-dependent sizes are a warning, not an error") {
     onnx::ModelProto M = makeModel();
     addInput(M, "x", {2, 6});

@@ -637,6 +637,68 @@ TEST_CASE("evaluate: reductions, Clip, Shape and Size") {
 
 /// ONNX's backend node tests: every case of an op the folder evaluates,
 /// where the folder computes a result, must match ONNX's expected output.
+TEST_CASE("evaluate: empty tensors with huge dims neither overflow nor loop") {
+  // A tensor with a zero dim holds nothing, so its other dims may be huge
+  // while its element count is 0: products of dims must be checked (UBSan
+  // caught the signed overflow) and loops must not run per outer index (a
+  // hang of 2^40 empty iterations).
+  const int64_t Huge = int64_t(1) << 40;
+  TP Wide = ints({}, {Huge, 0});
+  TP Square = ints({}, {0, Huge, Huge});
+
+  onnx::NodeProto Concat = node("Concat", 2);
+  addIntAttr(Concat, "axis", 1);
+  Result C = eval(Concat, {&Wide, &Wide});
+  REQUIRE(C.Ok);
+  CHECK(C.dims() == std::vector<int64_t>{Huge, 0});
+  TP Long = ints({}, {0, int64_t(1) << 62});
+  onnx::NodeProto Concat1 = node("Concat", 2);
+  addIntAttr(Concat1, "axis", 1);
+  CHECK_FALSE(eval(Concat1, {&Long, &Long}).Ok); // 2^63 does not fit.
+
+  onnx::NodeProto Gather = node("Gather", 2);
+  addIntAttr(Gather, "axis", 1);
+  TP NoIndex = ints({}, {0});
+  Result G = eval(Gather, {&Wide, &NoIndex});
+  REQUIRE(G.Ok);
+  CHECK(G.dims() == std::vector<int64_t>{Huge, 0});
+
+  onnx::NodeProto Split = node("Split", 1, 2);
+  addIntAttr(Split, "axis", 1);
+  Result S = eval(Split, {&Wide});
+  REQUIRE(S.Ok);
+  CHECK(S.dims(1) == std::vector<int64_t>{Huge, 0});
+
+  // Empty results keep their exact shapes.
+  onnx::NodeProto Transpose = node("Transpose", 1);
+  addIntsAttr(Transpose, "perm", {1, 2, 0});
+  Result T = eval(Transpose, {&Square});
+  REQUIRE(T.Ok);
+  CHECK(T.dims() == std::vector<int64_t>{Huge, Huge, 0});
+  Result NZ = eval(node("NonZero", 1), {&Square});
+  REQUIRE(NZ.Ok);
+  CHECK(NZ.dims() == std::vector<int64_t>{3, 0});
+  TP Ones = ints({1, 1});
+  Result E = eval(node("Expand", 2), {&Square, &Ones});
+  REQUIRE(E.Ok);
+  CHECK(E.dims() == std::vector<int64_t>{0, Huge, Huge});
+  TP Four = ints({}, {5, 0, Huge, Huge});
+  TP Axis0 = ints({0});
+  onnx::NodeProto Sum = node("ReduceSum", 2);
+  addIntAttr(Sum, "keepdims", 0);
+  Result RS = eval(Sum, {&Four, &Axis0});
+  REQUIRE(RS.Ok);
+  CHECK(RS.dims() == std::vector<int64_t>{0, Huge, Huge});
+  TP Starts = ints({0}), Ends = ints({1}), Axes = ints({2});
+  Result SL = eval(node("Slice", 4), {&Square, &Starts, &Ends, &Axes});
+  REQUIRE(SL.Ok);
+  CHECK(SL.dims() == std::vector<int64_t>{0, Huge, 1});
+  // A flattened dim that does not fit is unknown, not wrapped.
+  onnx::NodeProto Flatten = node("Flatten", 1);
+  addIntAttr(Flatten, "axis", 1);
+  CHECK_FALSE(eval(Flatten, {&Square}).Ok);
+}
+
 TEST_CASE("evaluate: agrees with ONNX's node tests") {
   const std::string Root = "/usr/share/libonnx-testdata/data/node";
   if (!llvm::sys::fs::is_directory(Root)) {
