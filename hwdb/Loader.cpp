@@ -514,10 +514,31 @@ llvm::Expected<std::string> FileParser::identifier(yaml::Node *N,
   return T;
 }
 
+/// A figure of kind Q, for messages that show how to write one.
+llvm::StringRef exampleOf(Quantity Q) {
+  switch (Q) {
+  case Quantity::Throughput:
+    return "312 TFLOPS";
+  case Quantity::Work:
+    return "1 GFLOP";
+  case Quantity::Bandwidth:
+    return "2039 GB/s";
+  case Quantity::Capacity:
+    return "80 GB";
+  case Quantity::Time:
+    return "5 us";
+  case Quantity::Frequency:
+    return "1410 MHz";
+  case Quantity::Bits:
+    return "512 bits";
+  }
+  return "2039 GB/s";
+}
+
 llvm::Expected<Measure> FileParser::quantity(yaml::Node *N, llvm::StringRef Key,
                                              Quantity Q) {
   llvm::SmallString<32> Storage;
-  auto S = scalar(N, Key, "2039 GB/s", Storage);
+  auto S = scalar(N, Key, exampleOf(Q), Storage);
   if (!S)
     return S.takeError();
   auto M = parseQuantity(*S, Q);

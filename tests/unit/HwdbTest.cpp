@@ -442,6 +442,60 @@ TEST_SUITE("hwdb.loader") {
     }
   }
 
+  TEST_CASE("error: a figure of the wrong type shows an example of its kind") {
+    CHECK_STARTS(errorOf(replaced("launch_overhead: 5 us",
+                                  "launch_overhead: {value: 5 us}")),
+                 "test.yaml:9:20: 'launch_overhead' must be a single value, "
+                 "not a mapping; write e.g. 'launch_overhead: 5 us'");
+    CHECK_STARTS(errorOf(replaced("capacity: 16 GB", "capacity: [16 GB]")),
+                 "test.yaml:8:29: 'capacity' must be a single value, not a "
+                 "list; write e.g. 'capacity: 80 GB'");
+  }
+
+  TEST_CASE("files that are not regular files are refused, not read") {
+    // /dev/zero never ends: reading it whole would exhaust memory.
+    auto Dev = loadHardware("/dev/zero");
+    REQUIRE_FALSE(bool(Dev));
+    CHECK(llvm::toString(Dev.takeError()) ==
+          "/dev/zero: cannot read the file: it is not a regular file; check "
+          "the path");
+    auto Link = loadLink("/dev/zero");
+    REQUIRE_FALSE(bool(Link));
+    CHECK_STARTS(llvm::toString(Link.takeError()),
+                 "/dev/zero: cannot read the file: it is not a regular file");
+    const char *Ref = R"(cluster:
+  name: c
+  nodes:
+    - device: /dev/zero
+)";
+    CHECK_STARTS(errorOf(Ref), "test.yaml:4:15: cannot read '/dev/zero': it "
+                               "is not a regular file");
+    auto Dir = loadHardware(testDataDir());
+    REQUIRE_FALSE(bool(Dir));
+    CHECK(llvm::toString(Dir.takeError())
+              .find("cannot read the file: it is "
+                    "a directory") != std::string::npos);
+  }
+
+  TEST_CASE("links load from text too") {
+    const char *Text = R"(link:
+  name: my-link
+  kind: pcie
+  bandwidth: 32 GB/s
+  latency: 1 us
+  efficiency: 0.8
+)";
+    auto L = loadLinkFromString(Text, "link.yaml");
+    REQUIRE_MESSAGE(bool(L), llvm::toString(L.takeError()));
+    CHECK(L->Name == "my-link");
+    CHECK(L->BandwidthBytesPerSecond == doctest::Approx(32e9));
+    auto NotLink = loadLinkFromString(ValidDevice, "dev.yaml");
+    REQUIRE_FALSE(bool(NotLink));
+    CHECK(llvm::toString(NotLink.takeError()) ==
+          "dev.yaml describes a device, not a link; load it with "
+          "loadHardware");
+  }
+
   TEST_CASE("files: relative references and errors in referenced files") {
     const std::string Dir = testDataDir();
     auto C = loadHardware(Dir + "/my-cluster.yaml");
