@@ -7,6 +7,7 @@ the tests do not.
     /usr/bin/python3 tools/make_bad_corpus.py [OUT_DIR]
 """
 import os
+import random
 import sys
 
 import onnx
@@ -69,4 +70,82 @@ save(model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="runtime_res
 save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="bad_conv")],
            [vi("x", [1, 3, 8, 8]), vi("w", [4, 5, 3, 3])],
            [vi("y", None)]), "shape_mismatch.onnx")
+
+# Models that crashed ONNX 1.12's data propagation for Shape (found by
+# tools/fuzz): Shape of a tensor that has no type at all.
+untyped = onnx.ValueInfoProto(name="x")
+save(model([helper.make_node("Shape", ["x"], ["y"], name="shape_of_untyped")],
+           [untyped], [vi("y", None, TensorProto.INT64)]), "untyped_input.onnx")
+m = model([helper.make_node("Frob", ["x"], ["t"], name="custom", domain="com.example"),
+           helper.make_node("Shape", ["t"], ["y"], name="shape_of_custom")],
+          [vi("x", [2, 3])], [vi("y", None, TensorProto.INT64)])
+m.opset_import.append(helper.make_opsetid("com.example", 1))
+save(m, "shape_of_custom_op.onnx")
+
+# A zero stride: ONNX 1.12's Conv and pooling inference divide by it
+# (SIGFPE; found by the bit-flip test).
+save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="zero_stride",
+                             strides=[0, 1])],
+           [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", None)]),
+     "zero_stride.onnx")
+
+# Bit flips of a real model: deterministic, 1 to 8 flipped bits each. Each
+# must give one error line or a result, never a crash.
+zoo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                   "data", "zoo", "resnet18.onnx")
+with open(zoo, "rb") as f:
+    resnet18 = f.read()
+for i, flips in enumerate([1, 2, 4, 8], start=1):
+    rng = random.Random(1000 + i)
+    data = bytearray(resnet18)
+    for _ in range(flips):
+        bit = rng.randrange(len(data) * 8)
+        data[bit // 8] ^= 1 << (bit % 8)
+    with open(os.path.join(out, "bitflip_%d.onnx" % i), "wb") as f:
+        f.write(bytes(data))
+
+# Hardware descriptions, one mistake each (tests/cli/CliTests.cmake lists
+# the error every one must give, with its line and column).
+hw = os.path.join(out, "hw")
+os.makedirs(hw, exist_ok=True)
+DEVICE = """device:
+  name: bad-gpu
+  kind: gpu
+  compute:
+    tensor: {fp16: 100 TFLOPS}
+    vector: {fp32: 10 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 5 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+"""
+
+
+def save_hw(name, text, old=None, new=None):
+    if old is not None:
+        assert old in text, old
+        text = text.replace(old, new)
+    with open(os.path.join(hw, name), "w") as f:
+        f.write(text)
+
+
+save_hw("wrong_type.yaml", DEVICE, "launch_overhead: 5 us",
+        "launch_overhead: {value: 5 us}")
+save_hw("wrong_type_scalar.yaml", DEVICE, "  compute:\n    tensor: {fp16: 100 TFLOPS}\n"
+        "    vector: {fp32: 10 TFLOPS}\n", "  compute: 100 TFLOPS\n")
+save_hw("unknown_key.yaml", DEVICE, "  kind: gpu\n", "  kind: gpu\n  frobnicate: 1\n")
+save_hw("missing_unit.yaml", DEVICE, "bandwidth: 1000 GB/s", "bandwidth: 1000")
+save_hw("negative_bandwidth.yaml", DEVICE, "bandwidth: 1000 GB/s",
+        "bandwidth: -1000 GB/s")
+save_hw("zero_devices.yaml", """cluster:
+  name: empty-cluster
+  nodes: []
+""")
+save_hw("zero_devices_per_node.yaml", """cluster:
+  name: empty-nodes
+  nodes:
+    - device: t4
+      devices_per_node: 0
+""")
 print("wrote", len(os.listdir(out)), "files to", out)

@@ -88,3 +88,83 @@ perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
 perfc_expect_error(unsupported_on_device
   "resnet18.onnx: node '/conv1/Conv' \\(Conv\\): device 'jetson-agx-orin-dla' does not run fp32 conv ops"
   ${ZOO}/resnet18.onnx --hw jetson-agx-orin-dla)
+
+# Robustness (issue 7): inputs that crashed something once, damaged models,
+# a model too big to take, broken hardware descriptions. Every case names
+# the exact error it must give.
+perfc_expect_error(untyped_input
+  "untyped_input.onnx: cannot infer the shape of tensor 'y' \\(output of node 'shape_of_untyped', Shape\\)"
+  ${BAD}/untyped_input.onnx)
+perfc_expect_error(shape_of_custom_op
+  "shape_of_custom_op.onnx: cannot infer the shape of tensor 'y' \\(output of node 'shape_of_custom', Shape\\)"
+  ${BAD}/shape_of_custom_op.onnx)
+perfc_expect_error(zero_stride
+  "zero_stride.onnx: node 'zero_stride' \\(Conv\\): 'strides' holds 0; every stride must be positive"
+  ${BAD}/zero_stride.onnx)
+perfc_expect_error(bitflip_1
+  "bitflip_1.onnx: node '/layer1/layer1.0/relu_1/Relu' \\(Relu\\) reads tensor '/layer1/layer1.0/Add_outptt_0', which no node, input or initializer defines"
+  ${BAD}/bitflip_1.onnx)
+perfc_expect_error(bitflip_2
+  "bitflip_2.onnx: node '/layer2/layer2.0/bn2/BatchNormalization' \\(BatchNormalization\\) reads tensor 'layer2.0.bn2.weight', which no node, input or initializer defines"
+  ${BAD}/bitflip_2.onnx)
+perfc_expect_error(bitflip_3
+  "bitflip_3.onnx: malformed protobuf at byte 16295: a field of 1293 bytes runs past the end of the data"
+  ${BAD}/bitflip_3.onnx)
+perfc_expect_error(bitflip_4
+  "bitflip_4.onnx: node '/layer2/layer2.0/bn1/BatchNormalization' \\(BatchNormalization\\) reads tensor '/layer2/layer2.0/conv1/Conv_output_0', which no node, input or initializer defines"
+  ${BAD}/bitflip_4.onnx)
+
+# 200 deterministic bit-flip variants of resnet18, made at test time: each
+# gives a result or one error line, never a crash or a hang.
+add_test(NAME cli.bitflip.generated
+         COMMAND perfc_stress bitflip $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx 200)
+set_tests_properties(cli.bitflip.generated PROPERTIES TIMEOUT 900)
+
+# Ten million nodes (an 80 MB file written at test time, removed after):
+# refused by the node limit while the file streams, in bounded memory.
+set(BIG_MODEL ${CMAKE_CURRENT_BINARY_DIR}/ten_million_nodes.onnx)
+if(PERFC_SANITIZE)
+  set(BIG_MODEL_MAX_RSS_MB 400) # ASan's shadow memory and quarantine.
+else()
+  set(BIG_MODEL_MAX_RSS_MB 150)
+endif()
+add_test(NAME cli.big_model.write
+         COMMAND perfc_stress big-model ${BIG_MODEL} 10000000)
+set_tests_properties(cli.big_model.write PROPERTIES FIXTURES_SETUP big_model)
+add_test(NAME cli.error.ten_million_nodes
+         COMMAND perfc_stress max-rss ${BIG_MODEL_MAX_RSS_MB} ${EXPECT_ERROR}
+                 "ten_million_nodes.onnx: the model has more than 2000000 nodes, perfc's limit \\(raise it with --max-nodes\\)"
+                 $<TARGET_FILE:perfc> ${BIG_MODEL})
+set_tests_properties(cli.error.ten_million_nodes PROPERTIES
+                     FIXTURES_REQUIRED big_model)
+add_test(NAME cli.big_model.remove COMMAND ${CMAKE_COMMAND} -E rm -f ${BIG_MODEL})
+set_tests_properties(cli.big_model.remove PROPERTIES FIXTURES_CLEANUP big_model)
+
+# Hardware descriptions with one mistake each (tests/data/bad/hw/, written by
+# tools/make_bad_corpus.py): FILE:LINE:COL and what is wrong.
+set(BAD_HW ${BAD}/hw)
+perfc_expect_error(hw_wrong_type
+  "wrong_type.yaml:9:20: 'launch_overhead' must be a single value, not a mapping; write e.g. 'launch_overhead: 5 us'$"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/wrong_type.yaml)
+perfc_expect_error(hw_wrong_type_scalar
+  "wrong_type_scalar.yaml:4:12: compute must be a mapping of 'key: value' entries, not a single value"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/wrong_type_scalar.yaml)
+perfc_expect_error(hw_unknown_key
+  "unknown_key.yaml:4:3: unknown key 'frobnicate' in device; the known keys are name, kind"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/unknown_key.yaml)
+perfc_expect_error(hw_missing_unit
+  "missing_unit.yaml:8:47: 'bandwidth': bandwidth '1000' has no unit; write e.g. '1000 GB/s'"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/missing_unit.yaml)
+perfc_expect_error(hw_negative_bandwidth
+  "negative_bandwidth.yaml:8:47: 'bandwidth': negative bandwidth '-1000 GB/s'; a bandwidth must be greater than zero"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/negative_bandwidth.yaml)
+perfc_expect_error(hw_zero_devices
+  "zero_devices.yaml:3:3: 'nodes' is empty; a cluster has at least one node group"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/zero_devices.yaml)
+perfc_expect_error(hw_zero_devices_per_node
+  "zero_devices_per_node.yaml:5:25: 'devices_per_node': count is zero; it must be at least 1"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/zero_devices_per_node.yaml)
+# Not a regular file: /dev/zero never ends, so it must not be read.
+perfc_expect_error(hw_not_a_file
+  "/dev/zero: cannot read the file: it is not a regular file; check the path"
+  ${ZOO}/resnet18.onnx --hw /dev/zero)
