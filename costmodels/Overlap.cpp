@@ -1,0 +1,102 @@
+//===- Overlap.cpp - Gradient all-reduce overlapped with backward ---------===//
+#include "costmodels/Overlap.h"
+
+#include "hwdb/Units.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace perfc;
+using namespace perfc::cost;
+
+const char *perfc::cost::name(CompressionKind K) {
+  switch (K) {
+  case CompressionKind::None:
+    return "none";
+  case CompressionKind::Fp16:
+    return "fp16";
+  case CompressionKind::TopK:
+    return "top-k";
+  }
+  return "none";
+}
+
+namespace {
+/// V if it is a positive number, else 0.
+double nonNegative(double V) { return V > 0 ? V : 0; }
+} // namespace
+
+double perfc::cost::compressedBytes(double Bytes, const Compression &C) {
+  const double B = nonNegative(Bytes);
+  const double Elem = C.ElementBytes > 0 ? C.ElementBytes : 4;
+  switch (C.Kind) {
+  case CompressionKind::None:
+    return B;
+  case CompressionKind::Fp16:
+    return B * std::min(1.0, 2 / Elem);
+  case CompressionKind::TopK: {
+    const double R = std::min(1.0, nonNegative(C.Ratio));
+    return R * B * (1 + nonNegative(C.IndexBytes) / Elem);
+  }
+  }
+  return B;
+}
+
+OverlapTime
+perfc::cost::overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
+                                      double BucketBytes, const CommGroup &G,
+                                      const Compression &C, CommAlgorithm A) {
+  OverlapTime R;
+  double Now = 0;       // end of the backward compute so far
+  double StreamEnd = 0; // end of the last all-reduce issued
+  BucketTime Open;
+  bool HasOpen = false;
+
+  auto Close = [&](double Ready) {
+    Open.ReadySeconds = Ready;
+    Open.WireBytes = compressedBytes(Open.Bytes, C);
+    Open.StartSeconds = std::max(Ready, StreamEnd);
+    const double T =
+        collectiveTime(Collective::AllReduce, Open.WireBytes, G, A).Seconds;
+    Open.EndSeconds = Open.StartSeconds + T;
+    StreamEnd = Open.EndSeconds;
+    R.CommSeconds += T;
+    R.Buckets.push_back(Open);
+    HasOpen = false;
+  };
+
+  for (size_t I = 0; I < Layers.size(); ++I) {
+    Now += nonNegative(Layers[I].Seconds);
+    const double Bytes = nonNegative(Layers[I].GradientBytes);
+    if (Bytes == 0)
+      continue;
+    if (!HasOpen) {
+      Open = BucketTime();
+      Open.FirstLayer = I;
+      HasOpen = true;
+    }
+    Open.LastLayer = I;
+    Open.Bytes += Bytes;
+    if (!(Open.Bytes < BucketBytes))
+      Close(Now);
+  }
+  if (HasOpen)
+    Close(Now);
+
+  R.ComputeSeconds = Now;
+  R.ExposedSeconds = std::max(0.0, StreamEnd - Now);
+  using hw::Quantity;
+  R.Explain =
+      llvm::formatv(
+          "{0} buckets of up to {1} ({2} compression): all-reduce "
+          "{3} in total, backward {4}, last all-reduce ends at {5}, "
+          "exposed {6}",
+          R.Buckets.size(), hw::formatQuantity(BucketBytes, Quantity::Capacity),
+          name(C.Kind), hw::formatQuantity(R.CommSeconds, Quantity::Time),
+          hw::formatQuantity(R.ComputeSeconds, Quantity::Time),
+          hw::formatQuantity(StreamEnd, Quantity::Time),
+          hw::formatQuantity(R.ExposedSeconds, Quantity::Time))
+          .str();
+  return R;
+}

@@ -1,0 +1,107 @@
+//===- Overlap.h - Gradient all-reduce overlapped with backward -*- C++ -*-===//
+//
+// Data-parallel training all-reduces the gradients while the backward pass
+// is still running, in buckets, as PyTorch DistributedDataParallel does
+// (Li et al., "PyTorch Distributed: Experiences on Accelerating Data
+// Parallel Training", VLDB 2020; torch.nn.parallel.DistributedDataParallel,
+// bucket_cap_mb = 25):
+//
+//  * layers run backward in reverse order; a layer's gradients exist when
+//    its backward compute ends;
+//  * gradients fill the current bucket in that order; a bucket closes as
+//    soon as it holds at least BucketBytes (so a gradient larger than the
+//    cap makes a bucket of its own, possibly with what came before), and the
+//    last bucket closes, however full, when backward ends;
+//  * a bucket's all-reduce starts when the bucket has closed and the
+//    previous all-reduce has finished: one communication stream, buckets in
+//    order;
+//  * exposed time = end of the last all-reduce - end of backward compute,
+//    at least 0: what data parallelism adds to the step.
+//
+// Not modelled: DDP's smaller first bucket (1 MiB) and its bucket rebuild
+// after the first iteration, the slowdown communication kernels cause to the
+// compute they share the GPU with, and the compute of compression.
+//
+// Gradient compression is applied to each bucket's bytes before the
+// all-reduce is priced:
+//  * Fp16: gradients cast to fp16 on the wire: Bytes x 2 / ElementBytes
+//    (halves fp32 gradients; nothing for gradients already 16-bit);
+//  * TopK with Ratio r: the r x Bytes / ElementBytes largest elements are
+//    sent with their indices: r x Bytes x (1 + IndexBytes / ElementBytes),
+//    i.e. 2 r Bytes for fp32 values with int32 indices. This is priced as an
+//    all-reduce of that many bytes, a lower bound: real sparse all-reduces
+//    (all-gather of each rank's values and indices) send up to n times more,
+//    and above r = ElementBytes / (ElementBytes + IndexBytes) top-k sends
+//    more than the dense gradient.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_COSTMODELS_OVERLAP_H
+#define PERFC_COSTMODELS_OVERLAP_H
+
+#include "costmodels/Collectives.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <string>
+#include <vector>
+
+namespace perfc::cost {
+
+enum class CompressionKind : uint8_t { None, Fp16, TopK };
+/// "none", "fp16", "top-k".
+const char *name(CompressionKind K);
+
+struct Compression {
+  CompressionKind Kind = CompressionKind::None;
+  /// TopK: share of the elements sent, clamped to [0, 1].
+  double Ratio = 1;
+  /// Bytes per gradient element before compression (fp32).
+  double ElementBytes = 4;
+  /// TopK: bytes per index sent with each value (int32).
+  double IndexBytes = 4;
+};
+
+/// Bytes on the wire for Bytes of gradients (formulas above).
+double compressedBytes(double Bytes, const Compression &C);
+
+/// PyTorch DDP's default bucket size, 25 MiB.
+constexpr double DdpBucketBytes = 25.0 * 1024 * 1024;
+
+/// One layer's backward pass.
+struct LayerBackward {
+  double Seconds = 0;       ///< backward compute time
+  double GradientBytes = 0; ///< its parameters' gradients
+};
+
+struct BucketTime {
+  /// Layers whose gradients it holds, as indices into the input (backward
+  /// order).
+  size_t FirstLayer = 0, LastLayer = 0;
+  double Bytes = 0;     ///< gradient bytes
+  double WireBytes = 0; ///< after compression
+  double ReadySeconds = 0, StartSeconds = 0, EndSeconds = 0;
+};
+
+struct OverlapTime {
+  double ComputeSeconds = 0; ///< end of backward compute
+  double CommSeconds = 0;    ///< sum of the buckets' all-reduce times
+  /// max(0, end of the last all-reduce - ComputeSeconds).
+  double ExposedSeconds = 0;
+  std::vector<BucketTime> Buckets;
+  /// A one-line summary with the numbers.
+  std::string Explain;
+};
+
+/// Simulates bucketed gradient all-reduce over G during backward. Layers are
+/// in backward order (the last layer of the model first). Negative or NaN
+/// figures are read as 0; BucketBytes <= 0 closes a bucket after every
+/// layer with gradients. Every all-reduce is priced by collectiveTime with
+/// algorithm A.
+OverlapTime overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
+                                     double BucketBytes, const CommGroup &G,
+                                     const Compression &C = Compression(),
+                                     CommAlgorithm A = CommAlgorithm::Auto);
+
+} // namespace perfc::cost
+
+#endif // PERFC_COSTMODELS_OVERLAP_H
