@@ -10,6 +10,7 @@
 
 #include "costmodels/OpWork.h"
 #include "ir/Warning.h"
+#include "passes/TrainStep.h"
 
 #include "llvm/ADT/Optional.h"
 
@@ -94,6 +95,9 @@ struct Report {
   OpWork Total;
   llvm::Optional<double> LatencySeconds;
   llvm::Optional<KernelSummary> Kernels;
+  /// With --train: the strategy and what one step costs.
+  llvm::Optional<TrainOptions> Strategy;
+  llvm::Optional<TrainReport> Train;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
 };

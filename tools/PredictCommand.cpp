@@ -7,12 +7,14 @@
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
 #include "passes/Predict.h"
+#include "passes/TrainStep.h"
 #include "perfc/Version.h"
 #include "tools/CliCommon.h"
 #include "tools/Commands.h"
 #include "tools/ReportWriters.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace perfc;
 namespace cl = llvm::cl;
@@ -61,6 +63,47 @@ llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
           "': use fp32, tf32, fp16, bf16, fp8 or int8");
 }
 
+llvm::Error parseStrategy(llvm::StringRef Recomp, llvm::StringRef DType,
+                          llvm::StringRef Opt, llvm::StringRef Split,
+                          TrainOptions &O) {
+  auto Bad = [](llvm::StringRef Flag, llvm::StringRef Value,
+                llvm::StringRef Choices) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown " + Flag + " '" + Value +
+                                       "': use " + Choices);
+  };
+  if (Recomp == "none")
+    O.Recomp = Recompute::None;
+  else if (Recomp == "selective")
+    O.Recomp = Recompute::Selective;
+  else if (Recomp == "full")
+    O.Recomp = Recompute::Full;
+  else
+    return Bad("--recompute", Recomp, "none, selective or full");
+  if (DType == "fp8")
+    O.DType = ir::DType::F8E4M3;
+  else if (DType == "fp32" || DType == "tf32" || DType == "fp16" ||
+           DType == "bf16")
+    O.DType = *ir::parseDType(DType);
+  else
+    return Bad("--dtype", DType, "fp32, tf32, fp16, bf16 or fp8");
+  if (Opt == "sgd")
+    O.Optimizer = OptimizerKind::Sgd;
+  else if (Opt == "momentum")
+    O.Optimizer = OptimizerKind::Momentum;
+  else if (Opt == "adam" || Opt == "adamw")
+    O.Optimizer = OptimizerKind::Adam;
+  else
+    return Bad("--optimizer", Opt, "sgd, momentum or adam");
+  if (Split == "balanced")
+    O.Split = Partition::Balanced;
+  else if (Split == "even")
+    O.Split = Partition::Even;
+  else
+    return Bad("--partition", Split, "balanced or even");
+  return llvm::Error::success();
+}
+
 } // namespace
 
 int perfc::cli::runPredict(int Argc, const char *const *Argv) {
@@ -97,6 +140,59 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::desc("Time every node as its own kernel (no epilogue or "
                "elementwise fusion; constants are still folded)"),
       cl::cat(Category));
+  // Training (README "Training").
+  cl::OptionCategory TrainCategory("perfc training options");
+  cl::opt<bool> Train("train",
+                      cl::desc("Predict a training step (forward, backward, "
+                               "optimizer) instead of inference"),
+                      cl::cat(TrainCategory));
+  cl::opt<int64_t> GlobalBatch("global-batch",
+                               cl::desc("Samples per step over all replicas "
+                                        "(default: micro-batch x dp)"),
+                               cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<int64_t> MicroBatch("micro-batch",
+                              cl::desc("Samples per micro-batch (default: "
+                                       "--batch, else 1)"),
+                              cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Dp("dp", cl::desc("Data-parallel degree"), cl::init(1),
+                       cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Tp("tp", cl::desc("Tensor-parallel degree"), cl::init(1),
+                       cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
+                       cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Vp("vp",
+                       cl::desc("Model chunks per pipeline stage "
+                                "(interleaved 1F1B)"),
+                       cl::init(1), cl::value_desc("N"),
+                       cl::cat(TrainCategory));
+  cl::opt<bool> Sp("sp", cl::desc("Sequence parallelism (with --tp)"),
+                   cl::cat(TrainCategory));
+  cl::opt<std::string> RecomputeOpt(
+      "recompute",
+      cl::desc("Activation recomputation: none, selective (the "
+               "attention core) or full"),
+      cl::init("none"), cl::value_desc("none|selective|full"),
+      cl::cat(TrainCategory));
+  cl::opt<unsigned> Zero("zero",
+                         cl::desc("ZeRO stage: 1 shards optimizer states, 2 "
+                                  "also gradients, 3 also weights"),
+                         cl::init(0), cl::value_desc("0-3"),
+                         cl::cat(TrainCategory));
+  cl::opt<std::string> TrainDType(
+      "dtype",
+      cl::desc("Training precision: fp32, tf32, or mixed fp16, bf16, "
+               "fp8"),
+      cl::init("fp32"), cl::value_desc("TYPE"), cl::cat(TrainCategory));
+  cl::opt<std::string> OptimizerOpt(
+      "optimizer", cl::desc("sgd, momentum or adam (AdamW costs the same)"),
+      cl::init("adam"), cl::value_desc("sgd|momentum|adam"),
+      cl::cat(TrainCategory));
+  cl::opt<std::string> PartitionOpt(
+      "partition",
+      cl::desc("Pipeline split: balanced (by predicted time) or even (equal "
+               "block counts, as Megatron-LM)"),
+      cl::init("balanced"), cl::value_desc("balanced|even"),
+      cl::cat(TrainCategory));
   cl::opt<unsigned> MaxOps("ops", cl::desc("Ops listed in the table (0: all)"),
                            cl::init(15), cl::value_desc("N"),
                            cl::cat(Category));
@@ -112,7 +208,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       "max-nodes", cl::desc("Refuse models with more nodes than this"),
       cl::init(2'000'000), cl::value_desc("N"), cl::cat(Category));
 
-  cl::HideUnrelatedOptions(Category);
+  cl::HideUnrelatedOptions({&Category, &TrainCategory});
   if (!parseOptions(Argc, Argv,
                     "perfc: predicts what a deep-learning model costs on given "
                     "hardware\n\n  perfc MODEL.onnx [--hw HW] [--batch N] "
@@ -129,9 +225,39 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
 
+  TrainOptions TrainOpts;
+  if (Train) {
+    auto Strategy = parseStrategy(RecomputeOpt, TrainDType, OptimizerOpt,
+                                  PartitionOpt, TrainOpts);
+    if (Strategy)
+      return fail(std::move(Strategy));
+    if (Hw.empty())
+      return fail("--train needs --hw (a device or cluster)");
+    TrainOpts.Dp = Dp;
+    TrainOpts.Tp = Tp;
+    TrainOpts.Pp = Pp;
+    TrainOpts.Vp = Vp;
+    TrainOpts.SequenceParallel = Sp;
+    TrainOpts.Zero = Zero;
+    TrainOpts.MicroBatch = MicroBatch.getNumOccurrences()
+                               ? MicroBatch
+                               : (Batch.getNumOccurrences() ? Batch : 1);
+    if (TrainOpts.MicroBatch <= 0)
+      return fail("--micro-batch must be positive");
+    TrainOpts.GlobalBatch = GlobalBatch;
+  } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
+             Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
+             MicroBatch.getNumOccurrences() ||
+             RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences()) {
+    return fail("training options (--dp, --tp, --pp, --global-batch, "
+                "--micro-batch, --recompute, --zero) need --train");
+  }
+
   frontend::ImportOptions Import;
   if (Batch.getNumOccurrences())
     Import.Batch = Batch;
+  if (Train)
+    Import.Batch = TrainOpts.MicroBatch;
   auto Dims = parseDims(DimSpecs);
   if (!Dims)
     return fail(Dims.takeError());
@@ -184,6 +310,22 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     "): device '" + D.Name + "' does not run " +
                     N.Time->ComputeType + " " + name(N.Work.Class).str() +
                     " ops; choose another device or --compute-type");
+  }
+
+  if (Train) {
+    auto T = predictTraining(Model->Graph, *Cluster, TrainOpts);
+    if (!T)
+      return fail(ModelPath + ": " + llvm::toString(T.takeError()));
+    R.Strategy = TrainOpts;
+    R.Train = std::move(*T);
+    if (!R.Train->Fits)
+      R.Warnings.push_back(
+          {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
+                             "{1}, {2:F1} GiB available",
+                             R.Train->peak().peakBytes() / (1u << 30),
+                             R.Train->peak().Stage,
+                             R.Train->CapacityBytes / (1u << 30))
+                   .str()});
   }
 
   int Status = writeOutput(OutputPath, [&](llvm::raw_ostream &OS) {

@@ -90,6 +90,75 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         });
       }
     });
+    if (R.Train && R.Strategy) {
+      const TrainOptions &O = *R.Strategy;
+      const TrainReport &T = *R.Train;
+      J.attributeObject("strategy", [&] {
+        J.attribute("dp", int64_t(O.Dp));
+        J.attribute("tp", int64_t(O.Tp));
+        J.attribute("pp", int64_t(O.Pp));
+        J.attribute("vp", int64_t(O.Vp));
+        J.attribute("sp", O.SequenceParallel);
+        J.attribute("micro_batch", O.MicroBatch);
+        J.attribute("global_batch", T.GlobalBatch);
+        J.attribute("micro_batches", T.MicroBatches);
+        J.attribute("recompute", name(O.Recomp));
+        J.attribute("zero", int64_t(O.Zero));
+        J.attribute("dtype", ir::name(O.DType));
+        J.attribute("optimizer", name(O.Optimizer));
+        J.attribute("partition",
+                    O.Split == Partition::Even ? "even" : "balanced");
+        J.attribute("devices", int64_t(T.Devices));
+      });
+      J.attributeObject("step", [&] {
+        J.attribute("time_s", T.StepSeconds);
+        J.attribute("compute_s", T.ComputeSeconds);
+        J.attribute("comm_s", T.CommSeconds);
+        J.attribute("exposed_comm_s", T.ExposedCommSeconds);
+        J.attribute("bubble_s", T.BubbleSeconds);
+        J.attribute("optimizer_s", T.OptimizerSeconds);
+        J.attribute("tp_comm_s", T.TpCommSeconds);
+        J.attribute("p2p_s", T.P2pSeconds);
+        J.attribute("dp_comm_s", T.DpCommSeconds);
+        J.attribute("dp_exposed_s", T.DpExposedSeconds);
+        J.attribute("samples_per_s", T.SamplesPerSecond);
+        J.attribute("model_flops", T.ModelFlops);
+        J.attribute("tflops_per_device", T.TflopsPerDevice);
+      });
+      const StageReport &P = T.peak();
+      J.attributeObject("memory", [&] {
+        J.attribute("peak_bytes", P.peakBytes());
+        J.attribute("weights_bytes", P.WeightsBytes);
+        J.attribute("gradients_bytes", P.GradientsBytes);
+        J.attribute("optimizer_bytes", P.OptimizerBytes);
+        J.attribute("activations_bytes", P.ActivationsBytes);
+        J.attribute("workspace_bytes", P.WorkspaceBytes);
+        J.attribute("capacity_bytes", T.CapacityBytes);
+        J.attribute("fits", T.Fits);
+        J.attribute("stage", int64_t(P.Stage));
+        J.attribute("device", T.Device);
+      });
+      J.attributeArray("stages", [&] {
+        for (const StageReport &S : T.Stages)
+          J.object([&] {
+            J.attribute("stage", int64_t(S.Stage));
+            J.attributeArray("chunks", [&] {
+              for (auto [First, Last] : S.Chunks)
+                J.value(llvm::json::Array{int64_t(First), int64_t(Last)});
+            });
+            J.attribute("blocks", int64_t(S.Blocks));
+            J.attribute("params", S.Params);
+            J.attribute("forward_s", S.ForwardSeconds);
+            J.attribute("backward_s", S.BackwardSeconds);
+            J.attribute("recompute_s", S.RecomputeSeconds);
+            J.attribute("tp_comm_s", S.TpCommSeconds);
+            J.attribute("micro_batch_s", S.microBatchSeconds());
+            J.attribute("in_flight", int64_t(S.InFlight));
+            J.attribute("peak_bytes", S.peakBytes());
+            J.attribute("activations_bytes", S.ActivationsBytes);
+          });
+      });
+    }
     J.attributeArray("nodes", [&] {
       for (const NodeReport &N : R.Nodes)
         J.object([&] {

@@ -77,6 +77,40 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                         100 * K.OverheadBoundSeconds / T);
   }
 
+  if (R.Train && R.Strategy) {
+    const TrainOptions &O = *R.Strategy;
+    const TrainReport &T = *R.Train;
+    OS << fmt::format("\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
+                      "global batch {} = {} micro-batches of {}\n",
+                      O.Dp, O.Tp, O.Pp,
+                      O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
+                      O.SequenceParallel ? ", sp" : "", T.Devices, T.Device,
+                      T.GlobalBatch, T.MicroBatches, O.MicroBatch);
+    OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
+                      "recompute {}\n",
+                      ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
+                      name(O.Recomp));
+    OS << fmt::format("step      {}  ({:.1f} samples/s, {:.1f} TFLOPS per "
+                      "device)\n",
+                      formatSeconds(T.StepSeconds), T.SamplesPerSecond,
+                      T.TflopsPerDevice);
+    OS << fmt::format(
+        "          compute {}, exposed comm {} (tp {}, p2p {}, "
+        "dp {} of {}), bubble {}, optimizer {}\n",
+        formatSeconds(T.ComputeSeconds), formatSeconds(T.ExposedCommSeconds),
+        formatSeconds(T.TpCommSeconds), formatSeconds(T.P2pSeconds),
+        formatSeconds(T.DpExposedSeconds), formatSeconds(T.DpCommSeconds),
+        formatSeconds(T.BubbleSeconds), formatSeconds(T.OptimizerSeconds));
+    const StageReport &P = T.peak();
+    OS << fmt::format(
+        "memory    {} of {} per device{} (stage {}): weights "
+        "{}, gradients {}, optimizer {}, activations {}, "
+        "workspace {}\n",
+        formatBytes(P.peakBytes()), formatBytes(T.CapacityBytes),
+        T.Fits ? "" : " -- DOES NOT FIT", P.Stage, formatBytes(P.WeightsBytes),
+        formatBytes(P.GradientsBytes), formatBytes(P.OptimizerBytes),
+        formatBytes(P.ActivationsBytes), formatBytes(P.WorkspaceBytes));
+  }
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
   std::vector<size_t> Order(R.Nodes.size());

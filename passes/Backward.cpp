@@ -1,0 +1,277 @@
+//===- Backward.cpp - Backward work and the tensors saved for it ----------===//
+#include "passes/Backward.h"
+
+#include "ir/Graph.h"
+#include "passes/Blocks.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace perfc {
+
+double SavedTensor::bytes() const {
+  return Mask ? static_cast<double>(Value->numElements())
+              : static_cast<double>(Value->bytes());
+}
+
+namespace {
+
+bool isConstantValue(const ir::Value *V, unsigned Depth = 0) {
+  if (V->isConstant())
+    return true;
+  const ir::Node *P = V->producer();
+  if (!P || Depth > 16)
+    return false;
+  if (P->opType() == "Shape" || P->opType() == "Size" ||
+      P->opType() == "Constant")
+    return true;
+  for (const ir::Value *In : P->inputs())
+    if (In && !isConstantValue(In, Depth + 1))
+      return false;
+  return true;
+}
+
+unsigned activationInputs(const ir::Node &N) {
+  unsigned Count = 0;
+  for (const ir::Value *In : N.inputs())
+    if (In && !isConstantValue(In))
+      ++Count;
+  return Count;
+}
+
+bool isSoftmax(const ir::Node &N) {
+  return N.opType() == "Softmax" || N.opType() == "LogSoftmax";
+}
+
+/// Ops whose backward needs none of their inputs (given its own mask for
+/// Dropout): sums, differences, scaling by constants, copies.
+bool isLinear(const ir::Node &N) {
+  const bool Fixed =
+      llvm::StringSwitch<bool>(N.opType())
+          .Cases("Add", "Sub", "Neg", "Cast", "Identity", true)
+          .Cases("Dropout", "Where", "Expand", "ReduceMean", "ReduceSum", true)
+          .Default(false);
+  if (Fixed)
+    return true;
+  if (N.opType() == "Mul" || N.opType() == "Div")
+    return activationInputs(N) <= 1;
+  return false;
+}
+
+bool inChain(const ir::Node &N, const OpWork &W) {
+  if (W.IsView || isSoftmax(N))
+    return false;
+  return W.Class == OpClass::Elementwise || W.Class == OpClass::Normalization ||
+         W.Class == OpClass::Reduction || N.opType() == "Dropout";
+}
+
+bool isGemmLike(const OpWork &W) {
+  return (W.Class == OpClass::Gemm || W.Class == OpClass::Conv ||
+          W.Class == OpClass::Recurrent) &&
+         W.Macs > 0;
+}
+
+class Expander {
+public:
+  Expander(const ir::Graph &G, const GraphWork &W) : G(G), Work(W) {}
+
+  BackwardInfo run() {
+    Info.Work.resize(G.numNodes());
+    Info.NeedsGrad.assign(G.numNodes(), false);
+    propagateGradients();
+    for (const auto &N : G.nodes())
+      if (Info.NeedsGrad[N->index()])
+        Info.Work[N->index()] = backwardWork(*N);
+    findSaved();
+    return std::move(Info);
+  }
+
+private:
+  bool requiresGrad(const ir::Value *V) const {
+    if (isParameter(V))
+      return true;
+    const ir::Node *P = V->producer();
+    return P && ir::isFloatingPoint(V->type()) && Info.NeedsGrad[P->index()];
+  }
+
+  void propagateGradients() {
+    for (const auto &N : G.nodes())
+      for (const ir::Value *In : N->inputs())
+        if (In && requiresGrad(In)) {
+          Info.NeedsGrad[N->index()] = true;
+          break;
+        }
+  }
+
+  OpWork backwardWork(const ir::Node &N) const {
+    const OpWork &F = Work.Nodes[N.index()];
+    OpWork B;
+    B.Class = F.Class;
+    B.Type = F.Type;
+    B.Gemm = F.Gemm;
+    if (F.IsView) {
+      B.IsView = true;
+      return B;
+    }
+    if (isGemmLike(F)) {
+      // One product per operand that needs a gradient (the first two
+      // inputs: data and weights).
+      unsigned Grads = 0;
+      for (unsigned I = 0; I < 2 && I < N.numInputs(); ++I)
+        if (N.input(I) && requiresGrad(N.input(I)))
+          ++Grads;
+      B.Macs = Grads * F.Macs;
+      B.Flops = Grads * 2 * F.Macs;
+      B.BytesRead = Grads * F.BytesRead;
+      B.BytesWritten = Grads * F.BytesWritten;
+      B.Formula = std::to_string(Grads) + " x forward product";
+      return B;
+    }
+    switch (F.Class) {
+    case OpClass::Elementwise:
+      B.Flops = F.Flops;
+      B.BytesRead = F.BytesRead + F.BytesWritten / 2;
+      B.BytesWritten = F.BytesWritten;
+      break;
+    case OpClass::Normalization:
+    case OpClass::Reduction:
+      B.Flops = 2 * F.Flops;
+      B.BytesRead = F.BytesRead + F.BytesWritten / 2;
+      B.BytesWritten = F.BytesWritten;
+      break;
+    default:
+      B.Flops = F.Flops;
+      B.BytesRead = F.BytesRead;
+      B.BytesWritten = F.BytesWritten;
+      break;
+    }
+    return B;
+  }
+
+  /// What a read of V touches, through views.
+  const ir::Value *dataRoot(const ir::Value *V) const {
+    for (unsigned Depth = 0; Depth < 64; ++Depth) {
+      const ir::Node *P = V->producer();
+      if (!P || !Work.Nodes[P->index()].IsView || !P->input(0) ||
+          P->opType() == "Dropout")
+        return V;
+      V = P->input(0);
+    }
+    return V;
+  }
+
+  void save(const ir::Value *V, unsigned Node, bool Mask = false) {
+    if (!V || isConstantValue(V))
+      return;
+    V = Mask ? V : dataRoot(V);
+    if (Mask ? SeenMasks.insert(V).second : Seen.insert(V).second)
+      Info.Saved.push_back({V, Node, Mask});
+  }
+
+  void findSaved() {
+    // Chains of pointwise ops and reductions: union by producer edges.
+    llvm::EquivalenceClasses<unsigned> Chains;
+    auto InChain = [&](const ir::Node &N) {
+      return Info.NeedsGrad[N.index()] && inChain(N, Work.Nodes[N.index()]);
+    };
+    for (const auto &N : G.nodes()) {
+      if (!InChain(*N))
+        continue;
+      Chains.insert(N->index());
+      for (const ir::Value *In : N->inputs())
+        if (In)
+          if (const ir::Node *P = dataRoot(In)->producer())
+            if (InChain(*P))
+              Chains.unionSets(P->index(), N->index());
+    }
+    for (const auto &N : G.nodes()) {
+      const unsigned I = N->index();
+      if (!Info.NeedsGrad[I])
+        continue;
+      const OpWork &W = Work.Nodes[I];
+      if (isGemmLike(W)) {
+        for (const ir::Value *In : N->inputs())
+          if (In && !isParameter(In) && ir::isFloatingPoint(In->type()))
+            save(In, I);
+      } else if (isSoftmax(*N)) {
+        save(N->output(0), I);
+      } else if (N->opType() == "Dropout") {
+        save(N->output(0), I, /*Mask=*/true);
+      }
+    }
+    // Each chain keeps the roots of its nonlinear ops' inputs.
+    for (auto It = Chains.begin(); It != Chains.end(); ++It) {
+      if (!It->isLeader())
+        continue;
+      llvm::DenseSet<unsigned> Members;
+      for (auto M = Chains.member_begin(It); M != Chains.member_end(); ++M)
+        Members.insert(*M);
+      llvm::SetVector<const ir::Value *> Candidates;
+      for (auto M = Chains.member_begin(It); M != Chains.member_end(); ++M) {
+        const ir::Node &N = *G.nodes()[*M];
+        if (isLinear(N))
+          continue;
+        for (const ir::Value *In : N.inputs())
+          if (In && !isConstantValue(In))
+            Candidates.insert(climb(In, Members));
+      }
+      for (const ir::Value *C : Candidates)
+        if (!derivedFromOther(C, Candidates, Members))
+          save(C, G.nodes()[It->getData()]->index());
+    }
+  }
+
+  /// Climbs from V through linear chain ops of one activation input.
+  const ir::Value *climb(const ir::Value *V,
+                         const llvm::DenseSet<unsigned> &Members) const {
+    for (unsigned Depth = 0; Depth < 64; ++Depth) {
+      V = dataRoot(V);
+      const ir::Node *P = V->producer();
+      if (!P || !Members.count(P->index()) || !isLinear(*P) ||
+          activationInputs(*P) != 1)
+        return V;
+      for (const ir::Value *In : P->inputs())
+        if (In && !isConstantValue(In)) {
+          V = In;
+          break;
+        }
+    }
+    return V;
+  }
+
+  /// Whether another candidate is an ancestor of C inside the chain.
+  bool derivedFromOther(const ir::Value *C,
+                        const llvm::SetVector<const ir::Value *> &Candidates,
+                        const llvm::DenseSet<unsigned> &Members) const {
+    llvm::SmallVector<const ir::Value *, 16> Stack{C};
+    llvm::DenseSet<const ir::Value *> Visited{C};
+    for (unsigned Steps = 0; !Stack.empty() && Steps < 512; ++Steps) {
+      const ir::Value *V = dataRoot(Stack.pop_back_val());
+      if (V != C && Candidates.count(V))
+        return true;
+      const ir::Node *P = V->producer();
+      if (!P || !Members.count(P->index()))
+        continue;
+      for (const ir::Value *In : P->inputs())
+        if (In && !isConstantValue(In) && Visited.insert(In).second)
+          Stack.push_back(In);
+    }
+    return false;
+  }
+
+  const ir::Graph &G;
+  const GraphWork &Work;
+  BackwardInfo Info;
+  llvm::DenseSet<const ir::Value *> Seen, SeenMasks;
+};
+
+} // namespace
+
+BackwardInfo computeBackward(const ir::Graph &G, const GraphWork &Work) {
+  return Expander(G, Work).run();
+}
+
+} // namespace perfc

@@ -1,0 +1,317 @@
+//===- Blocks.cpp - Repeated blocks, tensor-parallel roles, attention -----===//
+#include "passes/Blocks.h"
+
+#include "ir/Graph.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+namespace perfc {
+
+const char *name(TpRole R) {
+  switch (R) {
+  case TpRole::Replicated:
+    return "replicated";
+  case TpRole::Column:
+    return "column";
+  case TpRole::Row:
+    return "row";
+  case TpRole::Sharded:
+    return "sharded";
+  case TpRole::Vocab:
+    return "vocab";
+  }
+  return "replicated";
+}
+
+bool isParameter(const ir::Value *V) {
+  return V && V->isConstant() && ir::isFloatingPoint(V->type()) &&
+         V->numElements() >= 2;
+}
+
+namespace {
+
+/// "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0"; "" if no component
+/// ends in ".<number>".
+llvm::StringRef blockPrefix(llvm::StringRef Name) {
+  size_t Pos = 0;
+  while (Pos < Name.size()) {
+    size_t End = Name.find('/', Pos + 1);
+    if (End == llvm::StringRef::npos)
+      End = Name.size();
+    llvm::StringRef Component = Name.slice(Pos, End);
+    size_t Dot = Component.rfind('.');
+    if (Dot != llvm::StringRef::npos && Dot + 1 < Component.size() &&
+        End < Name.size()) {
+      llvm::StringRef Digits = Component.substr(Dot + 1);
+      if (llvm::all_of(Digits, [](char C) { return C >= '0' && C <= '9'; }))
+        return Name.substr(0, End);
+    }
+    Pos = End;
+  }
+  return "";
+}
+
+/// The parameter V reads, looking through views and transposes; null if V
+/// is an activation.
+const ir::Value *parameterBehind(const ir::Value *V) {
+  for (unsigned Depth = 0; V && Depth < 8; ++Depth) {
+    if (isParameter(V))
+      return V;
+    const ir::Node *P = V->producer();
+    if (!P || P->numInputs() == 0)
+      return nullptr;
+    llvm::StringRef Op = P->opType();
+    if (Op != "Transpose" && Op != "Reshape" && Op != "Identity" &&
+        Op != "Cast" && Op != "Squeeze" && Op != "Unsqueeze")
+      return nullptr;
+    V = P->input(0);
+  }
+  return nullptr;
+}
+
+bool isGemmOp(const ir::Node &N) {
+  return N.opType() == "MatMul" || N.opType() == "Gemm";
+}
+
+/// Whether a value is known without running the model (constants, shape
+/// arithmetic on them).
+bool isConstantLike(const ir::Value *V, unsigned Depth = 0) {
+  if (V->isConstant())
+    return true;
+  const ir::Node *P = V->producer();
+  if (!P || Depth > 16)
+    return false;
+  if (P->opType() == "Shape" || P->opType() == "Size" ||
+      P->opType() == "Constant")
+    return true;
+  for (const ir::Value *In : P->inputs())
+    if (In && !isConstantLike(In, Depth + 1))
+      return false;
+  return true;
+}
+
+class Analyzer {
+public:
+  Analyzer(const ir::Graph &G, const GraphWork &W) : G(G), Work(W) {}
+
+  BlockInfo run() {
+    assignUnits();
+    Info.Tp.assign(G.numNodes(), TpRole::Replicated);
+    Info.AttentionCore.assign(G.numNodes(), false);
+    Info.ForwardReduced.resize(Info.numUnits());
+    Info.BackwardReduced.resize(Info.numUnits());
+    for (unsigned B = 1; B <= Info.NumBlocks; ++B)
+      findTensorParallel(B);
+    findVocabParallel();
+    findAttentionCores();
+    return std::move(Info);
+  }
+
+private:
+  void assignUnits() {
+    const unsigned N = G.numNodes();
+    std::vector<int> Block(N, -1);
+    llvm::StringMap<unsigned> Ids;
+    for (const auto &Node : G.nodes()) {
+      llvm::StringRef Prefix = blockPrefix(Node->name());
+      if (Prefix.empty())
+        continue;
+      auto [It, New] = Ids.try_emplace(Prefix, Ids.size());
+      if (New)
+        Info.BlockNames.push_back(Prefix.str());
+      Block[Node->index()] = It->second;
+    }
+    Info.NumBlocks = Ids.size();
+    Info.UnitOf.assign(N, 0);
+    int Last = -1;
+    unsigned LastBlockNode = 0;
+    for (unsigned I = 0; I < N; ++I)
+      if (Block[I] >= 0)
+        LastBlockNode = I;
+    for (unsigned I = 0; I < N; ++I) {
+      if (Block[I] >= 0)
+        Last = Block[I];
+      if (Block[I] >= 0)
+        Info.UnitOf[I] = Block[I] + 1;
+      else if (Last < 0)
+        Info.UnitOf[I] = 0;
+      else if (I > LastBlockNode)
+        Info.UnitOf[I] = Info.NumBlocks + 1;
+      else
+        Info.UnitOf[I] = Last + 1;
+    }
+  }
+
+  bool isParamGemm(const ir::Node &N) const {
+    if (!isGemmOp(N))
+      return false;
+    for (const ir::Value *In : N.inputs())
+      if (In && parameterBehind(In))
+        return true;
+    return false;
+  }
+
+  /// The activation input of a parameter GEMM.
+  const ir::Value *activationInput(const ir::Node &N) const {
+    for (const ir::Value *In : N.inputs())
+      if (In && !parameterBehind(In) && !isConstantLike(In))
+        return In;
+    return nullptr;
+  }
+
+  void findTensorParallel(unsigned Unit) {
+    // Parameter GEMMs of the block, grouped by the tensor they read.
+    llvm::MapVector<const ir::Value *, std::vector<const ir::Node *>> Groups;
+    for (const auto &N : G.nodes())
+      if (Info.UnitOf[N->index()] == Unit && isParamGemm(*N))
+        if (const ir::Value *In = activationInput(*N))
+          Groups[In].push_back(N.get());
+    for (auto &[Input, Gemms] : Groups) {
+      // Forward: nodes of the block computed only from the group's outputs
+      // and constants, stopping at parameter GEMMs.
+      llvm::DenseSet<const ir::Node *> Visited(Gemms.begin(), Gemms.end());
+      std::vector<const ir::Node *> Rows, Order;
+      for (const auto &N : G.nodes()) {
+        const ir::Node *X = N.get();
+        if (Info.UnitOf[X->index()] != Unit || Visited.count(X))
+          continue;
+        bool FromGroup = false, Only = true;
+        for (const ir::Value *In : X->inputs()) {
+          if (!In || isConstantLike(In) || parameterBehind(In))
+            continue;
+          const ir::Node *P = In->producer();
+          if (P && Visited.count(P))
+            FromGroup = true;
+          else
+            Only = false;
+        }
+        if (!FromGroup || !Only)
+          continue;
+        if (isParamGemm(*X)) {
+          Rows.push_back(X);
+          continue;
+        }
+        Visited.insert(X);
+        Order.push_back(X);
+      }
+      if (Rows.empty())
+        continue;
+      // Between: visited nodes from which a row GEMM is reachable.
+      llvm::DenseSet<const ir::Node *> ReachesRow(Rows.begin(), Rows.end());
+      for (auto It = Order.rbegin(); It != Order.rend(); ++It)
+        for (const ir::Value *Out : (*It)->outputs())
+          if (Out && llvm::any_of(Out->users(), [&](const ir::Node *U) {
+                return ReachesRow.count(U) != 0;
+              })) {
+            ReachesRow.insert(*It);
+            break;
+          }
+      for (const ir::Node *X : Order)
+        if (ReachesRow.count(X))
+          Info.Tp[X->index()] = TpRole::Sharded;
+      for (const ir::Node *C : Gemms)
+        Info.Tp[C->index()] = TpRole::Column;
+      for (const ir::Node *R : Rows) {
+        Info.Tp[R->index()] = TpRole::Row;
+        if (const ir::Value *Out = R->output(0))
+          Info.ForwardReduced[Unit].push_back(Out);
+      }
+      Info.BackwardReduced[Unit].push_back(Input);
+      Info.HasTensorParallelPattern = true;
+    }
+  }
+
+  void findVocabParallel() {
+    // The vocabulary is the largest dimension of any parameter.
+    int64_t MaxDim = 0;
+    for (const auto &V : G.values())
+      if (isParameter(V.get()))
+        for (const ir::Dim &D : V->shape().dims())
+          MaxDim = std::max(MaxDim, D.Value);
+    auto HasVocabDim = [&](const ir::Value *P) {
+      return P && llvm::any_of(P->shape().dims(), [&](const ir::Dim &D) {
+               return D.Value == MaxDim;
+             });
+    };
+    const unsigned Epilogue = Info.NumBlocks + 1;
+    for (const auto &N : G.nodes()) {
+      const unsigned U = Info.UnitOf[N->index()];
+      if (U != 0 && U != Epilogue)
+        continue;
+      if (N->opType() == "Gather" &&
+          HasVocabDim(parameterBehind(N->input(0)))) {
+        Info.Tp[N->index()] = TpRole::Vocab;
+        if (const ir::Value *Out = N->output(0))
+          Info.ForwardReduced[U].push_back(Out);
+      } else if (isParamGemm(*N)) {
+        for (const ir::Value *In : N->inputs())
+          if (In && HasVocabDim(parameterBehind(In))) {
+            Info.Tp[N->index()] = TpRole::Vocab;
+            if (const ir::Value *A = activationInput(*N))
+              Info.BackwardReduced[U].push_back(A);
+            break;
+          }
+      }
+    }
+  }
+
+  void findAttentionCores() {
+    // Products of two activations (Q.K^T, P.V) and the ops between them.
+    for (const auto &A : G.nodes()) {
+      if (!isGemmOp(*A) || isParamGemm(*A) || Info.UnitOf[A->index()] == 0)
+        continue;
+      const unsigned Unit = Info.UnitOf[A->index()];
+      llvm::SetVector<const ir::Node *> Reached;
+      Reached.insert(A.get());
+      const ir::Node *Second = nullptr;
+      for (size_t I = 0; I < Reached.size() && !Second; ++I)
+        for (const ir::Value *Out : Reached[I]->outputs()) {
+          if (!Out)
+            continue;
+          for (const ir::Node *U : Out->users()) {
+            if (Info.UnitOf[U->index()] != Unit || isParamGemm(*U))
+              continue;
+            if (isGemmOp(*U) && U != A.get()) {
+              Second = U;
+              break;
+            }
+            Reached.insert(U);
+          }
+          if (Second)
+            break;
+        }
+      if (!Second)
+        continue;
+      // Keep the nodes on a path to the second product.
+      llvm::DenseSet<const ir::Node *> OnPath{Second};
+      for (size_t I = Reached.size(); I-- > 0;)
+        for (const ir::Value *Out : Reached[I]->outputs())
+          if (Out && llvm::any_of(Out->users(), [&](const ir::Node *U) {
+                return OnPath.count(U) != 0;
+              })) {
+            OnPath.insert(Reached[I]);
+            break;
+          }
+      for (const ir::Node *X : OnPath)
+        Info.AttentionCore[X->index()] = true;
+    }
+  }
+
+  const ir::Graph &G;
+  const GraphWork &Work;
+  BlockInfo Info;
+};
+
+} // namespace
+
+BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
+  return Analyzer(G, Work).run();
+}
+
+} // namespace perfc

@@ -1,0 +1,73 @@
+//===- Blocks.h - Repeated blocks, tensor-parallel roles, attention -*- C++
+//-*-//
+//
+// Training strategies need more structure than a list of ops:
+//  * pipeline parallelism cuts the model between its repeated blocks
+//    (transformer layers, ResNet stages' blocks);
+//  * Megatron-style tensor parallelism shards MatMul pairs: a
+//    column-parallel MatMul (weights split by output columns) whose output
+//    flows, through non-GEMM ops only, into a row-parallel MatMul (split by
+//    input rows), which ends with an all-reduce (Shoeybi et al. 2019);
+//  * selective recomputation recomputes the attention core: the ops from
+//    the Q.K^T product to the P.V product (Korthikanti et al. 2022).
+// analyzeBlocks finds them in any graph, by structure, with one naming
+// convention: a block is the node-name prefix up to the first path
+// component that ends in ".<number>" (`/h.3/attn/...`, `/layers.3/...`,
+// `/layer1/layer1.0/conv1/...`), as PyTorch's exporter and perfc's model
+// generator name nodes. Nodes before the first block form the prologue
+// (embeddings), nodes after a block without a block name of their own the
+// epilogue of the last (final norm, head).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_BLOCKS_H
+#define PERFC_PASSES_BLOCKS_H
+
+#include "passes/WorkPass.h"
+
+#include <string>
+#include <vector>
+
+namespace perfc {
+namespace ir {
+class Graph;
+class Value;
+} // namespace ir
+
+/// A node's part in Megatron tensor parallelism.
+enum class TpRole : uint8_t {
+  Replicated, ///< Every rank computes it whole (norms, residual adds).
+  Column,     ///< GEMM split by output columns.
+  Row,        ///< GEMM split by input rows; its output is all-reduced.
+  Sharded,    ///< Between a column and a row GEMM: each rank has 1/tp.
+  Vocab,      ///< Embedding lookups and the output head, split by vocabulary.
+};
+const char *name(TpRole R);
+
+struct BlockInfo {
+  /// Unit of each node: 0 is the prologue, 1..NumBlocks the blocks in
+  /// order, NumBlocks + 1 the epilogue.
+  std::vector<unsigned> UnitOf;
+  unsigned NumBlocks = 0;
+  std::vector<std::string> BlockNames; ///< NumBlocks names.
+  std::vector<TpRole> Tp;              ///< Per node.
+  std::vector<bool> AttentionCore;     ///< Per node.
+  /// Per unit: the GEMM outputs all-reduced in forward (row-parallel and
+  /// vocabulary-parallel embedding outputs) and the inputs of column-parallel
+  /// groups, whose gradients are all-reduced in backward; each counted once.
+  std::vector<std::vector<const ir::Value *>> ForwardReduced;
+  std::vector<std::vector<const ir::Value *>> BackwardReduced;
+  /// Whether any column/row pair was found.
+  bool HasTensorParallelPattern = false;
+
+  unsigned numUnits() const { return NumBlocks + 2; }
+};
+
+/// Whether V is a trainable parameter: a floating-point initializer of two
+/// or more elements (as the work pass counts parameters).
+bool isParameter(const ir::Value *V);
+
+BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_BLOCKS_H

@@ -1,0 +1,568 @@
+//===- TrainStep.cpp - Training step time and memory for a strategy -------===//
+#include "passes/TrainStep.h"
+
+#include "costmodels/Collectives.h"
+#include "costmodels/Roofline.h"
+#include "ir/Graph.h"
+#include "passes/Backward.h"
+#include "passes/Blocks.h"
+#include "passes/Fusion.h"
+#include "passes/WorkPass.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace perfc {
+
+const char *name(Recompute R) {
+  switch (R) {
+  case Recompute::None:
+    return "none";
+  case Recompute::Selective:
+    return "selective";
+  case Recompute::Full:
+    return "full";
+  }
+  return "none";
+}
+
+const char *name(OptimizerKind O) {
+  switch (O) {
+  case OptimizerKind::Sgd:
+    return "sgd";
+  case OptimizerKind::Momentum:
+    return "momentum";
+  case OptimizerKind::Adam:
+    return "adam";
+  }
+  return "adam";
+}
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// Per-unit costs of one micro-batch on one device.
+struct UnitCost {
+  double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0;
+  double Params = 0;     ///< On one device (after tensor parallelism).
+  double Saved = 0;      ///< Activation bytes kept for backward.
+  double InputBytes = 0; ///< Bytes entering the unit (full recompute).
+  double Largest = 0;    ///< Largest activation (workspace).
+  double total() const { return Forward + Backward + Recompute + TpComm; }
+};
+
+class Trainer {
+public:
+  Trainer(const ir::Graph &G, const hw::Cluster &C, const TrainOptions &O)
+      : G(G), C(C), O(O), Dev(C.primaryDevice()) {}
+
+  llvm::Expected<TrainReport> run() {
+    if (llvm::Error E = check())
+      return std::move(E);
+    Work = computeWork(G);
+    Plan = planKernels(G, Work);
+    Back = computeBackward(G, Work);
+    Blocks = analyzeBlocks(G, Work);
+    if (O.Tp > 1 && !Blocks.HasTensorParallelPattern)
+      return fail(llvm::formatv(
+          "--tp {0}: the model has no Megatron tensor-parallel pattern (a "
+          "MatMul on weights feeding, through non-GEMM ops, another MatMul "
+          "on weights within a block); use --tp 1",
+          O.Tp));
+    if (llvm::Error E = makeGroups())
+      return std::move(E);
+    costUnits();
+    auto Chunks = partition();
+    if (!Chunks)
+      return Chunks.takeError();
+    return assemble(*Chunks);
+  }
+
+private:
+  llvm::Error check() {
+    if (O.Dp == 0 || O.Tp == 0 || O.Pp == 0 || O.Vp == 0)
+      return fail("parallel degrees must be positive");
+    if (O.MicroBatch <= 0)
+      return fail("--micro-batch must be positive");
+    Layout.Tensor = O.Tp;
+    Layout.Data = O.Dp;
+    Layout.Pipeline = O.Pp;
+    const uint64_t Needed = Layout.ranks();
+    if (Needed > C.numDevices())
+      return fail(llvm::formatv(
+          "dp {0} x tp {1} x pp {2} = {3} devices, but cluster '{4}' has {5}",
+          O.Dp, O.Tp, O.Pp, Needed, C.Name, C.numDevices()));
+    const int64_t PerStep = O.MicroBatch * O.Dp;
+    GlobalBatch = O.GlobalBatch ? O.GlobalBatch : PerStep;
+    if (GlobalBatch % PerStep != 0)
+      return fail(llvm::formatv("--global-batch {0} is not a multiple of "
+                                "--micro-batch {1} x dp {2}",
+                                GlobalBatch, O.MicroBatch, O.Dp));
+    MicroBatches = GlobalBatch / PerStep;
+    if (O.Zero > 3)
+      return fail("--zero must be 0, 1, 2 or 3");
+    if (O.Vp > 1 && O.Pp == 1)
+      return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
+    return llvm::Error::success();
+  }
+
+  llvm::Error makeGroups() {
+    for (auto [Dim, Group] :
+         {std::make_pair(cost::ParallelDim::Tensor, &TpGroup),
+          std::make_pair(cost::ParallelDim::Data, &DpGroup)}) {
+      auto Gr = cost::groupOf(C, Layout, Dim);
+      if (!Gr)
+        return Gr.takeError();
+      *Group = *Gr;
+    }
+    // Neighbouring pipeline stages are Tensor x Data ranks apart: another
+    // node once that fills a node.
+    const unsigned PerNode = C.Groups.front().devicesPerNode();
+    const auto &Front = C.Groups.front();
+    P2pLink = (uint64_t(O.Tp) * O.Dp >= PerNode || !Front.IntraNode)
+                  ? (Front.InterNode ? &*Front.InterNode : nullptr)
+                  : &*Front.IntraNode;
+    if (O.Pp > 1 && !P2pLink)
+      return fail(llvm::formatv("--pp {0}: cluster '{1}' has no link between "
+                                "the devices of neighbouring stages",
+                                O.Pp, C.Name));
+    return llvm::Error::success();
+  }
+
+  bool isMixed() const {
+    return O.DType == ir::DType::F16 || O.DType == ir::DType::BF16 ||
+           O.DType == ir::DType::F8E4M3 || O.DType == ir::DType::F8E5M2;
+  }
+
+  /// Storage of float tensors moves to the training type.
+  double byteScale() const { return ir::byteSize(O.DType) / 4.0; }
+
+  /// The share of a node's work one tensor-parallel rank does.
+  double tpScale(unsigned Node) const {
+    if (O.Tp == 1)
+      return 1;
+    const TpRole R = Blocks.Tp[Node];
+    if (R != TpRole::Replicated)
+      return 1.0 / O.Tp;
+    const unsigned U = Blocks.UnitOf[Node];
+    if (O.SequenceParallel && U >= 1 && U <= Blocks.NumBlocks)
+      return 1.0 / O.Tp;
+    return 1;
+  }
+
+  OpWork shard(const OpWork &W, unsigned Node) const {
+    OpWork S = W;
+    const double T = tpScale(Node);
+    S.Macs *= T;
+    S.Flops *= T;
+    S.BytesRead *= byteScale() * T;
+    S.BytesWritten *= byteScale() * T;
+    if (O.Tp > 1 && S.Gemm.valid()) {
+      switch (Blocks.Tp[Node]) {
+      case TpRole::Column:
+      case TpRole::Vocab:
+        S.Gemm.N /= O.Tp;
+        break;
+      case TpRole::Row:
+        S.Gemm.K /= O.Tp;
+        break;
+      case TpRole::Sharded:
+        S.Gemm.Batch /= O.Tp;
+        break;
+      case TpRole::Replicated:
+        if (T < 1)
+          S.Gemm.M /= O.Tp;
+        break;
+      }
+    }
+    return S;
+  }
+
+  double time(const OpWork &W) const {
+    cost::TimeOptions T;
+    if (ir::isFloatingPoint(W.Type))
+      T.ComputeType = O.DType;
+    return cost::opTime(W, Dev, T).Seconds;
+  }
+
+  double allReduce(double Bytes, const cost::CommGroup &G) const {
+    return cost::collectiveTime(cost::Collective::AllReduce, Bytes, G).Seconds;
+  }
+
+  /// One tensor-parallel exchange of a full activation: an all-reduce, or
+  /// with sequence parallelism a reduce-scatter and an all-gather.
+  double tpExchange(const ir::Value *V) const {
+    const double Bytes = V->numElements() * double(ir::byteSize(O.DType));
+    if (!O.SequenceParallel)
+      return allReduce(Bytes, TpGroup);
+    return cost::collectiveTime(cost::Collective::ReduceScatter, Bytes, TpGroup)
+               .Seconds +
+           cost::collectiveTime(cost::Collective::AllGather, Bytes, TpGroup)
+               .Seconds;
+  }
+
+  double valueBytes(const ir::Value *V, double Scale) const {
+    const double Bytes = static_cast<double>(V->bytes());
+    return (ir::isFloatingPoint(V->type()) ? Bytes * byteScale() : Bytes) *
+           Scale;
+  }
+
+  void costUnits() {
+    Units.assign(Blocks.numUnits(), UnitCost());
+    // Kernels: forward as planned; backward of a GEMM kernel is one product
+    // per gradient plus one kernel for its fused epilogue's gradients.
+    for (const Kernel &K : Plan.Kernels) {
+      const unsigned Head = K.Head;
+      UnitCost &U = Units[Blocks.UnitOf[Head]];
+      const double Fwd = time(shard(K.Work, Head));
+      U.Forward += Fwd;
+      const bool Core = Blocks.AttentionCore[Head];
+      const bool InBlock =
+          Blocks.UnitOf[Head] >= 1 && Blocks.UnitOf[Head] <= Blocks.NumBlocks;
+      if (O.Recomp == Recompute::Full && InBlock)
+        U.Recompute += Fwd;
+      else if (O.Recomp == Recompute::Selective && Core)
+        U.Recompute += Fwd;
+      double FusedBytes = 0;
+      for (unsigned M : K.Members)
+        FusedBytes += Work.Nodes[M].bytes();
+      const double Ratio = FusedBytes > 0 ? K.Work.bytes() / FusedBytes : 1;
+      OpWork Rest;
+      Rest.Class = OpClass::Elementwise;
+      Rest.Type = K.Work.Type;
+      bool HasRest = false;
+      for (unsigned M : K.Members) {
+        if (!Back.NeedsGrad[M])
+          continue;
+        const OpWork &B = Back.Work[M];
+        if (B.IsView)
+          continue;
+        if (M == Head && B.Macs > 0) {
+          OpWork Product = shard(Work.Nodes[M], M);
+          const double Grads =
+              Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
+          U.Backward += Grads * time(Product);
+          continue;
+        }
+        OpWork S = shard(B, M);
+        Rest.Flops += S.Flops;
+        Rest.BytesRead += S.BytesRead * Ratio;
+        Rest.BytesWritten += S.BytesWritten * Ratio;
+        if (M == Head)
+          Rest.Class = B.Class;
+        HasRest = true;
+      }
+      if (HasRest)
+        U.Backward += time(Rest);
+    }
+    // Tensor-parallel communication per micro-batch.
+    if (O.Tp > 1)
+      for (unsigned I = 0; I < Blocks.numUnits(); ++I) {
+        double Fwd = 0, Bwd = 0;
+        for (const ir::Value *V : Blocks.ForwardReduced[I])
+          Fwd += tpExchange(V);
+        for (const ir::Value *V : Blocks.BackwardReduced[I])
+          Bwd += tpExchange(V);
+        const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
+        // Sequence parallelism adds the mirror exchanges of the column
+        // inputs in forward and of the row outputs in backward; the pairs
+        // above already count both halves.
+        Units[I].TpComm = Fwd + Bwd;
+        if (O.Recomp == Recompute::Full && InBlock)
+          Units[I].TpComm += Fwd;
+      }
+    // Parameters, saved activations, inputs.
+    for (const auto &N : G.nodes()) {
+      UnitCost &U = Units[Blocks.UnitOf[N->index()]];
+      U.Params +=
+          Work.Nodes[N->index()].Params * tpScale(N->index()) *
+          (Blocks.Tp[N->index()] == TpRole::Replicated && O.SequenceParallel
+               ? O.Tp // parameters are replicated all the same
+               : 1);
+      for (const ir::Value *Out : N->outputs())
+        if (Out)
+          U.Largest = std::max(U.Largest, valueBytes(Out, tpScale(N->index())));
+    }
+    for (const SavedTensor &S : Back.Saved) {
+      const ir::Node *P = S.Value->producer();
+      const unsigned Owner = P ? P->index() : S.Node;
+      if (O.Recomp == Recompute::Selective && P && Blocks.AttentionCore[Owner])
+        continue; // recomputed from the core's inputs
+      const double Scale = tpScale(Owner);
+      const double Bytes =
+          S.Mask ? S.bytes() * Scale : valueBytes(S.Value, Scale);
+      Units[Blocks.UnitOf[S.Node]].Saved += Bytes;
+    }
+    // Full recomputation keeps only what enters each block.
+    for (const auto &N : G.nodes()) {
+      const unsigned U = Blocks.UnitOf[N->index()];
+      for (const ir::Value *In : N->inputs()) {
+        if (!In || !In->producer() || !ir::isFloatingPoint(In->type()))
+          continue;
+        const unsigned From = Blocks.UnitOf[In->producer()->index()];
+        if (From != U && Seen.insert({In, U}).second)
+          Units[U].InputBytes +=
+              valueBytes(In, O.SequenceParallel ? 1.0 / O.Tp : 1.0);
+      }
+    }
+  }
+
+  /// Chunks as ranges of units; chunk c runs on stage c % pp.
+  llvm::Expected<std::vector<std::pair<unsigned, unsigned>>> partition() {
+    const unsigned NumChunks = O.Pp * O.Vp;
+    const unsigned L = Blocks.NumBlocks;
+    if (NumChunks > std::max(1u, L))
+      return fail(llvm::formatv(
+          "pp {0} x vp {1} = {2} pipeline chunks, but the model has {3} "
+          "blocks; use fewer stages",
+          O.Pp, O.Vp, NumChunks, L));
+    std::vector<std::pair<unsigned, unsigned>> Chunks;
+    if (NumChunks == 1) {
+      Chunks.push_back({0, Blocks.numUnits() - 1});
+      return Chunks;
+    }
+    std::vector<unsigned> Sizes(NumChunks, L / NumChunks);
+    if (O.Split == Partition::Even) {
+      if (L % NumChunks)
+        return fail(llvm::formatv(
+            "an even split of {0} blocks into pp {1} x vp {2} = {3} chunks "
+            "is impossible; use --partition balanced or other degrees",
+            L, O.Pp, O.Vp, NumChunks));
+    } else {
+      Sizes = balance(NumChunks);
+    }
+    unsigned First = 1;
+    for (unsigned I = 0; I < NumChunks; ++I) {
+      unsigned Last = First + Sizes[I] - 1;
+      Chunks.push_back({I == 0 ? 0 : First,
+                        I + 1 == NumChunks ? Blocks.NumBlocks + 1 : Last});
+      First = Last + 1;
+    }
+    return Chunks;
+  }
+
+  /// Block counts per chunk minimising the slowest stage (each stage's
+  /// chunks are summed), by trying every bound on a chunk's time between
+  /// the largest block and the total, in binary search over the greedy
+  /// fill.
+  std::vector<unsigned> balance(unsigned NumChunks) const {
+    const unsigned L = Blocks.NumBlocks;
+    std::vector<double> T(L + 2);
+    for (unsigned U = 0; U < L + 2; ++U)
+      T[U] = Units[U].total();
+    // Prologue and epilogue ride with the first and last block.
+    std::vector<double> B(T.begin() + 1, T.begin() + 1 + L);
+    B.front() += T.front();
+    B.back() += T.back();
+    auto Fill = [&](double Cap, std::vector<unsigned> &Sizes) {
+      Sizes.assign(NumChunks, 0);
+      unsigned C = 0;
+      double Acc = 0;
+      for (unsigned I = 0; I < L; ++I) {
+        const unsigned Left = L - I;
+        const unsigned ChunksLeft = NumChunks - C;
+        if (Sizes[C] > 0 && (Acc + B[I] > Cap || Left < ChunksLeft) &&
+            C + 1 < NumChunks) {
+          ++C;
+          Acc = 0;
+        }
+        Sizes[C]++;
+        Acc += B[I];
+      }
+      return C + 1 == NumChunks &&
+             llvm::all_of(Sizes, [](unsigned S) { return S > 0; });
+    };
+    double Lo = *std::max_element(B.begin(), B.end()), Hi = 0;
+    for (double X : B)
+      Hi += X;
+    std::vector<unsigned> Best(NumChunks, L / NumChunks), Sizes;
+    for (unsigned I = 0; I < L % NumChunks; ++I)
+      Best[NumChunks - 1 - I]++;
+    for (int Iter = 0; Iter < 60; ++Iter) {
+      const double Mid = (Lo + Hi) / 2;
+      if (Fill(Mid, Sizes)) {
+        Best = Sizes;
+        Hi = Mid;
+      } else {
+        Lo = Mid;
+      }
+    }
+    return Best;
+  }
+
+  llvm::Expected<TrainReport>
+  assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
+    TrainReport R;
+    R.Devices = Layout.ranks();
+    R.MicroBatches = MicroBatches;
+    R.GlobalBatch = GlobalBatch;
+    R.Device = Dev.Name;
+    R.CapacityBytes = Dev.mainMemory().CapacityBytes;
+    const double Wbytes = isMixed() ? ir::byteSize(O.DType) : 4;
+    const double Gbytes = 4; // fp32 gradients (Megatron's main_grad)
+    double StateBytes = 0;   // optimizer states per parameter
+    switch (O.Optimizer) {
+    case OptimizerKind::Sgd:
+      StateBytes = 0;
+      break;
+    case OptimizerKind::Momentum:
+      StateBytes = 4;
+      break;
+    case OptimizerKind::Adam:
+      StateBytes = 8;
+      break;
+    }
+    if (isMixed())
+      StateBytes += 4; // fp32 master weights
+    const double Dp = O.Dp;
+    for (unsigned S = 0; S < O.Pp; ++S) {
+      StageReport St;
+      St.Stage = S;
+      double ChunkActivation = 0, ChunkInputs = 0, MaxBlockSaved = 0;
+      for (unsigned C = S; C < Chunks.size(); C += O.Pp) {
+        auto [First, Last] = Chunks[C];
+        St.Chunks.push_back({First, Last});
+        for (unsigned U = First; U <= Last; ++U) {
+          const UnitCost &UC = Units[U];
+          St.ForwardSeconds += UC.Forward;
+          St.BackwardSeconds += UC.Backward;
+          St.RecomputeSeconds += UC.Recompute;
+          St.TpCommSeconds += UC.TpComm;
+          St.Params += UC.Params;
+          ChunkActivation += UC.Saved;
+          ChunkInputs += UC.InputBytes;
+          MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
+          St.WorkspaceBytes = std::max(St.WorkspaceBytes, UC.Largest);
+          if (U >= 1 && U <= Blocks.NumBlocks)
+            ++St.Blocks;
+        }
+      }
+      // Micro-batches (chunk forwards) in flight under 1F1B.
+      const int64_t MaxFlight = int64_t(MicroBatches) * O.Vp;
+      int64_t Flight = O.Vp == 1
+                           ? int64_t(O.Pp - S)
+                           : int64_t(O.Vp - 1) * O.Pp + 2 * (O.Pp - S - 1) + 1;
+      Flight = std::max<int64_t>(1, std::min(Flight, MaxFlight));
+      St.InFlight = Flight;
+      const double PerChunk = ChunkActivation / O.Vp;
+      if (O.Recomp == Recompute::Full)
+        St.ActivationsBytes = Flight * (ChunkInputs / O.Vp) + MaxBlockSaved;
+      else
+        St.ActivationsBytes = Flight * PerChunk;
+      St.WeightsBytes = St.Params * Wbytes / (O.Zero >= 3 ? Dp : 1);
+      St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
+      St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
+      R.Stages.push_back(std::move(St));
+    }
+    // The slowest stage sets the pace.
+    unsigned Slow = 0;
+    for (unsigned S = 1; S < R.Stages.size(); ++S)
+      if (R.Stages[S].microBatchSeconds() > R.Stages[Slow].microBatchSeconds())
+        Slow = S;
+    const StageReport &SS = R.Stages[Slow];
+    const double T = SS.microBatchSeconds();
+    const double M = MicroBatches;
+    R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
+    // Activations between stages: the largest tensor crossing a boundary.
+    if (O.Pp > 1) {
+      double Boundary = 0;
+      for (const auto &N : G.nodes())
+        for (const ir::Value *In : N->inputs())
+          if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
+              Blocks.UnitOf[In->producer()->index()] !=
+                  Blocks.UnitOf[N->index()])
+            Boundary = std::max(Boundary, valueBytes(In, 1.0));
+      // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
+      const double Message = Boundary / O.Tp;
+      R.P2pSeconds = 2 * M * O.Vp * cost::p2pTime(Message, *P2pLink).Seconds;
+    }
+    // Data-parallel gradients, overlapped with the last backward.
+    if (O.Dp > 1) {
+      const double GradBytes = SS.Params * Gbytes;
+      double Comm = 0;
+      if (O.Zero >= 1)
+        Comm = cost::collectiveTime(cost::Collective::ReduceScatter, GradBytes,
+                                    DpGroup)
+                   .Seconds +
+               cost::collectiveTime(cost::Collective::AllGather,
+                                    SS.Params * Wbytes, DpGroup)
+                   .Seconds;
+      else
+        Comm = allReduce(GradBytes, DpGroup);
+      if (O.Zero >= 3) // parameters gathered again for forward and backward
+        Comm += 2 * M *
+                cost::collectiveTime(cost::Collective::AllGather,
+                                     SS.Params * Wbytes, DpGroup)
+                    .Seconds;
+      R.DpCommSeconds = Comm;
+      R.DpExposedSeconds = std::max(0.0, Comm - SS.BackwardSeconds);
+    }
+    // Optimizer: one elementwise pass over the shard.
+    {
+      const double Shard = SS.Params / (O.Zero >= 1 ? Dp : 1);
+      OpWork W;
+      W.Class = OpClass::Elementwise;
+      W.Type = ir::DType::F32;
+      const double PerParamRead = Gbytes + (isMixed() ? 4 : Wbytes) +
+                                  (StateBytes - (isMixed() ? 4 : 0));
+      const double PerParamWrite = (isMixed() ? 4 + Wbytes : Wbytes) +
+                                   (StateBytes - (isMixed() ? 4 : 0));
+      W.Flops = Shard * (O.Optimizer == OptimizerKind::Adam ? 12 : 3);
+      W.BytesRead = Shard * PerParamRead;
+      W.BytesWritten = Shard * PerParamWrite;
+      R.OptimizerSeconds = cost::opTime(W, Dev).Seconds;
+    }
+    R.TpCommSeconds = M * SS.TpCommSeconds;
+    R.ComputeSeconds =
+        M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds);
+    R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
+    R.ExposedCommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
+    R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds +
+                    R.DpExposedSeconds + R.OptimizerSeconds;
+    R.SamplesPerSecond = GlobalBatch / R.StepSeconds;
+    // Model FLOPs: forward and backward of every node, unsharded, per
+    // sample of the micro-batch, times the global batch.
+    double PerMicro = 0;
+    for (const auto &N : G.nodes())
+      PerMicro += Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
+    R.ModelFlops = PerMicro * M * O.Dp;
+    R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+    for (unsigned S = 0; S < R.Stages.size(); ++S)
+      if (R.Stages[S].peakBytes() > R.Stages[R.PeakStage].peakBytes())
+        R.PeakStage = S;
+    R.Fits = R.peak().peakBytes() <= R.CapacityBytes;
+    return R;
+  }
+
+  const ir::Graph &G;
+  const hw::Cluster &C;
+  const TrainOptions &O;
+  const hw::Device &Dev;
+  cost::ParallelLayout Layout;
+  cost::CommGroup TpGroup, DpGroup;
+  const hw::Link *P2pLink = nullptr;
+  int64_t GlobalBatch = 0, MicroBatches = 1;
+  GraphWork Work;
+  KernelPlan Plan;
+  BackwardInfo Back;
+  BlockInfo Blocks;
+  std::vector<UnitCost> Units;
+  llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
+};
+
+} // namespace
+
+llvm::Expected<TrainReport> predictTraining(const ir::Graph &G,
+                                            const hw::Cluster &C,
+                                            const TrainOptions &O) {
+  return Trainer(G, C, O).run();
+}
+
+} // namespace perfc

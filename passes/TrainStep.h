@@ -1,0 +1,129 @@
+//===- TrainStep.h - Training step time and memory for a strategy -*- C++ -*-//
+//
+// One training step (forward, backward, optimizer) of a model on a cluster
+// under a given parallel strategy, as Megatron-LM runs it:
+//  * the graph is costed per micro-batch (import it at the micro-batch
+//    size); backward work and saved tensors come from passes/Backward.h,
+//    kernels from passes/Fusion.h, blocks and tensor-parallel roles from
+//    passes/Blocks.h;
+//  * tensor parallelism divides the sharded work by tp and adds, per block
+//    and micro-batch, an all-reduce of each row-parallel output (forward)
+//    and of each column-parallel group's input gradient (backward); with
+//    sequence parallelism each becomes a reduce-scatter plus an all-gather
+//    and the replicated ops of the blocks are divided by tp too. Tensor-
+//    parallel communication is exposed (Megatron does not overlap it);
+//  * recomputation: selective reruns the attention cores' forward, full
+//    reruns every block's forward (with its communication) in backward;
+//  * pipeline parallelism splits the blocks into pp x vp contiguous chunks
+//    (chunk c on stage c mod pp; the prologue joins the first chunk, the
+//    epilogue the last), even by block count or balanced by predicted time;
+//    the 1F1B schedule takes m x T + (pp - 1) / vp x T for m micro-batches
+//    of the slowest stage's time T, plus two activation transfers per
+//    micro-batch and chunk;
+//  * data parallelism all-reduces the gradients (reduce-scatter and
+//    all-gather of parameters under ZeRO >= 1), overlapped with the last
+//    micro-batch's backward in buckets (costmodels/Overlap.h);
+//  * the optimizer step is an elementwise pass over the device's shard.
+// Memory per device: weights, gradients, optimizer states (fp32 master
+// weights under mixed precision, Adam's two moments), divided by dp where
+// ZeRO shards them; activations saved for backward times the micro-batches
+// in flight on the stage under 1F1B (pp - s on stage s; interleaved:
+// (vp - 1) pp + 2 (pp - s - 1) + 1 chunks).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_TRAINSTEP_H
+#define PERFC_PASSES_TRAINSTEP_H
+
+#include "hwdb/Cluster.h"
+#include "ir/DType.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace perfc {
+namespace ir {
+class Graph;
+}
+
+enum class Recompute : uint8_t { None, Selective, Full };
+enum class OptimizerKind : uint8_t { Sgd, Momentum, Adam };
+enum class Partition : uint8_t { Balanced, Even };
+const char *name(Recompute R);
+const char *name(OptimizerKind O);
+
+struct TrainOptions {
+  unsigned Dp = 1, Tp = 1, Pp = 1, Vp = 1;
+  bool SequenceParallel = false;
+  int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
+  int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
+  Recompute Recomp = Recompute::None;
+  unsigned Zero = 0; ///< ZeRO stage 0..3.
+  /// Arithmetic and activation storage type; 16-bit types mean mixed
+  /// precision (fp32 master weights and gradients).
+  ir::DType DType = ir::DType::F32;
+  OptimizerKind Optimizer = OptimizerKind::Adam;
+  Partition Split = Partition::Balanced;
+  /// PyTorch DDP's default gradient bucket.
+  double BucketBytes = 25.0 * 1024 * 1024;
+};
+
+struct StageReport {
+  unsigned Stage = 0;
+  std::vector<std::pair<unsigned, unsigned>> Chunks; ///< Blocks [first, last].
+  unsigned Blocks = 0;
+  /// Per micro-batch on this device.
+  double ForwardSeconds = 0, BackwardSeconds = 0, RecomputeSeconds = 0,
+         TpCommSeconds = 0;
+  double Params = 0; ///< Parameters held by one device of the stage.
+  double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
+         ActivationsBytes = 0, WorkspaceBytes = 0;
+  unsigned InFlight = 0; ///< Chunk forwards whose activations are kept.
+  double peakBytes() const {
+    return WeightsBytes + GradientsBytes + OptimizerBytes + ActivationsBytes +
+           WorkspaceBytes;
+  }
+  double microBatchSeconds() const {
+    return ForwardSeconds + BackwardSeconds + RecomputeSeconds + TpCommSeconds;
+  }
+};
+
+struct TrainReport {
+  unsigned Devices = 0;
+  int64_t MicroBatches = 0; ///< Per data-parallel rank and step.
+  int64_t GlobalBatch = 0;
+  double StepSeconds = 0;
+  double ComputeSeconds = 0;     ///< Kernels of the slowest stage.
+  double CommSeconds = 0;        ///< All communication of that stage.
+  double ExposedCommSeconds = 0; ///< Communication not hidden by compute.
+  double BubbleSeconds = 0;      ///< Pipeline fill and drain.
+  double OptimizerSeconds = 0;
+  double SamplesPerSecond = 0;
+  /// Model FLOPs per step (forward and backward, without recomputation,
+  /// as Megatron-LM counts them) and per device and second.
+  double ModelFlops = 0;
+  double TflopsPerDevice = 0;
+  double TpCommSeconds = 0, P2pSeconds = 0, DpCommSeconds = 0,
+         DpExposedSeconds = 0;
+  std::vector<StageReport> Stages;
+  unsigned PeakStage = 0;   ///< The stage with the most memory.
+  double CapacityBytes = 0; ///< Of one device.
+  bool Fits = true;
+  std::string Device;
+  std::vector<std::string> Notes; ///< How each term was computed.
+
+  const StageReport &peak() const { return Stages[PeakStage]; }
+};
+
+/// Predicts one step. Errors name the constraint that fails: more devices
+/// than the cluster has, a global batch not divisible by dp x micro-batch,
+/// blocks not divisible among pp x vp chunks for an even split, tensor
+/// parallelism in a model without a column/row GEMM pattern.
+llvm::Expected<TrainReport> predictTraining(const ir::Graph &G,
+                                            const hw::Cluster &C,
+                                            const TrainOptions &O);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_TRAINSTEP_H

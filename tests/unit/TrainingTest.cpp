@@ -1,0 +1,206 @@
+//===- TrainingTest.cpp - Backward work, saved tensors, training steps ----===//
+#include "TestGraphs.h"
+
+#include "hwdb/Loader.h"
+#include "passes/Backward.h"
+#include "passes/Blocks.h"
+#include "passes/TrainStep.h"
+#include "passes/WorkPass.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+double savedBytes(const BackwardInfo &B) {
+  double Sum = 0;
+  for (const SavedTensor &S : B.Saved)
+    Sum += S.bytes();
+  return Sum;
+}
+
+bool isSaved(const BackwardInfo &B, const ir::Value *V) {
+  return llvm::any_of(B.Saved,
+                      [&](const SavedTensor &S) { return S.Value == V; });
+}
+
+/// Two identical MLP blocks named like PyTorch exports them:
+/// x -> [fc1 MatMul -> Relu -> fc2 MatMul -> residual Add] x 2.
+struct TwoBlocks {
+  GraphBuilder B;
+  std::vector<ir::Node *> Fc1, Fc2, Relu, Res;
+
+  ir::Node *add(const std::string &Name, llvm::StringRef Op,
+                std::initializer_list<ir::Value *> Ins,
+                std::initializer_list<int64_t> Dims) {
+    ir::Value *Out = B.tensor(Name + ":0", Dims);
+    return expectOk(B.G.addNode(Name, Op, "", Ins, {Out}));
+  }
+
+  TwoBlocks(int64_t Rows = 64, int64_t H = 32) {
+    ir::Value *X = B.input("x", {Rows, H});
+    for (int L = 0; L < 2; ++L) {
+      const std::string P = "/layers." + std::to_string(L) + "/";
+      ir::Node *A = add(P + "fc1/MatMul", "MatMul",
+                        {X, B.weight(P + "w1", {H, 4 * H})}, {Rows, 4 * H});
+      ir::Node *R = add(P + "act/Relu", "Relu", {B.out(A)}, {Rows, 4 * H});
+      ir::Node *C = add(P + "fc2/MatMul", "MatMul",
+                        {B.out(R), B.weight(P + "w2", {4 * H, H})}, {Rows, H});
+      ir::Node *S = add(P + "Add", "Add", {B.out(C), X}, {Rows, H});
+      Fc1.push_back(A);
+      Relu.push_back(R);
+      Fc2.push_back(C);
+      Res.push_back(S);
+      X = B.out(S);
+    }
+    B.G.markOutput(X);
+  }
+};
+
+} // namespace
+
+TEST_SUITE("training") {
+
+  TEST_CASE("backward of a product: one product per operand needing a "
+            "gradient") {
+    TwoBlocks T;
+    GraphWork W = computeWork(T.B.G);
+    BackwardInfo Back = computeBackward(T.B.G, W);
+    // The first MatMul reads the graph input: weight gradient only.
+    const unsigned First = T.Fc1[0]->index();
+    CHECK(Back.Work[First].Macs == doctest::Approx(W.Nodes[First].Macs));
+    // Later products need data and weight gradients.
+    const unsigned Later = T.Fc1[1]->index();
+    CHECK(Back.Work[Later].Macs == doctest::Approx(2 * W.Nodes[Later].Macs));
+    CHECK(Back.Work[Later].Flops == doctest::Approx(4 * W.Nodes[Later].Macs));
+  }
+
+  TEST_CASE("saved tensors: product inputs and a ReLU's input, each once") {
+    TwoBlocks T(64, 32);
+    GraphWork W = computeWork(T.B.G);
+    BackwardInfo Back = computeBackward(T.B.G, W);
+    // Per block: fc1's input [64,32], the ReLU's input [64,128], fc2's
+    // input [64,128]; the residual Add keeps nothing. fp32.
+    CHECK(isSaved(Back, T.B.out(T.Fc1[0])));
+    CHECK(isSaved(Back, T.B.out(T.Relu[0])));
+    CHECK_FALSE(isSaved(Back, T.B.out(T.Fc2[0])));
+    CHECK(savedBytes(Back) ==
+          doctest::Approx(2 * (64 * 32 + 64 * 128 + 64 * 128) * 4.0));
+  }
+
+  TEST_CASE("a decomposed GELU keeps only its input") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {8, 16});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {16, 16})}, {8, 16});
+    ir::Node *Bias = B.node("Add", {B.out(Mm), B.weight("b", {16})}, {8, 16});
+    ir::Value *Sqrt2 = B.weight("sqrt2", {1});
+    ir::Value *One = B.weight("one", {1});
+    ir::Value *Half = B.weight("half", {1});
+    ir::Node *Div = B.node("Div", {B.out(Bias), Sqrt2}, {8, 16});
+    ir::Node *Erf = B.node("Erf", {B.out(Div)}, {8, 16});
+    ir::Node *Add = B.node("Add", {B.out(Erf), One}, {8, 16});
+    ir::Node *Mul = B.node("Mul", {B.out(Bias), B.out(Add)}, {8, 16});
+    ir::Node *Out = B.node("Mul", {B.out(Mul), Half}, {8, 16});
+    B.G.markOutput(B.out(Out));
+    BackwardInfo Back = computeBackward(B.G, computeWork(B.G));
+    // The MatMul keeps x; the GELU chain keeps the MatMul's output (the
+    // bias add is linear), not erf's or the Mul's operands.
+    CHECK(isSaved(Back, X));
+    CHECK(isSaved(Back, B.out(Mm)));
+    CHECK(Back.Saved.size() == 2);
+  }
+
+  TEST_CASE("Softmax keeps its output, Dropout a one-byte mask") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    ir::Node *Sm = B.node("Softmax", {B.out(Mm)}, {4, 8});
+    ir::Node *Dr = B.node("Dropout", {B.out(Sm)}, {4, 8});
+    B.G.markOutput(B.out(Dr));
+    BackwardInfo Back = computeBackward(B.G, computeWork(B.G));
+    CHECK(isSaved(Back, B.out(Sm)));
+    // x (128 B) + softmax output (128 B) + mask (32 elements, 1 B each).
+    CHECK(savedBytes(Back) == doctest::Approx(128 + 128 + 32));
+  }
+
+  TEST_CASE("blocks from names; column/row pairs; a row output is reduced") {
+    TwoBlocks T(16, 8);
+    BlockInfo Info = analyzeBlocks(T.B.G, computeWork(T.B.G));
+    REQUIRE(Info.NumBlocks == 2);
+    CHECK(Info.BlockNames[1] == "/layers.1");
+    CHECK(Info.UnitOf[T.Fc1[1]->index()] == 2);
+    CHECK(Info.HasTensorParallelPattern);
+    CHECK(Info.Tp[T.Fc1[0]->index()] == TpRole::Column);
+    CHECK(Info.Tp[T.Relu[0]->index()] == TpRole::Sharded);
+    CHECK(Info.Tp[T.Fc2[0]->index()] == TpRole::Row);
+    CHECK(Info.Tp[T.Res[0]->index()] == TpRole::Replicated);
+    REQUIRE(Info.ForwardReduced[1].size() == 1);
+    CHECK(Info.ForwardReduced[1][0] == T.B.out(T.Fc2[0]));
+    REQUIRE(Info.BackwardReduced[1].size() == 1);
+    CHECK(Info.BackwardReduced[1][0] == T.B.G.inputs()[0]);
+  }
+
+  TEST_CASE("memory: 18 bytes per parameter under mixed-precision Adam, "
+            "sharded by ZeRO") {
+    TwoBlocks T(64, 32);
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    TrainOptions O;
+    O.DType = ir::DType::BF16;
+    auto R = predictTraining(T.B.G, *C, O);
+    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    const double Params = 2 * (32 * 128 * 2);
+    const StageReport &S = R->peak();
+    CHECK(S.Params == doctest::Approx(Params));
+    CHECK(S.WeightsBytes + S.GradientsBytes + S.OptimizerBytes ==
+          doctest::Approx(18 * Params));
+    CHECK(R->Fits);
+    CHECK(R->StepSeconds > 0);
+  }
+
+  TEST_CASE("strategy errors name the constraint") {
+    TwoBlocks T;
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Dp = 2;
+    auto R = predictTraining(T.B.G, *C, O);
+    REQUIRE_FALSE(bool(R));
+    CHECK(llvm::toString(R.takeError()) ==
+          "dp 2 x tp 1 x pp 1 = 2 devices, but cluster 'a100-sxm4-80gb' has "
+          "1");
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    O.Dp = 2;
+    O.MicroBatch = 3;
+    O.GlobalBatch = 8;
+    auto R2 = predictTraining(T.B.G, *Dgx, O);
+    REQUIRE_FALSE(bool(R2));
+    CHECK(llvm::toString(R2.takeError()) ==
+          "--global-batch 8 is not a multiple of --micro-batch 3 x dp 2");
+  }
+
+  TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
+    TwoBlocks T;
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainOptions O;
+    O.Pp = 2;
+    O.GlobalBatch = 8;
+    O.Split = Partition::Even;
+    auto R = predictTraining(T.B.G, *Dgx, O);
+    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    CHECK(R->MicroBatches == 8);
+    double Slowest = 0;
+    for (const StageReport &S : R->Stages)
+      Slowest = std::max(Slowest, S.microBatchSeconds());
+    CHECK(R->BubbleSeconds == doctest::Approx(Slowest));
+    // Stage 0 keeps pp = 2 micro-batches in flight, stage 1 one.
+    CHECK(R->Stages[0].InFlight == 2);
+    CHECK(R->Stages[1].InFlight == 1);
+  }
+}
