@@ -17,6 +17,10 @@ int runPredict(int Argc, const char *const *Argv);
 /// perfc hw list | perfc hw show NAME|FILE.
 int runHw(int Argc, const char *const *Argv);
 
+/// perfc zoo gpt|bert|llama --layers L ... -o FILE.onnx: a graph-only
+/// transformer of any size.
+int runZoo(int Argc, const char *const *Argv);
+
 } // namespace perfc::cli
 
 #endif // PERFC_TOOLS_COMMANDS_H

@@ -1,0 +1,177 @@
+//===- ZooCommand.cpp - perfc zoo gpt|bert|llama ... -o FILE.onnx ---------===//
+//
+// Writes a graph-only transformer of the given dimensions
+// (tools/modelgen/TransformerGen.h) for perfc to cost.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/CliCommon.h"
+#include "tools/Commands.h"
+#include "tools/modelgen/TransformerGen.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace perfc;
+namespace cl = llvm::cl;
+
+namespace {
+
+/// 124439808 -> "124,439,808".
+std::string grouped(uint64_t V) {
+  std::string Digits = std::to_string(V), Out;
+  for (size_t I = 0; I < Digits.size(); ++I) {
+    if (I && (Digits.size() - I) % 3 == 0)
+      Out += ',';
+    Out += Digits[I];
+  }
+  return Out;
+}
+
+} // namespace
+
+int perfc::cli::runZoo(int Argc, const char *const *Argv) {
+  cl::OptionCategory Category("perfc zoo options");
+  cl::opt<std::string> FamilyName(cl::Positional, cl::desc("gpt|bert|llama"),
+                                  cl::cat(Category));
+  cl::opt<std::string> Layers("layers",
+                              cl::desc("Transformer layers (required)"),
+                              cl::value_desc("L"), cl::cat(Category));
+  cl::opt<std::string> Hidden("hidden", cl::desc("Hidden size (required)"),
+                              cl::value_desc("H"), cl::cat(Category));
+  cl::opt<std::string> Heads("heads", cl::desc("Attention heads (required)"),
+                             cl::value_desc("A"), cl::cat(Category));
+  cl::opt<std::string> KvHeads(
+      "kv-heads",
+      cl::desc("Key/value heads, grouped-query attention (llama; default A)"),
+      cl::value_desc("K"), cl::cat(Category));
+  cl::opt<std::string> Ffn(
+      "ffn", cl::desc("MLP width (default 4H; llama: 8H/3 rounded up to 256)"),
+      cl::value_desc("F"), cl::cat(Category));
+  cl::opt<std::string> Seq("seq", cl::desc("Sequence length (required)"),
+                           cl::value_desc("S"), cl::cat(Category));
+  cl::opt<std::string> Vocab("vocab", cl::desc("Vocabulary size (required)"),
+                             cl::value_desc("V"), cl::cat(Category));
+  cl::opt<std::string> Batch(
+      "batch", cl::desc("A static batch (default: the symbol 'batch')"),
+      cl::value_desc("B"), cl::cat(Category));
+  cl::opt<std::string> MaxPositions(
+      "max-positions",
+      cl::desc("Rows of the position table (gpt: S; bert: max(S, 512))"),
+      cl::value_desc("P"), cl::cat(Category));
+  cl::opt<bool> Tied("tied",
+                     cl::desc("LM head shares the token embedding "
+                              "(gpt's default)"),
+                     cl::cat(Category));
+  cl::opt<bool> Untied("untied",
+                       cl::desc("LM head has its own [H, V] weight "
+                                "(llama's default)"),
+                       cl::cat(Category));
+  cl::opt<std::string> DType("dtype",
+                             cl::desc("Weights and activations: fp32, fp16 "
+                                      "or bf16"),
+                             cl::init("fp32"), cl::value_desc("T"),
+                             cl::cat(Category));
+  cl::opt<std::string> ModelName(
+      "name", cl::desc("Graph name (default e.g. gpt_L12_H768_A12_...)"),
+      cl::value_desc("NAME"), cl::cat(Category));
+  cl::opt<std::string> OutputPath("o", cl::desc("The ONNX file to write"),
+                                  cl::value_desc("FILE.onnx"),
+                                  cl::cat(Category));
+  cl::HideUnrelatedOptions(Category);
+  if (!parseOptions(
+          Argc, Argv,
+          "perfc zoo: writes a graph-only transformer (no weight data) of any "
+          "size\n\n"
+          "  perfc zoo gpt|bert|llama --layers L --hidden H --heads A "
+          "[--kv-heads K]\n"
+          "            [--ffn F] --seq S --vocab V [--batch B] -o "
+          "FILE.onnx\n"))
+    return 1;
+
+  if (FamilyName.empty())
+    return fail("zoo: expected a family, gpt, bert or llama (see 'perfc zoo "
+                "--help')");
+  auto Family = modelgen::parseFamily(FamilyName);
+  if (!Family)
+    return fail("zoo: unknown family '" + FamilyName +
+                "': use gpt, bert or llama");
+  std::string Missing;
+  for (const cl::opt<std::string> *O : {&Layers, &Hidden, &Heads, &Seq, &Vocab})
+    if (!O->getNumOccurrences())
+      Missing += (Missing.empty() ? "--" : ", --") + O->ArgStr.str();
+  if (!Missing.empty())
+    return fail("zoo: missing " + Missing + " (see 'perfc zoo --help')");
+
+  // Integers are parsed here, not by cl, whose message for a bad value is
+  // two lines.
+  modelgen::TransformerSpec Spec;
+  Spec.Fam = *Family;
+  struct {
+    const cl::opt<std::string> &Opt;
+    int64_t &Value;
+  } Ints[] = {{Layers, Spec.Layers}, {Hidden, Spec.Hidden},
+              {Heads, Spec.Heads},   {KvHeads, Spec.KvHeads},
+              {Ffn, Spec.Ffn},       {Seq, Spec.Seq},
+              {Vocab, Spec.Vocab},   {MaxPositions, Spec.MaxPositions}};
+  for (const auto &I : Ints) {
+    if (!I.Opt.getNumOccurrences())
+      continue;
+    if (llvm::StringRef(I.Opt).getAsInteger(10, I.Value))
+      return fail("zoo: --" + I.Opt.ArgStr + " '" + I.Opt +
+                  "': expected an integer");
+    // An explicit 0 is an error, not the default the spec reads it as.
+    if (I.Value == 0 &&
+        (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions))
+      return fail("zoo: --" + I.Opt.ArgStr + " 0: must be positive");
+  }
+  if (Batch.getNumOccurrences()) {
+    int64_t B = 0;
+    if (llvm::StringRef(Batch).getAsInteger(10, B))
+      return fail("zoo: --batch '" + Batch + "': expected an integer");
+    Spec.Batch = B;
+  }
+  auto Type = modelgen::parseFloatType(DType);
+  if (!Type)
+    return fail("zoo: unknown --dtype '" + DType + "': use fp32, fp16 or bf16");
+  Spec.Type = *Type;
+  if (Tied && Untied)
+    return fail("zoo: --tied and --untied contradict each other");
+  if (Tied || Untied)
+    Spec.TiedEmbeddings = Tied.getValue();
+  Spec.Name = ModelName;
+  if (OutputPath.empty())
+    return fail("zoo: no output file: give -o FILE.onnx");
+
+  const bool ToStdout = OutputPath == "-";
+  if (!ToStdout)
+    Spec.WeightsFile = llvm::sys::path::stem(OutputPath).str() + ".weights";
+  auto Resolved = modelgen::resolve(Spec);
+  if (!Resolved)
+    return fail("zoo: " + llvm::toString(Resolved.takeError()));
+  auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
+  if (!Bytes)
+    return fail("zoo: " + llvm::toString(Bytes.takeError()));
+  if (int Status =
+          writeOutput(OutputPath, [&](llvm::raw_ostream &OS) { OS << *Bytes; }))
+    return Status;
+  if (ToStdout)
+    return 0;
+
+  const modelgen::TransformerSpec &S = *Resolved;
+  uint64_t Params = modelgen::parameterCount(S);
+  uint64_t WeightBytes = Params * (S.Type == modelgen::FloatType::F32 ? 4 : 2);
+  llvm::outs() << OutputPath << ": " << modelgen::name(S.Fam) << ", "
+               << S.Layers << " layers, hidden " << S.Hidden << ", " << S.Heads
+               << " heads";
+  if (S.KvHeads != S.Heads)
+    llvm::outs() << " (" << S.KvHeads << " kv)";
+  llvm::outs() << ", ffn " << S.Ffn << ", seq " << S.Seq << ", vocab "
+               << S.Vocab << ": " << grouped(Params) << " parameters ("
+               << grouped(WeightBytes) << " bytes of " << modelgen::name(S.Type)
+               << " weights, not written; " << grouped(Bytes->size())
+               << " bytes of graph)\n";
+  return 0;
+}

@@ -1,0 +1,167 @@
+//===- TransformerGen.h - Graph-only ONNX transformers of any size -*- C++ -*-//
+//
+// Writes a decoder (GPT, Llama) or encoder (BERT) transformer as an ONNX
+// model directly from its dimensions: no weights, no torch, no Python, so
+// that any size from GPT-2 to a trillion parameters can be studied. Weights
+// are initializers with their dims and type but no data: each is marked as
+// stored externally in "<stem>.weights" (offset 0, its byte length), a file
+// that does not exist, exactly like the stripped models of tests/data/zoo.
+// Small constants (Reshape shapes, axes, scalars) keep their data, so that
+// shape inference resolves every tensor. Opset 17, IR version 8.
+//
+// Input: `input_ids` int64 [batch, S] ("batch" is symbolic unless
+// Spec.Batch is set; S is static). Outputs: `logits` [batch, S, V] for GPT
+// and Llama; `last_hidden_state` [batch, S, H] and `pooler_output`
+// [batch, H] for BERT.
+//
+// Node names (passes find layers and Megatron tensor-parallel pairs from
+// them; keep them stable):
+//
+//   /embed/tok/Gather               token embedding (all families)
+//   /embed/pos/Gather               learned positions (gpt, bert)
+//   /embed/type/Gather              token types, all type 0 (bert)
+//   /embed/ln/LayerNormalization    embedding LayerNorm (bert)
+//   /positions/Range                position ids 0..S-1, int64
+//   /mask/...                       causal mask [S, S], once (gpt, llama):
+//                                   Unsqueeze, Greater (key > query), Where
+//   /rotary/...                     cos and sin [S, head_dim], once (llama):
+//                                   computed in the graph from scalars, so
+//                                   they are not parameters
+//   /layers.{i}/ln1/...             norm before attention (gpt, llama: pre-
+//                                   norm) or after it (bert: post-norm)
+//   /layers.{i}/ln2/...             norm before (gpt, llama) / after (bert)
+//                                   the MLP
+//     gpt, bert: one LayerNormalization node; llama: RMSNorm decomposed as
+//     Pow, ReduceMean, Add (eps), Sqrt, Reciprocal, Mul, Mul (weight)
+//   /layers.{i}/attn/qkv/MatMul     fused [H, 3H] projection (gpt, bert),
+//   /layers.{i}/attn/qkv/Add        + bias; then /attn/Split into q, k, v
+//   /layers.{i}/attn/q/MatMul       separate [H, H], [H, K*d], [H, K*d]
+//   /layers.{i}/attn/k/MatMul       projections without bias (llama)
+//   /layers.{i}/attn/v/MatMul
+//   /layers.{i}/attn/{q,k,v}_heads/ Reshape [b, S, n, d] and Transpose to
+//                                   [b, n, S, d] (k of gpt, bert: [b, A, d, S])
+//   /layers.{i}/attn/rope_q/...     x*cos + rotate_half(x)*sin (llama):
+//   /layers.{i}/attn/rope_k/...     Mul, Slice, Slice, Neg, Concat, Mul, Add
+//   /layers.{i}/attn/kv_expand/...  GQA (llama, K < A): Unsqueeze, Expand,
+//                                   Reshape of k and v from K to A heads
+//   /layers.{i}/attn/k_t/Transpose  K^T [b, A, d, S] (llama)
+//   /layers.{i}/attn/qk/MatMul      Q.K^T [batch, A, S, S]
+//   /layers.{i}/attn/scale/Mul      by 1/sqrt(head_dim)
+//   /layers.{i}/attn/mask/Add       + causal mask (gpt, llama)
+//   /layers.{i}/attn/Softmax
+//   /layers.{i}/attn/pv/MatMul      P.V [batch, A, S, d]
+//   /layers.{i}/attn/merge/...      Transpose, Reshape to [b, S, H]
+//   /layers.{i}/attn/out/MatMul     [H, H] output projection (+ /out/Add
+//                                   bias for gpt, bert)
+//   /layers.{i}/attn/residual/Add
+//   /layers.{i}/mlp/fc1/MatMul      [H, F] (+ /fc1/Add bias), GELU as
+//   /layers.{i}/mlp/gelu/...        tanh approximation (gpt: Mul, Mul, Mul,
+//                                   Add, Mul, Tanh, Add, Mul, Mul) or erf
+//                                   (bert: Div, Erf, Add, Mul, Mul)
+//   /layers.{i}/mlp/fc2/MatMul      [F, H] (+ /fc2/Add bias)      (gpt, bert)
+//   /layers.{i}/mlp/gate/MatMul     [H, F]                          (llama)
+//   /layers.{i}/mlp/silu/Sigmoid,   SiLU as gate*Sigmoid(gate)
+//   /layers.{i}/mlp/silu/Mul
+//   /layers.{i}/mlp/up/MatMul       [H, F]
+//   /layers.{i}/mlp/Mul             silu(gate) * up
+//   /layers.{i}/mlp/down/MatMul     [F, H]
+//   /layers.{i}/mlp/residual/Add
+//   /final_norm/...                 final LayerNorm (gpt) or RMSNorm (llama)
+//   /lm_head/Transpose              tied head: the token embedding
+//                                   transposed to [H, V] (gpt default)
+//   /lm_head/MatMul                 [H, V]; reads a Transpose of
+//                                   `embed.tok.weight` when tied, else its
+//                                   own `lm_head.weight` (llama default)
+//   /pooler/Gather, /pooler/Gemm,   token 0, dense with bias, Tanh (bert)
+//   /pooler/Tanh
+//
+// Each node's output is "<node name>_output_0" (Split: _0.._2), except the
+// graph outputs. Constants are shared initializers named by value
+// ("const.i64x.0.1024.12.64" a shape, "const.fp32.3f000000" a scalar).
+//
+// Megatron tensor-parallel pairs (column-parallel, then row-parallel):
+// attn/qkv (or attn/q, k, v) with attn/out; mlp/fc1 with mlp/fc2;
+// mlp/gate and mlp/up with mlp/down. The MatMul weights are initializers
+// named `layers.{i}.attn.qkv.weight` ([in, out] layout, as ONNX MatMul reads
+// them), biases `...bias`, norms `layers.{i}.ln1.weight`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_TOOLS_MODELGEN_TRANSFORMERGEN_H
+#define PERFC_TOOLS_MODELGEN_TRANSFORMERGEN_H
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace perfc::modelgen {
+
+enum class Family {
+  Gpt,   ///< GPT-2 / Megatron GPT: learned positions, pre-LN, fused QKV,
+         ///< tanh GELU, biases, LM head tied to the token embedding.
+  Bert,  ///< BERT: post-LN, erf GELU, token types, pooler, no LM head.
+  Llama, ///< Llama: RMSNorm, rotary, GQA, SwiGLU, no biases, untied head.
+};
+
+/// "gpt", "bert", "llama".
+llvm::StringRef name(Family F);
+llvm::Optional<Family> parseFamily(llvm::StringRef S);
+
+/// The floating-point type of weights and activations.
+enum class FloatType { F32, F16, BF16 };
+llvm::StringRef name(FloatType T); ///< "fp32", "fp16", "bf16".
+llvm::Optional<FloatType> parseFloatType(llvm::StringRef S);
+
+struct TransformerSpec {
+  Family Fam = Family::Gpt;
+  int64_t Layers = 0;
+  int64_t Hidden = 0;
+  int64_t Heads = 0;
+  /// Key/value heads (grouped-query attention, llama only); 0: Heads.
+  int64_t KvHeads = 0;
+  /// MLP width; 0: the family's rule (4H; llama: 8H/3 rounded up to a
+  /// multiple of 256).
+  int64_t Ffn = 0;
+  int64_t Seq = 0;
+  int64_t Vocab = 0;
+  /// Rows of the learned position table (gpt, bert); 0: Seq for gpt,
+  /// max(Seq, 512) for bert (BERT's 512 positions).
+  int64_t MaxPositions = 0;
+  /// A static batch; None: the symbolic dimension "batch".
+  llvm::Optional<int64_t> Batch;
+  /// LM head shares the token embedding; None: the family's default (gpt
+  /// tied, llama untied). Must be None for bert, which has no LM head.
+  llvm::Optional<bool> TiedEmbeddings;
+  FloatType Type = FloatType::F32;
+  /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257".
+  std::string Name;
+  /// external_data location of every weight; "": "<Name>.weights".
+  std::string WeightsFile;
+};
+
+/// The spec with every default filled in (KvHeads, Ffn, MaxPositions,
+/// TiedEmbeddings, Name, WeightsFile), or a one-line error naming the
+/// option that is wrong (as the `perfc zoo` flag, e.g. "--heads 7 does not
+/// divide --hidden 768").
+llvm::Expected<TransformerSpec> resolve(const TransformerSpec &Spec);
+
+/// Llama's MLP width rule: 256 * ceil(floor(8H/3) / 256).
+int64_t llamaFfn(int64_t Hidden);
+
+/// Parameters of the model, counted from the spec (tied weights once);
+/// what perfc counts on the generated graph. Spec must be resolved.
+uint64_t parameterCount(const TransformerSpec &Spec);
+
+/// The serialized ModelProto.
+llvm::Expected<std::string> writeTransformerOnnx(const TransformerSpec &Spec);
+
+/// Writes the model to Path; an empty Spec.WeightsFile becomes
+/// "<stem of Path>.weights". Errors are one line naming Path.
+llvm::Error writeTransformerOnnxFile(const TransformerSpec &Spec,
+                                     llvm::StringRef Path);
+
+} // namespace perfc::modelgen
+
+#endif // PERFC_TOOLS_MODELGEN_TRANSFORMERGEN_H
