@@ -168,3 +168,30 @@ perfc_expect_error(hw_zero_devices_per_node
 perfc_expect_error(hw_not_a_file
   "/dev/zero: cannot read the file: it is not a regular file; check the path"
   ${ZOO}/resnet18.onnx --hw /dev/zero)
+
+# perfc zoo: generated transformers import with their published counts.
+set(ZOO_OUT ${CMAKE_CURRENT_BINARY_DIR}/zoo_llama2_7b.onnx)
+add_test(NAME cli.zoo_write
+         COMMAND $<TARGET_FILE:perfc> zoo llama --layers 32 --hidden 4096
+                 --heads 32 --seq 4096 --vocab 32000 -o ${ZOO_OUT})
+set_tests_properties(cli.zoo_write PROPERTIES FIXTURES_SETUP zoo_llama
+  PASS_REGULAR_EXPRESSION "llama, 32 layers.*ffn 11008.*: 6,738,415,616 parameters")
+add_test(NAME cli.zoo_import COMMAND $<TARGET_FILE:perfc> ${ZOO_OUT} --format json)
+set_tests_properties(cli.zoo_import PROPERTIES FIXTURES_REQUIRED zoo_llama
+  PASS_REGULAR_EXPRESSION "\"shape\": \"\\[1, 4096, 32000\\]\".*\"params\": 6738415616")
+set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
+perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
+                   zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})
+perfc_expect_error(zoo_zero_layers "zoo: --layers 0: a model needs at least one layer"
+                   zoo gpt --layers 0 --heads 12 ${ZOO_ARGS})
+perfc_expect_error(zoo_kv_heads "zoo: --kv-heads 5 does not divide --heads 12"
+                   zoo llama --layers 2 --heads 12 --kv-heads 5 ${ZOO_ARGS})
+perfc_expect_error(zoo_unknown_family "zoo: unknown family 'gpt5': use gpt, bert or llama"
+                   zoo gpt5 --layers 2 --heads 12 ${ZOO_ARGS})
+perfc_expect_error(zoo_no_family "zoo: expected a family" zoo)
+perfc_expect_error(zoo_missing "zoo: missing --heads, --seq, --vocab"
+                   zoo bert --layers 2 --hidden 64)
+perfc_expect_error(zoo_bad_integer "zoo: --layers 'x': expected an integer"
+                   zoo gpt --layers x --heads 12 ${ZOO_ARGS})
+perfc_expect_error(zoo_no_output "zoo: no output file: give -o FILE.onnx"
+                   zoo gpt --layers 2 --hidden 64 --heads 4 --seq 8 --vocab 10)

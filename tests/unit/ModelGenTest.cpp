@@ -1,0 +1,317 @@
+//===- ModelGenTest.cpp - perfc zoo: generated transformers ---------------===//
+//
+// The generator (tools/modelgen) must write models that perfc imports with
+// every shape known, with the parameter and MAC counts of the real
+// architectures: the exported gpt2_small and bert_base of tests/data/zoo,
+// Megatron's closed form for GPT-3 175B, and Llama-2's published sizes.
+//
+//===----------------------------------------------------------------------===//
+#include "frontend/OnnxImport.h"
+#include "passes/Predict.h"
+#include "tools/modelgen/TransformerGen.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+
+using namespace perfc;
+using modelgen::Family;
+using modelgen::TransformerSpec;
+
+namespace {
+
+const std::string ZooDir = std::string(PERFC_SOURCE_DIR) + "/tests/data/zoo/";
+
+TransformerSpec spec(Family F, int64_t L, int64_t H, int64_t A, int64_t S,
+                     int64_t V) {
+  TransformerSpec Spec;
+  Spec.Fam = F;
+  Spec.Layers = L;
+  Spec.Hidden = H;
+  Spec.Heads = A;
+  Spec.Seq = S;
+  Spec.Vocab = V;
+  return Spec;
+}
+
+std::string generate(const TransformerSpec &S) {
+  auto Bytes = modelgen::writeTransformerOnnx(S);
+  if (!Bytes)
+    FAIL(llvm::toString(Bytes.takeError()));
+  return std::move(*Bytes);
+}
+
+frontend::ImportedModel import(llvm::StringRef Bytes,
+                               frontend::ImportOptions O = {}) {
+  auto M = frontend::importOnnxBytes(Bytes, "zoo.onnx", O);
+  if (!M)
+    FAIL(llvm::toString(M.takeError()));
+  return std::move(*M);
+}
+
+struct Costed {
+  frontend::ImportedModel Model;
+  Report R;
+  double Seconds = 0; ///< Import and work pass.
+};
+
+Costed costOf(const TransformerSpec &S, frontend::ImportOptions O = {}) {
+  std::string Bytes = generate(S);
+  auto Start = std::chrono::steady_clock::now();
+  Costed C{import(Bytes, O), {}};
+  C.R = predictWork(C.Model.Graph);
+  C.Seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  CHECK(C.R.Warnings.empty());
+  CHECK(C.Model.Warnings.empty());
+  // Every tensor's shape is inferred.
+  for (const auto &V : C.Model.Graph.values())
+    CHECK_MESSAGE(V->shape().isStatic(), V->name().str());
+  return C;
+}
+
+Report costZooFile(const std::string &Name, int64_t Seq) {
+  frontend::ImportOptions O;
+  O.Dims = {{"seq", Seq}};
+  auto M = frontend::importOnnxFile(ZooDir + Name + ".onnx", O);
+  if (!M)
+    FAIL(llvm::toString(M.takeError()));
+  return predictWork(M->Graph);
+}
+
+bool hasNode(const ir::Graph &G, llvm::StringRef Name, llvm::StringRef Op) {
+  for (const auto &N : G.nodes())
+    if (N->name() == Name)
+      return N->opType() == Op;
+  return false;
+}
+
+std::string specError(const TransformerSpec &S) {
+  auto R = modelgen::writeTransformerOnnx(S);
+  if (R) {
+    FAIL_CHECK("a bad spec was accepted");
+    return "";
+  }
+  std::string Msg = llvm::toString(R.takeError());
+  CHECK(Msg.find('\n') == std::string::npos);
+  return Msg;
+}
+
+bool contains(const std::string &S, llvm::StringRef Part) {
+  return S.find(Part.str()) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("zoo gpt: GPT-2 small has the counts of the exported gpt2_small") {
+  TransformerSpec S = spec(Family::Gpt, 12, 768, 12, 1024, 50257);
+  Costed C = costOf(S);
+  CHECK(C.R.Total.Params == 124'439'808);
+  CHECK(C.R.Total.Params == modelgen::parameterCount(*modelgen::resolve(S)));
+  CHECK(C.R.Total.Macs == 145'824'153'600.0);
+  Report Zoo = costZooFile("gpt2_small", 1024);
+  CHECK(C.R.Total.Macs == Zoo.Total.Macs);
+  CHECK(C.R.Total.Params == Zoo.Total.Params);
+
+  const ir::Graph &G = C.Model.Graph;
+  CHECK(G.inputs().front()->shape() == ir::Shape({1, 1024}));
+  CHECK(G.outputs().front()->name() == "logits");
+  CHECK(G.outputs().front()->shape() == ir::Shape({1, 1024, 50257}));
+  CHECK(C.Model.Opset == 17);
+  CHECK(C.Model.IrVersion == 8);
+  for (llvm::StringRef Name :
+       {"/layers.0/attn/qkv/MatMul", "/layers.11/attn/out/MatMul",
+        "/layers.3/mlp/fc1/MatMul", "/layers.3/mlp/fc2/MatMul",
+        "/layers.5/attn/qk/MatMul", "/layers.5/attn/pv/MatMul",
+        "/lm_head/MatMul"})
+    CHECK_MESSAGE(hasNode(G, Name, "MatMul"), Name.str());
+  CHECK(hasNode(G, "/layers.0/ln1/LayerNormalization", "LayerNormalization"));
+  CHECK(hasNode(G, "/layers.0/mlp/gelu/Tanh", "Tanh"));
+  CHECK(hasNode(G, "/embed/tok/Gather", "Gather"));
+  CHECK(hasNode(G, "/lm_head/Transpose", "Transpose"));
+  // Tied: the head reads the token embedding; untied adds an [H, V] weight.
+  CHECK(G.lookup("lm_head.weight") == nullptr);
+  S.TiedEmbeddings = false;
+  Costed U = costOf(S);
+  CHECK(U.R.Total.Params == 124'439'808 + 768 * 50257);
+  CHECK(U.R.Total.Macs == C.R.Total.Macs);
+}
+
+TEST_CASE("zoo bert: BERT-base has the counts of the exported bert_base") {
+  TransformerSpec S = spec(Family::Bert, 12, 768, 12, 128, 30522);
+  Costed C = costOf(S);
+  CHECK(C.R.Total.Params == 109'482'240); // with BERT's 512 positions
+  CHECK(C.R.Total.Macs == 11'174'215'680.0);
+  Report Zoo = costZooFile("bert_base", 128);
+  CHECK(C.R.Total.Macs == Zoo.Total.Macs);
+  CHECK(C.R.Total.Params == Zoo.Total.Params);
+  const ir::Graph &G = C.Model.Graph;
+  REQUIRE(G.outputs().size() == 2);
+  CHECK(G.outputs()[0]->name() == "last_hidden_state");
+  CHECK(G.outputs()[0]->shape() == ir::Shape({1, 128, 768}));
+  CHECK(G.outputs()[1]->name() == "pooler_output");
+  CHECK(G.outputs()[1]->shape() == ir::Shape({1, 768}));
+  CHECK(hasNode(G, "/layers.0/mlp/gelu/Erf", "Erf"));
+  CHECK(hasNode(G, "/pooler/Gemm", "Gemm"));
+  CHECK(hasNode(G, "/embed/type/Gather", "Gather"));
+  CHECK_FALSE(hasNode(G, "/lm_head/MatMul", "MatMul"));
+}
+
+TEST_CASE("zoo gpt: Megatron GPT-3 175B and a 1T GPT import quickly") {
+  struct {
+    int64_t L, H, A;
+  } Sizes[] = {{96, 12288, 96}, {128, 25600, 160}};
+  for (const auto &Z : Sizes) {
+    const int64_t S = 2048, V = 51200;
+    Costed C = costOf(spec(Family::Gpt, Z.L, Z.H, Z.A, S, V));
+    // Megatron's 12 L H^2 (1 + 13/(12 H) + (V + S)/(12 L H)), which leaves
+    // out the final LayerNorm (2H).
+    const double L = static_cast<double>(Z.L), H = static_cast<double>(Z.H);
+    const double Formula =
+        12 * L * H * H *
+        (1 + 13 / (12 * H) + static_cast<double>(V + S) / (12 * L * H));
+    CHECK(std::fabs(static_cast<double>(C.R.Total.Params) - Formula) <=
+          2 * H + 1);
+    CHECK(C.Seconds < 2.0);
+    MESSAGE(Z.L << " layers: " << C.R.Total.Params << " parameters, "
+                << C.Model.Graph.numNodes() << " nodes, imported in "
+                << C.Seconds << " s");
+  }
+}
+
+TEST_CASE("zoo llama: Llama-2 7B and 70B (grouped-query) parameters") {
+  TransformerSpec S7 = spec(Family::Llama, 32, 4096, 32, 4096, 32000);
+  auto R7 = modelgen::resolve(S7);
+  REQUIRE(R7);
+  CHECK(R7->Ffn == 11008); // 8H/3 rounded up to 256
+  CHECK(R7->KvHeads == 32);
+  CHECK_FALSE(*R7->TiedEmbeddings);
+  Costed C7 = costOf(S7);
+  CHECK(C7.R.Total.Params == 6'738'415'616);
+
+  TransformerSpec S70 = spec(Family::Llama, 80, 8192, 64, 4096, 32000);
+  S70.KvHeads = 8;
+  S70.Ffn = 28672;
+  Costed C70 = costOf(S70);
+  CHECK(C70.R.Total.Params == 68'976'648'192);
+  CHECK(C70.R.Total.Params ==
+        modelgen::parameterCount(*modelgen::resolve(S70)));
+  const ir::Graph &G = C70.Model.Graph;
+  for (llvm::StringRef Name :
+       {"/layers.0/attn/q/MatMul", "/layers.0/attn/k/MatMul",
+        "/layers.0/attn/v/MatMul", "/layers.0/attn/out/MatMul",
+        "/layers.79/mlp/gate/MatMul", "/layers.79/mlp/up/MatMul",
+        "/layers.79/mlp/down/MatMul", "/lm_head/MatMul"})
+    CHECK_MESSAGE(hasNode(G, Name, "MatMul"), Name.str());
+  CHECK(hasNode(G, "/layers.0/attn/kv_expand/k/Expand", "Expand"));
+  CHECK(hasNode(G, "/layers.0/attn/rope_q/Neg", "Neg"));
+  CHECK(hasNode(G, "/layers.0/ln1/ReduceMean", "ReduceMean"));
+  // K and V have 8 heads of 128; the products run over all 64.
+  const ir::Value *K = G.lookup("/layers.0/attn/k/MatMul_output_0");
+  REQUIRE(K);
+  CHECK(K->shape() == ir::Shape({1, 4096, 1024}));
+  const ir::Value *Scores = G.lookup("/layers.0/attn/qk/MatMul_output_0");
+  REQUIRE(Scores);
+  CHECK(Scores->shape() == ir::Shape({1, 64, 4096, 4096}));
+}
+
+TEST_CASE("zoo: batch is symbolic unless given; fp16 and bf16") {
+  TransformerSpec S = spec(Family::Llama, 2, 256, 4, 64, 1000);
+  S.KvHeads = 2;
+  frontend::ImportOptions O;
+  O.Batch = 3;
+  Costed Symbolic = costOf(S, O);
+  CHECK(Symbolic.Model.Graph.inputs().front()->shape() == ir::Shape({3, 64}));
+  REQUIRE(Symbolic.Model.Bindings.size() == 1);
+  CHECK(Symbolic.Model.Bindings.front().first == "batch");
+
+  S.Batch = 5;
+  Costed Static = costOf(S);
+  CHECK(Static.Model.Graph.inputs().front()->shape() == ir::Shape({5, 64}));
+  CHECK(Static.Model.Bindings.empty());
+  CHECK(Static.R.Total.Macs == Symbolic.R.Total.Macs / 3 * 5);
+
+  for (auto T : {modelgen::FloatType::F16, modelgen::FloatType::BF16})
+    for (Family F : {Family::Gpt, Family::Bert, Family::Llama}) {
+      TransformerSpec Half = spec(F, 2, 256, 4, 64, 1000);
+      TransformerSpec Full = Half;
+      Half.Type = T;
+      Costed H = costOf(Half), C = costOf(Full);
+      CHECK(H.R.Total.Params == C.R.Total.Params);
+      CHECK(H.R.Total.Macs == C.R.Total.Macs);
+      CHECK(ir::name(H.Model.Graph.outputs().front()->type()) ==
+            modelgen::name(T));
+    }
+}
+
+TEST_CASE("zoo: weights carry no data and point at <stem>.weights") {
+  llvm::SmallString<128> Path;
+  REQUIRE_FALSE(llvm::sys::fs::createTemporaryFile("modelgen", "onnx", Path));
+  TransformerSpec S = spec(Family::Gpt, 2, 64, 4, 16, 100);
+  if (llvm::Error E = modelgen::writeTransformerOnnxFile(S, Path))
+    FAIL(llvm::toString(std::move(E)));
+  auto Buf = llvm::MemoryBuffer::getFile(Path);
+  REQUIRE(Buf);
+  onnx::ModelProto M;
+  REQUIRE(M.ParseFromString((*Buf)->getBuffer().str()));
+  llvm::sys::fs::remove(Path);
+  const std::string Stem = llvm::sys::path::stem(Path).str();
+  unsigned Weights = 0;
+  for (const onnx::TensorProto &T : M.graph().initializer()) {
+    if (T.data_location() != onnx::TensorProto::EXTERNAL) {
+      // Constants keep their (small) data.
+      CHECK(T.raw_data().size() + T.int64_data_size() > 0);
+      continue;
+    }
+    ++Weights;
+    CHECK(T.raw_data().empty());
+    CHECK(T.float_data_size() == 0);
+    REQUIRE(T.external_data_size() == 3);
+    CHECK(T.external_data(0).key() == "location");
+    CHECK(T.external_data(0).value() == Stem + ".weights");
+    CHECK(T.external_data(1).value() == "0");
+    uint64_t Elements = 1;
+    for (int64_t D : T.dims())
+      Elements *= D;
+    CHECK(T.external_data(2).value() == std::to_string(4 * Elements));
+  }
+  // embed tok and pos, final LN (2); per layer 2 LN (4), 4 weights, 4 biases.
+  CHECK(Weights == 2 + 2 + 2 * 12);
+  // The same spec gives the same bytes.
+  CHECK(generate(S) == generate(S));
+}
+
+TEST_CASE("zoo: bad specs are one-line errors naming the option") {
+  TransformerSpec S = spec(Family::Gpt, 12, 768, 7, 1024, 50257);
+  CHECK(contains(specError(S), "--heads 7 does not divide --hidden 768"));
+  S = spec(Family::Gpt, 0, 768, 12, 1024, 50257);
+  CHECK(contains(specError(S), "--layers 0: a model needs at least one"));
+  S = spec(Family::Llama, 2, 4096, 32, 128, 32000);
+  S.KvHeads = 5;
+  CHECK(contains(specError(S), "--kv-heads 5 does not divide --heads 32"));
+  S.Fam = Family::Gpt;
+  S.KvHeads = 8;
+  CHECK(contains(specError(S), "--kv-heads is for llama"));
+  S = spec(Family::Llama, 2, 96, 32, 128, 32000); // head_dim 3
+  CHECK(contains(specError(S), "even head dimension"));
+  S = spec(Family::Gpt, 2, 64, 4, 1024, 100);
+  S.MaxPositions = 512;
+  CHECK(contains(specError(S), "--max-positions 512 is less than --seq 1024"));
+  S = spec(Family::Bert, 2, 64, 4, 16, 100);
+  S.TiedEmbeddings = true;
+  CHECK(contains(specError(S), "bert has no LM head"));
+  S = spec(Family::Gpt, 2, 64, 4, 16, -3);
+  CHECK(contains(specError(S), "--vocab -3: must be positive"));
+  S = spec(Family::Gpt, 1, 1 << 24, 1 << 24, 1 << 24, 100);
+  CHECK(contains(specError(S), "over 2^62 bytes"));
+  CHECK_FALSE(modelgen::parseFamily("gpt5"));
+  CHECK(modelgen::parseFamily("llama") == Family::Llama);
+}
