@@ -50,7 +50,7 @@ llvm::Error fail(const llvm::Twine &Msg) {
 
 /// Per-unit costs of one micro-batch on one device.
 struct UnitCost {
-  double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0;
+  double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0, TpForward = 0;
   double Params = 0;     ///< On one device (after tensor parallelism).
   double Saved = 0;      ///< Activation bytes kept for backward.
   double InputBytes = 0; ///< Bytes entering the unit (full recompute).
@@ -275,6 +275,7 @@ private:
         // inputs in forward and of the row outputs in backward; the pairs
         // above already count both halves.
         Units[I].TpComm = Fwd + Bwd;
+        Units[I].TpForward = Fwd;
         if (O.Recomp == Recompute::Full && InBlock)
           Units[I].TpComm += Fwd;
       }
@@ -361,23 +362,27 @@ private:
     std::vector<double> B(T.begin() + 1, T.begin() + 1 + L);
     B.front() += T.front();
     B.back() += T.back();
+    // Greedy fill under a cap on a chunk's time; fails when the blocks do
+    // not fit in NumChunks chunks under it.
     auto Fill = [&](double Cap, std::vector<unsigned> &Sizes) {
       Sizes.assign(NumChunks, 0);
       unsigned C = 0;
       double Acc = 0;
       for (unsigned I = 0; I < L; ++I) {
         const unsigned Left = L - I;
-        const unsigned ChunksLeft = NumChunks - C;
-        if (Sizes[C] > 0 && (Acc + B[I] > Cap || Left < ChunksLeft) &&
-            C + 1 < NumChunks) {
+        const unsigned ChunksAfter = NumChunks - C - 1;
+        const bool Full = Acc + B[I] > Cap;
+        if (Sizes[C] > 0 && C + 1 < NumChunks &&
+            (Full || Left <= ChunksAfter)) {
           ++C;
           Acc = 0;
         }
+        if (Acc + B[I] > Cap && Sizes[C] > 0)
+          return false;
         Sizes[C]++;
         Acc += B[I];
       }
-      return C + 1 == NumChunks &&
-             llvm::all_of(Sizes, [](unsigned S) { return S > 0; });
+      return C + 1 == NumChunks;
     };
     double Lo = *std::max_element(B.begin(), B.end()), Hi = 0;
     for (double X : B)
@@ -435,6 +440,7 @@ private:
           St.BackwardSeconds += UC.Backward;
           St.RecomputeSeconds += UC.Recompute;
           St.TpCommSeconds += UC.TpComm;
+          St.TpForwardSeconds += UC.TpForward;
           St.Params += UC.Params;
           ChunkActivation += UC.Saved;
           ChunkInputs += UC.InputBytes;
@@ -534,11 +540,37 @@ private:
       PerMicro += Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
     R.ModelFlops = PerMicro * M * O.Dp;
     R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+    if (O.Timeline)
+      R.Trace = timeline(R);
     for (unsigned S = 0; S < R.Stages.size(); ++S)
       if (R.Stages[S].peakBytes() > R.Stages[R.PeakStage].peakBytes())
         R.PeakStage = S;
     R.Fits = R.peak().peakBytes() <= R.CapacityBytes;
     return R;
+  }
+
+  Timeline timeline(const TrainReport &R) const {
+    std::vector<StageTimes> Times;
+    for (const StageReport &S : R.Stages)
+      Times.push_back({S.ForwardSeconds + S.TpForwardSeconds,
+                       S.BackwardSeconds + S.RecomputeSeconds +
+                           S.TpCommSeconds - S.TpForwardSeconds});
+    const double Transfer = R.MicroBatches > 0 && O.Vp > 0
+                                ? R.P2pSeconds / (2.0 * R.MicroBatches * O.Vp)
+                                : 0;
+    Timeline T = simulateOneFOneB(Times, R.MicroBatches, Transfer);
+    const double End = T.End;
+    for (unsigned S = 0; S < R.Stages.size(); ++S) {
+      if (R.DpCommSeconds > 0)
+        T.Events.push_back(
+            {"data-parallel gradients", "comm", S, 1,
+             End - std::min(End, R.DpCommSeconds - R.DpExposedSeconds),
+             R.DpCommSeconds, -1});
+      T.Events.push_back({"optimizer step", "optimizer", S, 0,
+                          End + R.DpExposedSeconds, R.OptimizerSeconds, -1});
+    }
+    T.End = End + R.DpExposedSeconds + R.OptimizerSeconds;
+    return T;
   }
 
   const ir::Graph &G;

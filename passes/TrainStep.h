@@ -36,6 +36,7 @@
 
 #include "hwdb/Cluster.h"
 #include "ir/DType.h"
+#include "passes/Schedule.h"
 
 #include "llvm/Support/Error.h"
 
@@ -67,6 +68,8 @@ struct TrainOptions {
   Partition Split = Partition::Balanced;
   /// PyTorch DDP's default gradient bucket.
   double BucketBytes = 25.0 * 1024 * 1024;
+  /// Build TrainReport::Trace (the 1F1B timeline; --trace).
+  bool Timeline = false;
 };
 
 struct StageReport {
@@ -76,7 +79,8 @@ struct StageReport {
   /// Per micro-batch on this device.
   double ForwardSeconds = 0, BackwardSeconds = 0, RecomputeSeconds = 0,
          TpCommSeconds = 0;
-  double Params = 0; ///< Parameters held by one device of the stage.
+  double TpForwardSeconds = 0; ///< The forward's share of TpCommSeconds.
+  double Params = 0;           ///< Parameters held by one device of the stage.
   double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
          ActivationsBytes = 0, WorkspaceBytes = 0;
   unsigned InFlight = 0; ///< Chunk forwards whose activations are kept.
@@ -111,7 +115,9 @@ struct TrainReport {
   double CapacityBytes = 0; ///< Of one device.
   bool Fits = true;
   std::string Device;
-  std::vector<std::string> Notes; ///< How each term was computed.
+  /// With TrainOptions::Timeline: the step as scheduled (1F1B; with vp > 1
+  /// drawn as plain 1F1B of each stage's chunks together).
+  Timeline Trace;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
 };

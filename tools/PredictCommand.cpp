@@ -193,6 +193,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "block counts, as Megatron-LM)"),
       cl::init("balanced"), cl::value_desc("balanced|even"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> TracePath(
+      "trace",
+      cl::desc("Write the predicted timeline as a Chrome/Perfetto trace "
+               "(with --hw)"),
+      cl::value_desc("FILE.json"), cl::cat(Category));
   cl::opt<unsigned> MaxOps("ops", cl::desc("Ops listed in the table (0: all)"),
                            cl::init(15), cl::value_desc("N"),
                            cl::cat(Category));
@@ -245,6 +250,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (TrainOpts.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
     TrainOpts.GlobalBatch = GlobalBatch;
+    TrainOpts.Timeline = !TracePath.empty();
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
              Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
@@ -338,6 +344,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       writeReportTable(R, T, OS);
     }
   });
+  if (Status == 0 && !TracePath.empty()) {
+    if (!R.Hardware)
+      return fail("--trace needs --hw: a timeline needs times");
+    Status = writeOutput(
+        TracePath, [&](llvm::raw_ostream &OS) { writeChromeTrace(R, OS); });
+  }
   if (Status == 0)
     printWarnings(ModelPath, R.Warnings);
   return Status;

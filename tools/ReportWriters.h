@@ -25,6 +25,11 @@ struct TableOptions {
 void writeReportTable(const Report &R, const TableOptions &Options,
                       llvm::raw_ostream &OS);
 
+/// The predicted timeline in Chrome's trace format (chrome://tracing,
+/// Perfetto): inference as the kernels in order, training as the 1F1B
+/// schedule of each pipeline stage with its communication.
+void writeChromeTrace(const Report &R, llvm::raw_ostream &OS);
+
 /// "4.09 G", "25.6 M", "812" (SI prefixes, three significant digits).
 std::string formatCount(double V);
 /// "1.23 ms", "45.6 us".

@@ -195,3 +195,27 @@ perfc_expect_error(zoo_bad_integer "zoo: --layers 'x': expected an integer"
                    zoo gpt --layers x --heads 12 ${ZOO_ARGS})
 perfc_expect_error(zoo_no_output "zoo: no output file: give -o FILE.onnx"
                    zoo gpt --layers 2 --hidden 64 --heads 4 --seq 8 --vocab 10)
+
+# Training: the documented step and memory fields, the trace, and errors.
+add_test(NAME cli.train_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw dgx-a100 --train --dp 8 --micro-batch 4 --global-batch 64
+                 --dtype bf16 --zero 1 --format json)
+set_tests_properties(cli.train_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"strategy\": {.*\"dp\": 8.*\"step\": {.*\"time_s\": [0-9.e-]+,.*\"compute_s\".*\"comm_s\".*\"exposed_comm_s\".*\"bubble_s\".*\"samples_per_s\".*\"tflops_per_device\".*\"memory\": {.*\"peak_bytes\".*\"weights_bytes\".*\"gradients_bytes\".*\"optimizer_bytes\".*\"activations_bytes\"")
+add_test(NAME cli.train_trace
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw dgx-a100 --train --pp 4 --micro-batch 1 --global-batch 8
+                 --dtype bf16 --trace ${CMAKE_CURRENT_BINARY_DIR}/train_trace.json)
+perfc_expect_error(train_needs_hw "--train needs --hw"
+                   ${ZOO}/resnet18.onnx --train)
+perfc_expect_error(train_options_need_train "training options .* need --train"
+                   ${ZOO}/resnet18.onnx --hw t4 --dp 2)
+perfc_expect_error(train_too_many_devices
+  "resnet18.onnx: dp 16 x tp 1 x pp 1 = 16 devices, but cluster 'dgx-a100' has 8"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 16)
+perfc_expect_error(train_no_tp_pattern
+  "resnet18.onnx: --tp 2: the model has no Megatron tensor-parallel pattern"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --tp 2)
+perfc_expect_error(train_bad_recompute "unknown --recompute 'some'"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --recompute some)

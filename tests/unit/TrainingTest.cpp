@@ -4,6 +4,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
+#include "passes/Schedule.h"
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
 
@@ -202,5 +203,19 @@ TEST_SUITE("training") {
     // Stage 0 keeps pp = 2 micro-batches in flight, stage 1 one.
     CHECK(R->Stages[0].InFlight == 2);
     CHECK(R->Stages[1].InFlight == 1);
+  }
+
+  TEST_CASE("1F1B simulation: equal stages take (m + p - 1)(f + b)") {
+    std::vector<StageTimes> Four(4, StageTimes{1.0, 2.0});
+    Timeline T = simulateOneFOneB(Four, 8, 0.0);
+    CHECK(T.End == doctest::Approx((8 + 4 - 1) * 3.0));
+    CHECK(T.Events.size() == 4 * 8 * 2);
+    // One stage: no bubble.
+    Timeline One = simulateOneFOneB({StageTimes{1.0, 2.0}}, 5, 0.0);
+    CHECK(One.End == doctest::Approx(15.0));
+    // Transfers add to the fill and drain: 2 (p - 1) of them on the
+    // critical path with a single micro-batch.
+    Timeline Xfer = simulateOneFOneB(Four, 1, 0.5);
+    CHECK(Xfer.End == doctest::Approx(4 * 3.0 + 2 * 3 * 0.5));
   }
 }

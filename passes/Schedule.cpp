@@ -1,0 +1,77 @@
+//===- Schedule.cpp - Timelines of predicted execution --------------------===//
+#include "passes/Schedule.h"
+
+#include <algorithm>
+#include <string>
+
+namespace perfc {
+
+Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
+                          unsigned MicroBatches, double Transfer) {
+  Timeline T;
+  const unsigned P = Stages.size();
+  const unsigned M = MicroBatches;
+  if (P == 0 || M == 0)
+    return T;
+  // Each stage's program: warm-up forwards, 1F1B, cool-down backwards.
+  struct Op {
+    bool Forward;
+    unsigned Micro;
+  };
+  std::vector<std::vector<Op>> Program(P);
+  for (unsigned S = 0; S < P; ++S) {
+    const unsigned Warmup = std::min(M, P - S - 1);
+    unsigned F = 0, B = 0;
+    for (; F < Warmup; ++F)
+      Program[S].push_back({true, F});
+    while (F < M) {
+      Program[S].push_back({true, F++});
+      Program[S].push_back({false, B++});
+    }
+    while (B < M)
+      Program[S].push_back({false, B++});
+  }
+  // Finish times; a negative entry is not computed yet.
+  std::vector<std::vector<double>> FwdEnd(P, std::vector<double>(M, -1)),
+      BwdEnd(P, std::vector<double>(M, -1));
+  std::vector<size_t> Next(P, 0);
+  std::vector<double> Free(P, 0);
+  // Every pass over the stages runs at least one op (the schedule has no
+  // deadlock), so P * 2M passes bound the loop.
+  for (size_t Pass = 0; Pass < size_t(P) * 2 * M + 1; ++Pass) {
+    bool Progress = false;
+    for (unsigned S = 0; S < P; ++S) {
+      while (Next[S] < Program[S].size()) {
+        const Op &O = Program[S][Next[S]];
+        double Ready = Free[S];
+        if (O.Forward && S > 0) {
+          if (FwdEnd[S - 1][O.Micro] < 0)
+            break;
+          Ready = std::max(Ready, FwdEnd[S - 1][O.Micro] + Transfer);
+        }
+        if (!O.Forward && S + 1 < P) {
+          if (BwdEnd[S + 1][O.Micro] < 0)
+            break;
+          Ready = std::max(Ready, BwdEnd[S + 1][O.Micro] + Transfer);
+        }
+        if (!O.Forward && FwdEnd[S][O.Micro] < 0)
+          break;
+        const double Dur = O.Forward ? Stages[S].Forward : Stages[S].Backward;
+        (O.Forward ? FwdEnd : BwdEnd)[S][O.Micro] = Ready + Dur;
+        Free[S] = Ready + Dur;
+        T.Events.push_back(
+            {(O.Forward ? "forward " : "backward ") + std::to_string(O.Micro),
+             O.Forward ? "forward" : "backward", S, 0, Ready, Dur,
+             int(O.Micro)});
+        T.End = std::max(T.End, Ready + Dur);
+        ++Next[S];
+        Progress = true;
+      }
+    }
+    if (!Progress)
+      break;
+  }
+  return T;
+}
+
+} // namespace perfc

@@ -1,0 +1,87 @@
+//===- TraceWriter.cpp - The predicted timeline as a Chrome trace ---------===//
+//
+// Chrome's Trace Event Format (JSON object form, "X" complete events in
+// microseconds), which chrome://tracing and https://ui.perfetto.dev open.
+// One process per device (pipeline stage), one thread per stream.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/ReportWriters.h"
+
+#include "llvm/Support/JSON.h"
+
+namespace perfc {
+namespace {
+
+void metadata(llvm::json::OStream &J, const char *What, unsigned Pid,
+              unsigned Tid, const std::string &Name) {
+  J.object([&] {
+    J.attribute("name", What);
+    J.attribute("ph", "M");
+    J.attribute("pid", int64_t(Pid));
+    J.attribute("tid", int64_t(Tid));
+    J.attributeObject("args", [&] { J.attribute("name", Name); });
+  });
+}
+
+void event(llvm::json::OStream &J, const TimelineEvent &E) {
+  J.object([&] {
+    J.attribute("name", E.Name);
+    J.attribute("cat", E.Category);
+    J.attribute("ph", "X");
+    J.attribute("pid", int64_t(E.Device));
+    J.attribute("tid", int64_t(E.Stream));
+    J.attribute("ts", E.Start * 1e6);
+    J.attribute("dur", E.Duration * 1e6);
+    if (E.MicroBatch >= 0)
+      J.attributeObject(
+          "args", [&] { J.attribute("micro_batch", int64_t(E.MicroBatch)); });
+  });
+}
+
+/// Inference: the kernels in order on one stream.
+Timeline kernelTimeline(const Report &R) {
+  Timeline T;
+  double Now = 0;
+  for (const NodeReport &N : R.Nodes) {
+    if (!N.Time || N.Time->Exec != "kernel")
+      continue;
+    T.Events.push_back({N.Name, N.Op, 0, 0, Now, N.Time->Seconds, -1});
+    Now += N.Time->Seconds;
+  }
+  T.End = Now;
+  return T;
+}
+
+} // namespace
+
+void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
+  const bool Training = R.Train.hasValue();
+  const Timeline T = Training ? R.Train->Trace : kernelTimeline(R);
+  const std::string Device =
+      R.Hardware ? R.Hardware->Device : std::string("device");
+  unsigned Devices = Training ? R.Train->Stages.size() : 1;
+  llvm::json::OStream J(OS, 1);
+  J.object([&] {
+    J.attribute("displayTimeUnit", "ms");
+    J.attributeObject("otherData", [&] {
+      J.attribute("model", R.Model.Name);
+      J.attribute("device", Device);
+      J.attribute("end_s", T.End);
+    });
+    J.attributeArray("traceEvents", [&] {
+      for (unsigned D = 0; D < Devices; ++D) {
+        metadata(J, "process_name", D, 0,
+                 Training ? "stage " + std::to_string(D) + " (" + Device + ")"
+                          : Device);
+        metadata(J, "thread_name", D, 0, "compute");
+        if (Training)
+          metadata(J, "thread_name", D, 1, "communication");
+      }
+      for (const TimelineEvent &E : T.Events)
+        event(J, E);
+    });
+  });
+  OS << "\n";
+}
+
+} // namespace perfc
