@@ -10,6 +10,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <functional>
+
 namespace perfc {
 
 double SavedTensor::bytes() const {
@@ -210,17 +212,21 @@ private:
       for (auto M = Chains.member_begin(It); M != Chains.member_end(); ++M)
         Members.insert(*M);
       llvm::SetVector<const ir::Value *> Candidates;
+      llvm::DenseMap<const ir::Value *, unsigned> NeededBy;
       for (auto M = Chains.member_begin(It); M != Chains.member_end(); ++M) {
         const ir::Node &N = *G.nodes()[*M];
         if (isLinear(N))
           continue;
         for (const ir::Value *In : N.inputs())
-          if (In && !isConstantValue(In))
-            Candidates.insert(climb(In, Members));
+          if (In && !isConstantValue(In)) {
+            const ir::Value *C = climb(In, Members);
+            if (Candidates.insert(C))
+              NeededBy[C] = N.index();
+          }
       }
       for (const ir::Value *C : Candidates)
         if (!derivedFromOther(C, Candidates, Members))
-          save(C, G.nodes()[It->getData()]->index());
+          save(C, NeededBy[C]);
     }
   }
 
@@ -242,24 +248,43 @@ private:
     return V;
   }
 
-  /// Whether another candidate is an ancestor of C inside the chain.
+  /// Whether C can be computed inside the chain from the other candidates
+  /// (and constants) alone: then backward recomputes it cheaply from them
+  /// (erf(x / sqrt 2) from x, x - mean(x) from x) and it need not be kept.
+  /// A residual sum x + f(x) is not: f(x) comes from outside the chain.
   bool derivedFromOther(const ir::Value *C,
                         const llvm::SetVector<const ir::Value *> &Candidates,
                         const llvm::DenseSet<unsigned> &Members) const {
-    llvm::SmallVector<const ir::Value *, 16> Stack{C};
-    llvm::DenseSet<const ir::Value *> Visited{C};
-    for (unsigned Steps = 0; !Stack.empty() && Steps < 512; ++Steps) {
-      const ir::Value *V = dataRoot(Stack.pop_back_val());
-      if (V != C && Candidates.count(V))
+    llvm::DenseMap<const ir::Value *, bool> Memo;
+    unsigned Budget = 1024;
+    std::function<bool(const ir::Value *, bool)> Computable =
+        [&](const ir::Value *V, bool Top) -> bool {
+      V = dataRoot(V);
+      if (!Top && Candidates.count(V))
         return true;
+      if (isConstantValue(V))
+        return true;
+      auto It = Memo.find(V);
+      if (It != Memo.end())
+        return It->second;
       const ir::Node *P = V->producer();
-      if (!P || !Members.count(P->index()))
-        continue;
-      for (const ir::Value *In : P->inputs())
-        if (In && !isConstantValue(In) && Visited.insert(In).second)
-          Stack.push_back(In);
-    }
-    return false;
+      if (!P || !Members.count(P->index()) || Budget == 0)
+        return Memo[V] = false;
+      --Budget;
+      Memo[V] = false; // cycles cannot happen in a DAG; guards recursion
+      bool All = true, Any = false;
+      for (const ir::Value *In : P->inputs()) {
+        if (!In || isConstantValue(In))
+          continue;
+        Any = true;
+        if (!Computable(In, false)) {
+          All = false;
+          break;
+        }
+      }
+      return Memo[V] = All && Any;
+    };
+    return Computable(C, true);
   }
 
   const ir::Graph &G;

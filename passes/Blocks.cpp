@@ -227,36 +227,39 @@ private:
     }
   }
 
+  /// Megatron's vocabulary-parallel embedding and output layer: the
+  /// prologue's lookups of token ids (a Gather on a parameter whose indices
+  /// come from a graph input; position tables are indexed by constants) and
+  /// the epilogue's GEMMs on a parameter with the vocabulary as a dimension
+  /// (the tied embedding, or an output projection).
   void findVocabParallel() {
-    // The vocabulary is the largest dimension of any parameter.
-    int64_t MaxDim = 0;
-    for (const auto &V : G.values())
-      if (isParameter(V.get()))
-        for (const ir::Dim &D : V->shape().dims())
-          MaxDim = std::max(MaxDim, D.Value);
-    auto HasVocabDim = [&](const ir::Value *P) {
-      return P && llvm::any_of(P->shape().dims(), [&](const ir::Dim &D) {
-               return D.Value == MaxDim;
-             });
-    };
     const unsigned Epilogue = Info.NumBlocks + 1;
+    llvm::SmallVector<int64_t, 2> Vocab;
     for (const auto &N : G.nodes()) {
-      const unsigned U = Info.UnitOf[N->index()];
-      if (U != 0 && U != Epilogue)
+      if (Info.UnitOf[N->index()] != 0 || N->opType() != "Gather")
         continue;
-      if (N->opType() == "Gather" &&
-          HasVocabDim(parameterBehind(N->input(0)))) {
+      const ir::Value *Table = parameterBehind(N->input(0));
+      const ir::Value *Ids = N->input(1);
+      if (!Table || !Ids || isConstantLike(Ids) || Table->shape().rank() != 2)
+        continue;
+      Info.Tp[N->index()] = TpRole::Vocab;
+      Vocab.push_back(Table->shape().size(0));
+      if (const ir::Value *Out = N->output(0))
+        Info.ForwardReduced[0].push_back(Out);
+    }
+    for (const auto &N : G.nodes()) {
+      if (Info.UnitOf[N->index()] != Epilogue || !isParamGemm(*N))
+        continue;
+      for (const ir::Value *In : N->inputs()) {
+        const ir::Value *P = In ? parameterBehind(In) : nullptr;
+        if (!P || !llvm::any_of(P->shape().dims(), [&](const ir::Dim &D) {
+              return llvm::is_contained(Vocab, D.Value);
+            }))
+          continue;
         Info.Tp[N->index()] = TpRole::Vocab;
-        if (const ir::Value *Out = N->output(0))
-          Info.ForwardReduced[U].push_back(Out);
-      } else if (isParamGemm(*N)) {
-        for (const ir::Value *In : N->inputs())
-          if (In && HasVocabDim(parameterBehind(In))) {
-            Info.Tp[N->index()] = TpRole::Vocab;
-            if (const ir::Value *A = activationInput(*N))
-              Info.BackwardReduced[U].push_back(A);
-            break;
-          }
+        if (const ir::Value *A = activationInput(*N))
+          Info.BackwardReduced[Epilogue].push_back(A);
+        break;
       }
     }
   }

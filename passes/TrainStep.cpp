@@ -268,8 +268,18 @@ private:
         double Fwd = 0, Bwd = 0;
         for (const ir::Value *V : Blocks.ForwardReduced[I])
           Fwd += tpExchange(V);
-        for (const ir::Value *V : Blocks.BackwardReduced[I])
+        for (const ir::Value *V : Blocks.BackwardReduced[I]) {
           Bwd += tpExchange(V);
+          // Sequence parallelism keeps a column GEMM's input sharded, so
+          // backward all-gathers it again for the weight gradient
+          // (Korthikanti et al. 2022, section 4.2.2).
+          if (O.SequenceParallel)
+            Bwd += cost::collectiveTime(
+                       cost::Collective::AllGather,
+                       V->numElements() * double(ir::byteSize(O.DType)),
+                       TpGroup)
+                       .Seconds;
+        }
         const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
         // Sequence parallelism adds the mirror exchanges of the column
         // inputs in forward and of the row outputs in backward; the pairs
@@ -282,11 +292,11 @@ private:
     // Parameters, saved activations, inputs.
     for (const auto &N : G.nodes()) {
       UnitCost &U = Units[Blocks.UnitOf[N->index()]];
+      // Sequence parallelism splits activations, not the replicated
+      // parameters (norms, row biases).
       U.Params +=
-          Work.Nodes[N->index()].Params * tpScale(N->index()) *
-          (Blocks.Tp[N->index()] == TpRole::Replicated && O.SequenceParallel
-               ? O.Tp // parameters are replicated all the same
-               : 1);
+          Work.Nodes[N->index()].Params *
+          (Blocks.Tp[N->index()] == TpRole::Replicated ? 1.0 : 1.0 / O.Tp);
       for (const ir::Value *Out : N->outputs())
         if (Out)
           U.Largest = std::max(U.Largest, valueBytes(Out, tpScale(N->index())));

@@ -155,6 +155,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("micro_batch_s", S.microBatchSeconds());
             J.attribute("in_flight", int64_t(S.InFlight));
             J.attribute("peak_bytes", S.peakBytes());
+            J.attribute("weights_bytes", S.WeightsBytes);
+            J.attribute("gradients_bytes", S.GradientsBytes);
+            J.attribute("optimizer_bytes", S.OptimizerBytes);
             J.attribute("activations_bytes", S.ActivationsBytes);
           });
       });

@@ -74,6 +74,12 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                                       "or bf16"),
                              cl::init("fp32"), cl::value_desc("T"),
                              cl::cat(Category));
+  cl::opt<std::string> DropoutOpt(
+      "dropout",
+      cl::desc("Dropout probability: adds training-mode Dropout after the "
+               "attention probabilities and each residual branch (default 0: "
+               "none)"),
+      cl::value_desc("P"), cl::cat(Category));
   cl::opt<std::string> ModelName(
       "name", cl::desc("Graph name (default e.g. gpt_L12_H768_A12_...)"),
       cl::value_desc("NAME"), cl::cat(Category));
@@ -126,6 +132,13 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     if (I.Value == 0 &&
         (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions))
       return fail("zoo: --" + I.Opt.ArgStr + " 0: must be positive");
+  }
+  if (DropoutOpt.getNumOccurrences()) {
+    double P = 0;
+    if (llvm::StringRef(DropoutOpt).getAsDouble(P) || !(P >= 0 && P < 1))
+      return fail("zoo: --dropout '" + DropoutOpt +
+                  "': expected a probability in [0, 1)");
+    Spec.Dropout = P;
   }
   if (Batch.getNumOccurrences()) {
     int64_t B = 0;

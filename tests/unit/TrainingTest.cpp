@@ -1,12 +1,14 @@
 //===- TrainingTest.cpp - Backward work, saved tensors, training steps ----===//
 #include "TestGraphs.h"
 
+#include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Schedule.h"
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
+#include "tools/modelgen/TransformerGen.h"
 
 #include <doctest/doctest.h>
 
@@ -217,5 +219,48 @@ TEST_SUITE("training") {
     // critical path with a single micro-batch.
     Timeline Xfer = simulateOneFOneB(Four, 1, 0.5);
     CHECK(Xfer.End == doctest::Approx(4 * 3.0 + 2 * 3 * 0.5));
+  }
+
+  TEST_CASE("a generated GPT layer keeps Korthikanti's 34sbh + 5as^2b") {
+    // Korthikanti et al. 2022, eq. 1: a GPT layer with dropout keeps
+    // 34*s*b*h + 5*a*s^2*b bytes in 16-bit types: 16 sbh + 2 as^2b elements
+    // of tensors and 2 sbh + as^2b one-byte dropout masks.
+    modelgen::TransformerSpec Spec;
+    Spec.Fam = modelgen::Family::Gpt;
+    Spec.Layers = 2;
+    Spec.Hidden = 64;
+    Spec.Heads = 4;
+    Spec.Seq = 16;
+    Spec.Vocab = 128;
+    Spec.Batch = 1;
+    Spec.Dropout = 0.1;
+    auto Resolved = modelgen::resolve(Spec);
+    REQUIRE_MESSAGE(bool(Resolved), llvm::toString(Resolved.takeError()));
+    auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
+    REQUIRE_MESSAGE(bool(Bytes), llvm::toString(Bytes.takeError()));
+    auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
+    REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+    GraphWork W = computeWork(M->Graph);
+    BackwardInfo Back = computeBackward(M->Graph, W);
+    BlockInfo Blocks = analyzeBlocks(M->Graph, W);
+    REQUIRE(Blocks.NumBlocks == 2);
+    const double S = 16, B = 1, H = 64, A = 4;
+    double Tensors = 0, Masks = 0;
+    for (const SavedTensor &T : Back.Saved) {
+      if (Blocks.UnitOf[T.Node] != 2) // the second layer: no embedding
+        continue;
+      (T.Mask ? Masks : Tensors) += double(T.Value->numElements());
+    }
+    CHECK(Tensors == doctest::Approx(16 * S * B * H + 2 * A * S * S * B));
+    CHECK(Masks == doctest::Approx(2 * S * B * H + A * S * S * B));
+    // Tensor parallelism: two row GEMMs reduced in forward, two column
+    // groups (qkv, fc1) in backward; the attention core has six ops.
+    CHECK(Blocks.ForwardReduced[2].size() == 2);
+    CHECK(Blocks.BackwardReduced[2].size() == 2);
+    unsigned Core = 0;
+    for (const auto &N : M->Graph.nodes())
+      Core +=
+          Blocks.UnitOf[N->index()] == 2 && Blocks.AttentionCore[N->index()];
+    CHECK(Core == 6);
   }
 }

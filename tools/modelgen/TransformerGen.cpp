@@ -428,12 +428,29 @@ private:
       Scores = B.node("Add", P + "/mask/Add", {Scores, Mask});
     onnx::NodeProto &Sm = B.add("Softmax", P + "/Softmax", {Scores});
     Builder::attr(Sm, "axis", int64_t(-1));
-    std::string O = B.node("MatMul", P + "/pv/MatMul", {Sm.output(0), V});
+    std::string Probs = dropout(Sm.output(0), P + "/dropout/Dropout");
+    std::string O = B.node("MatMul", P + "/pv/MatMul", {Probs, V});
     onnx::NodeProto &T = B.add("Transpose", P + "/merge/Transpose", {O});
     Builder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 2, 1, 3});
     O = B.node("Reshape", P + "/merge/Reshape",
                {T.output(0), B.ints({0, Seq, H})});
-    return linear(O, P + "/out", W + "attn.out.", H, H);
+    return dropout(linear(O, P + "/out", W + "attn.out.", H, H),
+                   P + "/out/Dropout");
+  }
+
+  /// Dropout in training mode (ratio S.Dropout) when the spec asks for it.
+  std::string dropout(const std::string &X, const std::string &Name) {
+    if (S.Dropout <= 0)
+      return X;
+    if (TrainingMode.empty()) {
+      TrainingMode = "const.bool.true";
+      TP &T = *G.add_initializer();
+      T.set_name(TrainingMode);
+      T.set_data_type(TP::BOOL);
+      T.add_int32_data(1);
+    }
+    return B.node("Dropout", Name,
+                  {X, B.scalar(S.Dropout, /*Fp32=*/true), TrainingMode});
   }
 
   std::string gelu(const std::string &X, const std::string &P) {
@@ -466,11 +483,13 @@ private:
       Gate = B.node("Mul", P + "/silu/Mul", {Gate, Sg});
       std::string Up = linear(X, P + "/up", W + "mlp.up.", H, F);
       std::string M = B.node("Mul", P + "/Mul", {Gate, Up});
-      return linear(M, P + "/down", W + "mlp.down.", F, H);
+      return dropout(linear(M, P + "/down", W + "mlp.down.", F, H),
+                     P + "/down/Dropout");
     }
     std::string Y = linear(X, P + "/fc1", W + "mlp.fc1.", H, F);
     Y = gelu(Y, P + "/gelu");
-    return linear(Y, P + "/fc2", W + "mlp.fc2.", F, H);
+    return dropout(linear(Y, P + "/fc2", W + "mlp.fc2.", F, H),
+                   P + "/fc2/Dropout");
   }
 
   std::string layer(const std::string &X, const std::string &L,
@@ -493,7 +512,7 @@ private:
   Builder B;
   onnx::GraphProto &G;
   const int64_t H, A, K, D, F, Seq;
-  std::string Pos, Mask, Cos, Sin, TokEmbedding;
+  std::string Pos, Mask, Cos, Sin, TokEmbedding, TrainingMode;
 };
 
 void setTensorType(onnx::ValueInfoProto &V, int32_t ElemType,

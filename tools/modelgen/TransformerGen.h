@@ -135,6 +135,11 @@ struct TransformerSpec {
   /// tied, llama untied). Must be None for bert, which has no LM head.
   llvm::Optional<bool> TiedEmbeddings;
   FloatType Type = FloatType::F32;
+  /// Dropout probability; above 0, Dropout nodes in training mode follow
+  /// the attention probabilities and each residual branch, where GPT,
+  /// BERT and Megatron-LM apply them (their masks are part of the
+  /// activation memory of training). 0: none.
+  double Dropout = 0;
   /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257".
   std::string Name;
   /// external_data location of every weight; "": "<Name>.weights".
