@@ -48,28 +48,16 @@ llvm::Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
-/// Per-unit costs of one micro-batch on one device.
-struct UnitCost {
-  double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0, TpForward = 0;
-  double Params = 0;     ///< On one device (after tensor parallelism).
-  double Saved = 0;      ///< Activation bytes kept for backward.
-  double InputBytes = 0; ///< Bytes entering the unit (full recompute).
-  double Largest = 0;    ///< Largest activation (workspace).
-  double total() const { return Forward + Backward + Recompute + TpComm; }
-};
-
 class Trainer {
 public:
-  Trainer(const ir::Graph &G, const hw::Cluster &C, const TrainOptions &O)
-      : G(G), C(C), O(O), Dev(C.primaryDevice()) {}
+  Trainer(const TrainingAnalysis &A, const hw::Cluster &C,
+          const TrainOptions &O)
+      : A(A), G(A.graph()), Work(A.Work), Plan(A.Plan), Back(A.Back),
+        Blocks(A.Blocks), C(C), O(O), Dev(C.primaryDevice()) {}
 
   llvm::Expected<TrainReport> run() {
     if (llvm::Error E = check())
       return std::move(E);
-    Work = computeWork(G);
-    Plan = planKernels(G, Work);
-    Back = computeBackward(G, Work);
-    Blocks = analyzeBlocks(G, Work);
     if (O.Tp > 1 && !Blocks.HasTensorParallelPattern)
       return fail(llvm::formatv(
           "--tp {0}: the model has no Megatron tensor-parallel pattern (a "
@@ -78,7 +66,15 @@ public:
           O.Tp));
     if (llvm::Error E = makeGroups())
       return std::move(E);
-    costUnits();
+    // Unit costs depend on the strategy only through these.
+    const TrainingAnalysis::UnitKey Key{C.Name, O.Tp, O.SequenceParallel,
+                                        uint8_t(O.Recomp), uint8_t(O.DType)};
+    auto It = A.UnitCache.find(Key);
+    if (It == A.UnitCache.end()) {
+      costUnits();
+      It = A.UnitCache.emplace(Key, std::move(Fresh)).first;
+    }
+    Units = &It->second;
     auto Chunks = partition();
     if (!Chunks)
       return Chunks.takeError();
@@ -215,6 +211,8 @@ private:
   }
 
   void costUnits() {
+    std::vector<UnitCost> &Units = Fresh;
+    llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
     Units.assign(Blocks.numUnits(), UnitCost());
     // Kernels: forward as planned; backward of a GEMM kernel is one product
     // per gradient plus one kernel for its fused epilogue's gradients.
@@ -274,10 +272,10 @@ private:
           // backward all-gathers it again for the weight gradient
           // (Korthikanti et al. 2022, section 4.2.2).
           if (O.SequenceParallel)
-            Bwd += cost::collectiveTime(
-                       cost::Collective::AllGather,
-                       V->numElements() * double(ir::byteSize(O.DType)),
-                       TpGroup)
+            Bwd += cost::collectiveTime(cost::Collective::AllGather,
+                                        V->numElements() *
+                                            double(ir::byteSize(O.DType)),
+                                        TpGroup)
                        .Seconds;
         }
         const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
@@ -367,7 +365,7 @@ private:
     const unsigned L = Blocks.NumBlocks;
     std::vector<double> T(L + 2);
     for (unsigned U = 0; U < L + 2; ++U)
-      T[U] = Units[U].total();
+      T[U] = (*Units)[U].total();
     // Prologue and epilogue ride with the first and last block.
     std::vector<double> B(T.begin() + 1, T.begin() + 1 + L);
     B.front() += T.front();
@@ -445,7 +443,7 @@ private:
         auto [First, Last] = Chunks[C];
         St.Chunks.push_back({First, Last});
         for (unsigned U = First; U <= Last; ++U) {
-          const UnitCost &UC = Units[U];
+          const UnitCost &UC = (*Units)[U];
           St.ForwardSeconds += UC.Forward;
           St.BackwardSeconds += UC.Backward;
           St.RecomputeSeconds += UC.Recompute;
@@ -583,7 +581,12 @@ private:
     return T;
   }
 
+  const TrainingAnalysis &A;
   const ir::Graph &G;
+  const GraphWork &Work;
+  const KernelPlan &Plan;
+  const BackwardInfo &Back;
+  const BlockInfo &Blocks;
   const hw::Cluster &C;
   const TrainOptions &O;
   const hw::Device &Dev;
@@ -591,20 +594,26 @@ private:
   cost::CommGroup TpGroup, DpGroup;
   const hw::Link *P2pLink = nullptr;
   int64_t GlobalBatch = 0, MicroBatches = 1;
-  GraphWork Work;
-  KernelPlan Plan;
-  BackwardInfo Back;
-  BlockInfo Blocks;
-  std::vector<UnitCost> Units;
-  llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
+  std::vector<UnitCost> Fresh;
+  const std::vector<UnitCost> *Units = nullptr;
 };
 
 } // namespace
 
+TrainingAnalysis::TrainingAnalysis(const ir::Graph &G)
+    : G(&G), Work(computeWork(G)), Plan(planKernels(G, Work)),
+      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {}
+
+llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
+                                            const hw::Cluster &C,
+                                            const TrainOptions &O) {
+  return Trainer(A, C, O).run();
+}
+
 llvm::Expected<TrainReport> predictTraining(const ir::Graph &G,
                                             const hw::Cluster &C,
                                             const TrainOptions &O) {
-  return Trainer(G, C, O).run();
+  return predictTraining(TrainingAnalysis(G), C, O);
 }
 
 } // namespace perfc

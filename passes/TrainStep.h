@@ -36,11 +36,17 @@
 
 #include "hwdb/Cluster.h"
 #include "ir/DType.h"
+#include "passes/Backward.h"
+#include "passes/Blocks.h"
+#include "passes/Fusion.h"
 #include "passes/Schedule.h"
+#include "passes/WorkPass.h"
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace perfc {
@@ -121,6 +127,46 @@ struct TrainReport {
 
   const StageReport &peak() const { return Stages[PeakStage]; }
 };
+
+/// Costs of one unit (prologue, block, epilogue) for one micro-batch on one
+/// device.
+struct UnitCost {
+  double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0, TpForward = 0;
+  double Params = 0;     ///< On one device (after tensor parallelism).
+  double Saved = 0;      ///< Activation bytes kept for backward.
+  double InputBytes = 0; ///< Bytes entering the unit (full recompute).
+  double Largest = 0;    ///< Largest activation (workspace).
+  double total() const { return Forward + Backward + Recompute + TpComm; }
+};
+
+/// What training needs from a graph, independent of the strategy: work,
+/// kernels, backward work and saved tensors, blocks and tensor-parallel
+/// roles. A planner analyses each micro-batch size once and predicts many
+/// strategies from it; the unit costs of each (cluster, tp, sp, recompute,
+/// dtype) are cached in it, so one analysis serves one thread at a time.
+class TrainingAnalysis {
+public:
+  explicit TrainingAnalysis(const ir::Graph &G);
+  const ir::Graph &graph() const { return *G; }
+
+private:
+  const ir::Graph *G;
+
+public:
+  GraphWork Work;
+  KernelPlan Plan;
+  BackwardInfo Back;
+  BlockInfo Blocks;
+
+  using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t>;
+  mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
+};
+
+/// Predicts one step from an analysis (the graph it was made from must
+/// still exist).
+llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
+                                            const hw::Cluster &C,
+                                            const TrainOptions &O);
 
 /// Predicts one step. Errors name the constraint that fails: more devices
 /// than the cluster has, a global batch not divisible by dp x micro-batch,
