@@ -21,6 +21,9 @@ int runHw(int Argc, const char *const *Argv);
 /// transformer of any size.
 int runZoo(int Argc, const char *const *Argv);
 
+/// perfc calibrate --out FILE.yaml [--threads N]: measure this machine.
+int runCalibrate(int Argc, const char *const *Argv);
+
 } // namespace perfc::cli
 
 #endif // PERFC_TOOLS_COMMANDS_H

@@ -219,3 +219,11 @@ perfc_expect_error(train_no_tp_pattern
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --tp 2)
 perfc_expect_error(train_bad_recompute "unknown --recompute 'some'"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --recompute some)
+
+# perfc calibrate: a quick run writes a description that --hw loads.
+add_test(NAME cli.calibrate_quick
+         COMMAND sh -c "$<TARGET_FILE:perfc> calibrate --quick --silent --out ${CMAKE_CURRENT_BINARY_DIR}/cli-calibrated.yaml && $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw ${CMAKE_CURRENT_BINARY_DIR}/cli-calibrated.yaml")
+set_tests_properties(cli.calibrate_quick PROPERTIES
+  PASS_REGULAR_EXPRESSION "latency +[0-9.]+ ms" RUN_SERIAL TRUE TIMEOUT 120)
+perfc_expect_error(calibrate_zero_threads "calibrate: --threads must be at least 1"
+                   calibrate --threads 0)
