@@ -2,6 +2,7 @@
 #include "passes/TrainStep.h"
 
 #include "costmodels/Collectives.h"
+#include "costmodels/Overlap.h"
 #include "costmodels/Roofline.h"
 #include "ir/Graph.h"
 #include "passes/Backward.h"
@@ -497,26 +498,44 @@ private:
       const double Message = Boundary / O.Tp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pTime(Message, *P2pLink).Seconds;
     }
-    // Data-parallel gradients, overlapped with the last backward.
+    // Data-parallel gradients. Without ZeRO, DDP-style buckets all-reduce
+    // while the last micro-batch's backward runs (costmodels/Overlap.h),
+    // units in reverse order; with ZeRO, gradients are reduce-scattered and
+    // the updated parameters all-gathered, overlapped with that backward
+    // as far as it lasts.
     if (O.Dp > 1) {
       const double GradBytes = SS.Params * Gbytes;
-      double Comm = 0;
-      if (O.Zero >= 1)
-        Comm = cost::collectiveTime(cost::Collective::ReduceScatter, GradBytes,
-                                    DpGroup)
-                   .Seconds +
-               cost::collectiveTime(cost::Collective::AllGather,
-                                    SS.Params * Wbytes, DpGroup)
-                   .Seconds;
-      else
-        Comm = allReduce(GradBytes, DpGroup);
-      if (O.Zero >= 3) // parameters gathered again for forward and backward
-        Comm += 2 * M *
-                cost::collectiveTime(cost::Collective::AllGather,
-                                     SS.Params * Wbytes, DpGroup)
-                    .Seconds;
+      double Comm = 0, Exposed = 0;
+      if (O.Zero == 0) {
+        std::vector<cost::LayerBackward> Layers;
+        for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
+          for (unsigned U = C->second + 1; U-- > C->first;) {
+            const UnitCost &UC = (*Units)[U];
+            Layers.push_back(
+                {UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
+                 UC.Params * Gbytes});
+          }
+        const cost::OverlapTime T = cost::overlapGradientAllReduce(
+            Layers, O.BucketBytes, DpGroup, O.GradCompression);
+        Comm = T.CommSeconds;
+        Exposed = T.ExposedSeconds;
+      } else {
+        const double Wire = cost::compressedBytes(GradBytes, O.GradCompression);
+        Comm =
+            cost::collectiveTime(cost::Collective::ReduceScatter, Wire, DpGroup)
+                .Seconds +
+            cost::collectiveTime(cost::Collective::AllGather,
+                                 SS.Params * Wbytes, DpGroup)
+                .Seconds;
+        if (O.Zero >= 3) // parameters gathered again for forward and backward
+          Comm += 2 * M *
+                  cost::collectiveTime(cost::Collective::AllGather,
+                                       SS.Params * Wbytes, DpGroup)
+                      .Seconds;
+        Exposed = std::max(0.0, Comm - SS.BackwardSeconds);
+      }
       R.DpCommSeconds = Comm;
-      R.DpExposedSeconds = std::max(0.0, Comm - SS.BackwardSeconds);
+      R.DpExposedSeconds = Exposed;
     }
     // Optimizer: one elementwise pass over the shard.
     {

@@ -34,6 +34,7 @@
 #ifndef PERFC_PASSES_TRAINSTEP_H
 #define PERFC_PASSES_TRAINSTEP_H
 
+#include "costmodels/Overlap.h"
 #include "hwdb/Cluster.h"
 #include "ir/DType.h"
 #include "passes/Backward.h"
@@ -74,6 +75,8 @@ struct TrainOptions {
   Partition Split = Partition::Balanced;
   /// PyTorch DDP's default gradient bucket.
   double BucketBytes = 25.0 * 1024 * 1024;
+  /// Gradient compression on the data-parallel exchange.
+  cost::Compression GradCompression;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).
   bool Timeline = false;
 };

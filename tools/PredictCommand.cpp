@@ -173,6 +173,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "attention core) or full"),
       cl::init("none"), cl::value_desc("none|selective|full"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> GradCompression(
+      "grad-compression",
+      cl::desc("Data-parallel gradient compression: none, fp16, or topk:R "
+               "(send the R share of largest values with their indices)"),
+      cl::init("none"), cl::value_desc("none|fp16|topk:R"),
+      cl::cat(TrainCategory));
   cl::opt<unsigned> Zero("zero",
                          cl::desc("ZeRO stage: 1 shards optimizer states, 2 "
                                   "also gradients, 3 also weights"),
@@ -250,6 +256,20 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (TrainOpts.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
     TrainOpts.GlobalBatch = GlobalBatch;
+    llvm::StringRef GC = GradCompression;
+    if (GC == "fp16") {
+      TrainOpts.GradCompression.Kind = cost::CompressionKind::Fp16;
+    } else if (GC.consume_front("topk:")) {
+      double Ratio = 0;
+      if (GC.getAsDouble(Ratio) || !(Ratio > 0 && Ratio <= 1))
+        return fail("--grad-compression topk:R: R must be a share in (0, 1], "
+                    "e.g. topk:0.01");
+      TrainOpts.GradCompression.Kind = cost::CompressionKind::TopK;
+      TrainOpts.GradCompression.Ratio = Ratio;
+    } else if (GC != "none") {
+      return fail("unknown --grad-compression '" + GradCompression +
+                  "': use none, fp16 or topk:R");
+    }
     TrainOpts.Timeline = !TracePath.empty();
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
              Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||

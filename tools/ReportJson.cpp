@@ -106,6 +106,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("zero", int64_t(O.Zero));
         J.attribute("dtype", ir::name(O.DType));
         J.attribute("optimizer", name(O.Optimizer));
+        J.attribute("grad_compression",
+                    O.GradCompression.Kind == cost::CompressionKind::TopK
+                        ? "topk:" + std::to_string(O.GradCompression.Ratio)
+                        : std::string(cost::name(O.GradCompression.Kind)));
         J.attribute("partition",
                     O.Split == Partition::Even ? "even" : "balanced");
         J.attribute("devices", int64_t(T.Devices));

@@ -227,3 +227,5 @@ set_tests_properties(cli.calibrate_quick PROPERTIES
   PASS_REGULAR_EXPRESSION "latency +[0-9.]+ ms" RUN_SERIAL TRUE TIMEOUT 120)
 perfc_expect_error(calibrate_zero_threads "calibrate: --threads must be at least 1"
                    calibrate --threads 0)
+perfc_expect_error(train_bad_compression "--grad-compression topk:R: R must be a share in \\(0, 1\\]"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --grad-compression topk:2)
