@@ -6,31 +6,19 @@
 
 namespace perfc {
 
-Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
-                          unsigned MicroBatches, double Transfer) {
+namespace {
+
+struct Op {
+  bool Forward;
+  unsigned Micro;
+};
+
+/// Runs each stage's program in order, each op as soon as its inputs are
+/// there.
+Timeline run(const std::vector<StageTimes> &Stages, unsigned M, double Transfer,
+             const std::vector<std::vector<Op>> &Program) {
   Timeline T;
   const unsigned P = Stages.size();
-  const unsigned M = MicroBatches;
-  if (P == 0 || M == 0)
-    return T;
-  // Each stage's program: warm-up forwards, 1F1B, cool-down backwards.
-  struct Op {
-    bool Forward;
-    unsigned Micro;
-  };
-  std::vector<std::vector<Op>> Program(P);
-  for (unsigned S = 0; S < P; ++S) {
-    const unsigned Warmup = std::min(M, P - S - 1);
-    unsigned F = 0, B = 0;
-    for (; F < Warmup; ++F)
-      Program[S].push_back({true, F});
-    while (F < M) {
-      Program[S].push_back({true, F++});
-      Program[S].push_back({false, B++});
-    }
-    while (B < M)
-      Program[S].push_back({false, B++});
-  }
   // Finish times; a negative entry is not computed yet.
   std::vector<std::vector<double>> FwdEnd(P, std::vector<double>(M, -1)),
       BwdEnd(P, std::vector<double>(M, -1));
@@ -72,6 +60,48 @@ Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
       break;
   }
   return T;
+}
+
+} // namespace
+
+Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
+                          unsigned MicroBatches, double Transfer) {
+  const unsigned P = Stages.size();
+  const unsigned M = MicroBatches;
+  if (P == 0 || M == 0)
+    return Timeline();
+  // Each stage's program: warm-up forwards, 1F1B, cool-down backwards.
+  std::vector<std::vector<Op>> Program(P);
+  for (unsigned S = 0; S < P; ++S) {
+    const unsigned Warmup = std::min(M, P - S - 1);
+    unsigned F = 0, B = 0;
+    for (; F < Warmup; ++F)
+      Program[S].push_back({true, F});
+    while (F < M) {
+      Program[S].push_back({true, F++});
+      Program[S].push_back({false, B++});
+    }
+    while (B < M)
+      Program[S].push_back({false, B++});
+  }
+  return run(Stages, M, Transfer, Program);
+}
+
+Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
+                       unsigned MicroBatches, double Transfer) {
+  const unsigned P = Stages.size();
+  const unsigned M = MicroBatches;
+  if (P == 0 || M == 0)
+    return Timeline();
+  std::vector<std::vector<Op>> Program(P);
+  for (unsigned S = 0; S < P; ++S) {
+    for (unsigned F = 0; F < M; ++F)
+      Program[S].push_back({true, F});
+    // Backwards in reverse order, as GPipe's flush does.
+    for (unsigned B = M; B-- > 0;)
+      Program[S].push_back({false, B});
+  }
+  return run(Stages, M, Transfer, Program);
 }
 
 } // namespace perfc

@@ -44,6 +44,10 @@ struct StageTimes {
 Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
                           unsigned MicroBatches, double Transfer);
 
+/// GPipe: every forward, then every backward, on each stage.
+Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
+                       unsigned MicroBatches, double Transfer);
+
 } // namespace perfc
 
 #endif // PERFC_PASSES_SCHEDULE_H

@@ -107,6 +107,9 @@ private:
       return fail("--zero must be 0, 1, 2 or 3");
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
+    if (O.Vp > 1 && O.Schedule == PipelineSchedule::GPipe)
+      return fail("--vp interleaves 1F1B; GPipe has no interleaved form: use "
+                  "--schedule 1f1b or --vp 1");
     return llvm::Error::success();
   }
 
@@ -459,9 +462,12 @@ private:
             ++St.Blocks;
         }
       }
-      // Micro-batches (chunk forwards) in flight under 1F1B.
+      // Micro-batches (chunk forwards) in flight: all of them under GPipe,
+      // which runs every forward before the first backward; under 1F1B
+      // the warm-up depth.
       const int64_t MaxFlight = int64_t(MicroBatches) * O.Vp;
-      int64_t Flight = O.Vp == 1
+      int64_t Flight = O.Schedule == PipelineSchedule::GPipe ? MaxFlight
+                       : O.Vp == 1
                            ? int64_t(O.Pp - S)
                            : int64_t(O.Vp - 1) * O.Pp + 2 * (O.Pp - S - 1) + 1;
       Flight = std::max<int64_t>(1, std::min(Flight, MaxFlight));
@@ -487,13 +493,8 @@ private:
     R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
     // Activations between stages: the largest tensor crossing a boundary.
     if (O.Pp > 1) {
-      double Boundary = 0;
-      for (const auto &N : G.nodes())
-        for (const ir::Value *In : N->inputs())
-          if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
-              Blocks.UnitOf[In->producer()->index()] !=
-                  Blocks.UnitOf[N->index()])
-            Boundary = std::max(Boundary, valueBytes(In, 1.0));
+      // (valueBytes of the largest crossing tensor, precomputed.)
+      const double Boundary = A.BoundaryBytes * byteScale();
       // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
       const double Message = Boundary / O.Tp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pTime(Message, *P2pLink).Seconds;
@@ -562,9 +563,7 @@ private:
     R.SamplesPerSecond = GlobalBatch / R.StepSeconds;
     // Model FLOPs: forward and backward of every node, unsharded, per
     // sample of the micro-batch, times the global batch.
-    double PerMicro = 0;
-    for (const auto &N : G.nodes())
-      PerMicro += Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
+    const double PerMicro = A.FlopsPerMicroBatch;
     R.ModelFlops = PerMicro * M * O.Dp;
     R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
     if (O.Timeline)
@@ -585,7 +584,9 @@ private:
     const double Transfer = R.MicroBatches > 0 && O.Vp > 0
                                 ? R.P2pSeconds / (2.0 * R.MicroBatches * O.Vp)
                                 : 0;
-    Timeline T = simulateOneFOneB(Times, R.MicroBatches, Transfer);
+    Timeline T = O.Schedule == PipelineSchedule::GPipe
+                     ? simulateGPipe(Times, R.MicroBatches, Transfer)
+                     : simulateOneFOneB(Times, R.MicroBatches, Transfer);
     const double End = T.End;
     for (unsigned S = 0; S < R.Stages.size(); ++S) {
       if (R.DpCommSeconds > 0)
@@ -621,7 +622,16 @@ private:
 
 TrainingAnalysis::TrainingAnalysis(const ir::Graph &G)
     : G(&G), Work(computeWork(G)), Plan(planKernels(G, Work)),
-      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {}
+      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {
+  for (const auto &N : G.nodes()) {
+    FlopsPerMicroBatch +=
+        Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
+    for (const ir::Value *In : N->inputs())
+      if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
+          Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()])
+        BoundaryBytes = std::max(BoundaryBytes, double(In->bytes()));
+  }
+}
 
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
                                             const hw::Cluster &C,

@@ -58,6 +58,9 @@ class Graph;
 enum class Recompute : uint8_t { None, Selective, Full };
 enum class OptimizerKind : uint8_t { Sgd, Momentum, Adam };
 enum class Partition : uint8_t { Balanced, Even };
+/// GPipe (Huang et al. 2019) runs all forwards, then all backwards: the
+/// same bubble as 1F1B, every micro-batch's activations in flight.
+enum class PipelineSchedule : uint8_t { OneFOneB, GPipe };
 const char *name(Recompute R);
 const char *name(OptimizerKind O);
 
@@ -73,6 +76,7 @@ struct TrainOptions {
   ir::DType DType = ir::DType::F32;
   OptimizerKind Optimizer = OptimizerKind::Adam;
   Partition Split = Partition::Balanced;
+  PipelineSchedule Schedule = PipelineSchedule::OneFOneB;
   /// PyTorch DDP's default gradient bucket.
   double BucketBytes = 25.0 * 1024 * 1024;
   /// Gradient compression on the data-parallel exchange.
@@ -160,6 +164,13 @@ public:
   KernelPlan Plan;
   BackwardInfo Back;
   BlockInfo Blocks;
+  /// Strategy-independent sums over the graph, computed once here rather
+  /// than in every prediction (a planner predicts thousands of strategies
+  /// per analysis): the largest floating-point tensor crossing from one
+  /// unit to another, in its stored bytes, and forward plus backward FLOPs
+  /// of one micro-batch.
+  double BoundaryBytes = 0;
+  double FlopsPerMicroBatch = 0;
 
   using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
@@ -15,6 +16,12 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
+
+#include <map>
+#include <memory>
 
 using namespace perfc;
 namespace cl = llvm::cl;
@@ -104,6 +111,95 @@ llvm::Error parseStrategy(llvm::StringRef Recomp, llvm::StringRef DType,
   return llvm::Error::success();
 }
 
+/// The model a plan was made for (written under plan.model).
+struct PlanFingerprint {
+  std::string Name;
+  int64_t Nodes = -1;
+  double Params = -1;
+};
+
+/// --strategy FILE: a plan perfc wrote (its whole JSON output, or the plan
+/// object alone) sets the strategy as explicit flags would.
+llvm::Error readStrategy(llvm::StringRef Path, TrainOptions &O,
+                         PlanFingerprint &Model) {
+  auto Fail = [&](const llvm::Twine &What) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   Path + ": " + What);
+  };
+  auto Buf = llvm::MemoryBuffer::getFile(Path);
+  if (!Buf)
+    return Fail("cannot read the plan: " + Buf.getError().message());
+  auto Doc = llvm::json::parse((*Buf)->getBuffer());
+  if (!Doc)
+    return Fail("not JSON: " + llvm::toString(Doc.takeError()));
+  const llvm::json::Object *Top = Doc->getAsObject();
+  if (!Top)
+    return Fail("expected a JSON object (a plan written by perfc --plan)");
+  const llvm::json::Object *P = Top->getObject("plan");
+  if (!P) {
+    if (!Top->get("tp"))
+      return Fail("no 'plan' object; write one with perfc --train --plan "
+                  "--format json");
+    P = Top;
+  }
+  auto Int = [&](llvm::StringRef Key, int64_t Min,
+                 int64_t &Out) -> llvm::Error {
+    llvm::Optional<int64_t> V = P->getInteger(Key);
+    if (!V)
+      return Fail("'plan." + Key + "' is missing or not an integer");
+    if (*V < Min)
+      return Fail("'plan." + Key + "' is " + llvm::Twine(*V) +
+                  ", below its minimum " + llvm::Twine(Min));
+    Out = *V;
+    return llvm::Error::success();
+  };
+  int64_t Dp, Tp, Pp, Vp, Mb, Zero, Global = 0;
+  for (auto [Key, Min, Out] :
+       {std::make_tuple("dp", 1, &Dp), std::make_tuple("tp", 1, &Tp),
+        std::make_tuple("pp", 1, &Pp), std::make_tuple("vp", 1, &Vp),
+        std::make_tuple("micro_batch", 1, &Mb),
+        std::make_tuple("zero", 0, &Zero)})
+    if (llvm::Error E = Int(Key, Min, *Out))
+      return E;
+  if (P->get("global_batch"))
+    if (llvm::Error E = Int("global_batch", 1, Global))
+      return E;
+  llvm::Optional<bool> Sp = P->getBoolean("sp");
+  if (!Sp)
+    return Fail("'plan.sp' is missing or not true/false");
+  llvm::Optional<llvm::StringRef> Recomp = P->getString("recompute");
+  if (!Recomp)
+    return Fail("'plan.recompute' is missing or not a string");
+  auto Str = [&](llvm::StringRef Key, llvm::StringRef Default) {
+    llvm::Optional<llvm::StringRef> V = P->getString(Key);
+    return V ? *V : Default;
+  };
+  if (llvm::Error E = parseStrategy(
+          *Recomp, Str("dtype", ir::name(O.DType)),
+          Str("optimizer", name(O.Optimizer)),
+          Str("partition", O.Split == Partition::Even ? "even" : "balanced"),
+          O))
+    return Fail("'plan': " + llvm::toString(std::move(E)));
+  O.Dp = Dp;
+  O.Tp = Tp;
+  O.Pp = Pp;
+  O.Vp = Vp;
+  O.MicroBatch = Mb;
+  O.Zero = Zero;
+  O.SequenceParallel = *Sp;
+  if (Global)
+    O.GlobalBatch = Global;
+  if (const llvm::json::Object *M = P->getObject("model")) {
+    if (auto N = M->getString("name"))
+      Model.Name = N->str();
+    if (auto N = M->getInteger("nodes"))
+      Model.Nodes = *N;
+    if (auto N = M->getNumber("params"))
+      Model.Params = *N;
+  }
+  return llvm::Error::success();
+}
+
 } // namespace
 
 int perfc::cli::runPredict(int Argc, const char *const *Argv) {
@@ -173,6 +269,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "attention core) or full"),
       cl::init("none"), cl::value_desc("none|selective|full"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> ScheduleOpt(
+      "schedule",
+      cl::desc("Pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM; "
+               "interleaved with --vp) or gpipe"),
+      cl::init("1f1b"), cl::value_desc("1f1b|gpipe"), cl::cat(TrainCategory));
   cl::opt<std::string> GradCompression(
       "grad-compression",
       cl::desc("Data-parallel gradient compression: none, fp16, or topk:R "
@@ -199,6 +300,41 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "block counts, as Megatron-LM)"),
       cl::init("balanced"), cl::value_desc("balanced|even"),
       cl::cat(TrainCategory));
+  // The planner (issue 5).
+  cl::opt<bool> Plan("plan",
+                     cl::desc("With --train: find the strategy with the "
+                              "lowest predicted step time that fits (pinned "
+                              "--dp/--tp/--pp/--vp/--sp/--micro-batch/"
+                              "--recompute/--zero are kept)"),
+                     cl::cat(TrainCategory));
+  cl::opt<std::string> PlannerOpt(
+      "planner",
+      cl::desc("z3 (proves the optimum over the enumerated space) or "
+               "exhaustive (a plain loop, the reference)"),
+      cl::init("z3"), cl::value_desc("z3|exhaustive"), cl::cat(TrainCategory));
+  cl::opt<double> TimeLimit(
+      "time-limit",
+      cl::desc("Bound the search; the best plan found is marked not proven"),
+      cl::init(0), cl::value_desc("S"), cl::cat(TrainCategory));
+  cl::opt<unsigned> TopK("top", cl::desc("With --plan: list the K best plans"),
+                         cl::init(0), cl::value_desc("K"),
+                         cl::cat(TrainCategory));
+  cl::opt<bool> Pareto("pareto",
+                       cl::desc("With --plan: the time/memory Pareto front"),
+                       cl::cat(TrainCategory));
+  cl::opt<unsigned> Devices(
+      "devices",
+      cl::desc("With --plan: devices to use (default: all of the cluster)"),
+      cl::init(0), cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<bool> CrossNodeTp(
+      "allow-cross-node-tp",
+      cl::desc("With --plan: let tensor parallelism span nodes"),
+      cl::cat(TrainCategory));
+  cl::opt<std::string> StrategyPath(
+      "strategy",
+      cl::desc("With --train: predict the plan in FILE (written by --plan "
+               "--format json)"),
+      cl::value_desc("plan.json"), cl::cat(TrainCategory));
   cl::opt<std::string> TracePath(
       "trace",
       cl::desc("Write the predicted timeline as a Chrome/Perfetto trace "
@@ -237,6 +373,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                 "'perfc --help')");
 
   TrainOptions TrainOpts;
+  PlanFingerprint PlannedFor;
   if (Train) {
     auto Strategy = parseStrategy(RecomputeOpt, TrainDType, OptimizerOpt,
                                   PartitionOpt, TrainOpts);
@@ -256,6 +393,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (TrainOpts.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
     TrainOpts.GlobalBatch = GlobalBatch;
+    if (ScheduleOpt == "gpipe")
+      TrainOpts.Schedule = PipelineSchedule::GPipe;
+    else if (ScheduleOpt != "1f1b")
+      return fail("unknown --schedule '" + ScheduleOpt +
+                  "': use 1f1b or gpipe");
     llvm::StringRef GC = GradCompression;
     if (GC == "fp16") {
       TrainOpts.GradCompression.Kind = cost::CompressionKind::Fp16;
@@ -271,6 +413,24 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                   "': use none, fp16 or topk:R");
     }
     TrainOpts.Timeline = !TracePath.empty();
+    if (!StrategyPath.empty()) {
+      if (Plan)
+        return fail("--strategy and --plan: give one (a plan to predict, or "
+                    "a search)");
+      if (llvm::Error E = readStrategy(StrategyPath, TrainOpts, PlannedFor))
+        return fail(std::move(E));
+    }
+    if (Plan) {
+      if (PlannerOpt != "z3" && PlannerOpt != "exhaustive")
+        return fail("unknown --planner '" + PlannerOpt +
+                    "': use z3 or exhaustive");
+      if (!GlobalBatch.getNumOccurrences())
+        return fail("--plan needs --global-batch (samples per step)");
+      if (TimeLimit < 0)
+        return fail("--time-limit must be positive (seconds)");
+    }
+  } else if (Plan || !StrategyPath.empty()) {
+    return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
              Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
@@ -338,8 +498,109 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     " ops; choose another device or --compute-type");
   }
 
+  const double ModelParams = R.Total.Params;
+  if (Train && !StrategyPath.empty()) {
+    // A plan made for another model is an error, not a silent prediction.
+    const bool NameOk =
+        PlannedFor.Name.empty() || PlannedFor.Name == Model->GraphName;
+    const bool NodesOk =
+        PlannedFor.Nodes < 0 ||
+        uint64_t(PlannedFor.Nodes) == Model->Graph.nodes().size();
+    const bool ParamsOk =
+        PlannedFor.Params < 0 || PlannedFor.Params == ModelParams;
+    if (!NameOk || !NodesOk || !ParamsOk)
+      return fail(llvm::formatv(
+          "{0}: the plan is for model '{1}' ({2} nodes, {3} parameters), not "
+          "'{4}' ({5} nodes, {6} parameters); plan this model with --plan",
+          StrategyPath, PlannedFor.Name, PlannedFor.Nodes,
+          int64_t(PlannedFor.Params), Model->GraphName,
+          Model->Graph.nodes().size(), int64_t(ModelParams)));
+  }
+  // One import and analysis per micro-batch size the planner considers;
+  // the graphs stay alive until the end.
+  std::map<int64_t, std::pair<std::unique_ptr<frontend::ImportedModel>,
+                              std::unique_ptr<TrainingAnalysis>>>
+      Analyses;
+  if (Train && Plan) {
+    PlanRequest Req;
+    Req.Analysis = [&](int64_t Mb) -> llvm::Expected<const TrainingAnalysis *> {
+      auto &Slot = Analyses[Mb];
+      if (!Slot.second) {
+        if (Mb == *Import.Batch) {
+          Slot.second = std::make_unique<TrainingAnalysis>(Model->Graph);
+        } else {
+          frontend::ImportOptions At = Import;
+          At.Batch = Mb;
+          auto M = frontend::importOnnxFile(ModelPath, At);
+          if (!M)
+            return M.takeError();
+          Slot.first = std::make_unique<frontend::ImportedModel>(std::move(*M));
+          Slot.second = std::make_unique<TrainingAnalysis>(Slot.first->Graph);
+        }
+      }
+      return Slot.second.get();
+    };
+    Req.Cluster = &*Cluster;
+    Req.GlobalBatch = GlobalBatch;
+    Req.Devices = Devices;
+    Req.Base = TrainOpts;
+    Req.AllowCrossNodeTp = CrossNodeTp;
+    Req.Planner =
+        PlannerOpt == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;
+    Req.TimeLimitSeconds = TimeLimit;
+    Req.TopK = std::max(1u, TopK.getValue());
+    Req.Pareto = Pareto;
+    Req.Progress = llvm::sys::Process::StandardErrIsDisplayed();
+    PlanFixed &F = Req.Fixed;
+    if (Dp.getNumOccurrences())
+      F.Dp = Dp;
+    if (Tp.getNumOccurrences())
+      F.Tp = Tp;
+    if (Pp.getNumOccurrences())
+      F.Pp = Pp;
+    if (Vp.getNumOccurrences())
+      F.Vp = Vp;
+    if (Sp.getNumOccurrences())
+      F.Sp = bool(Sp);
+    if (MicroBatch.getNumOccurrences())
+      F.MicroBatch = TrainOpts.MicroBatch;
+    if (RecomputeOpt.getNumOccurrences())
+      F.Recomp = TrainOpts.Recomp;
+    if (Zero.getNumOccurrences())
+      F.Zero = Zero;
+    auto Res = planTraining(Req);
+    if (!Res)
+      return fail(ModelPath + ": " + llvm::toString(Res.takeError()));
+    TrainOpts = Res->Options;
+    TrainOpts.Timeline = !TracePath.empty();
+    Report::PlanInfo Info;
+    Info.Result = std::move(*Res);
+    Info.ModelName = Model->GraphName;
+    Info.ModelNodes = Model->Graph.nodes().size();
+    Info.ModelParams = ModelParams;
+    Info.DevicesPerNode = Cluster->Groups.front().devicesPerNode();
+    Info.TimeLimitSeconds = TimeLimit;
+    R.Plan = std::move(Info);
+  }
+
   if (Train) {
-    auto T = predictTraining(Model->Graph, *Cluster, TrainOpts);
+    // Under --plan or --strategy the graph must be the one imported at the
+    // strategy's micro-batch.
+    llvm::Optional<frontend::ImportedModel> AtMb;
+    const ir::Graph *TrainGraph = &Model->Graph;
+    auto Planned = Analyses.find(TrainOpts.MicroBatch);
+    if (Planned == Analyses.end() && TrainOpts.MicroBatch != *Import.Batch) {
+      frontend::ImportOptions At = Import;
+      At.Batch = TrainOpts.MicroBatch;
+      auto M = frontend::importOnnxFile(ModelPath, At);
+      if (!M)
+        return fail(M.takeError());
+      AtMb = std::move(*M);
+      TrainGraph = &AtMb->Graph;
+    }
+    auto T = Planned != Analyses.end()
+                 ? predictTraining(*Planned->second.second, *Cluster, TrainOpts)
+                 : predictTraining(*TrainGraph, *Cluster, TrainOpts);
     if (!T)
       return fail(ModelPath + ": " + llvm::toString(T.takeError()));
     R.Strategy = TrainOpts;

@@ -5,6 +5,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace perfc {
@@ -37,6 +38,114 @@ void writeTensors(llvm::json::OStream &J, llvm::StringRef Key,
         J.attribute("shape", T.Shape);
       });
   });
+}
+
+void writeChoice(llvm::json::OStream &J, const TrainOptions &O) {
+  J.attribute("dp", int64_t(O.Dp));
+  J.attribute("tp", int64_t(O.Tp));
+  J.attribute("pp", int64_t(O.Pp));
+  J.attribute("vp", int64_t(O.Vp));
+  J.attribute("sp", O.SequenceParallel);
+  J.attribute("micro_batch", O.MicroBatch);
+  J.attribute("recompute", name(O.Recomp));
+  J.attribute("zero", int64_t(O.Zero));
+}
+
+/// plan (the chosen strategy, its stages and placement, the search),
+/// plans (--top) and pareto (--pareto).
+void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
+  const PlanResult &Res = P.Result;
+  const TrainOptions &O = Res.Options;
+  const TrainReport &T = Res.Report;
+  J.attributeObject("plan", [&] {
+    writeChoice(J, O);
+    J.attribute("dtype", ir::name(O.DType));
+    J.attribute("optimizer", name(O.Optimizer));
+    J.attribute("partition", O.Split == Partition::Even ? "even" : "balanced");
+    J.attribute("global_batch", T.GlobalBatch);
+    J.attribute("devices", int64_t(T.Devices));
+    J.attributeObject("model", [&] {
+      J.attribute("name", P.ModelName);
+      J.attribute("nodes", int64_t(P.ModelNodes));
+      J.attribute("params", count(P.ModelParams));
+    });
+    // Stage s holds ranks [s tp dp, (s + 1) tp dp) in Megatron's order
+    // (tensor ranks adjacent, inside a node; data ranks next).
+    const unsigned PerStage = O.Tp * O.Dp;
+    const unsigned L = T.Stages.empty() ? 0 : [&] {
+      unsigned Blocks = 0;
+      for (const StageReport &S : T.Stages)
+        Blocks += S.Blocks;
+      return Blocks;
+    }();
+    J.attributeArray("stages", [&] {
+      for (const StageReport &S : T.Stages)
+        J.object([&] {
+          J.attribute("stage", int64_t(S.Stage));
+          J.attribute("devices", int64_t(PerStage));
+          // Units are prologue 0, blocks 1..L, epilogue L + 1.
+          J.attributeArray("layers", [&] {
+            for (auto [First, Last] : S.Chunks) {
+              const unsigned A = std::max(First, 1u) - 1;
+              const unsigned B = std::min(Last, std::max(L, 1u)) - 1;
+              J.value(llvm::json::Array{int64_t(A), int64_t(B)});
+            }
+          });
+          J.attribute("blocks", int64_t(S.Blocks));
+          J.attribute("memory_bytes", S.peakBytes());
+          // Busy time in a step: its micro-batches, forward and backward.
+          J.attribute("time_s", S.microBatchSeconds() * T.MicroBatches);
+          J.attribute("micro_batch_s", S.microBatchSeconds());
+        });
+    });
+    J.attributeArray("placement", [&] {
+      for (const StageReport &S : T.Stages)
+        J.object([&] {
+          const uint64_t First = uint64_t(S.Stage) * PerStage;
+          const uint64_t Last = First + PerStage - 1;
+          J.attribute("stage", int64_t(S.Stage));
+          J.attribute("ranks",
+                      llvm::json::Array{int64_t(First), int64_t(Last)});
+          J.attribute("nodes",
+                      llvm::json::Array{int64_t(First / P.DevicesPerNode),
+                                        int64_t(Last / P.DevicesPerNode)});
+        });
+    });
+    J.attributeObject("predicted", [&] {
+      J.attribute("step_time_s", T.StepSeconds);
+      J.attribute("peak_bytes", T.peak().peakBytes());
+      J.attribute("samples_per_s", T.SamplesPerSecond);
+    });
+    J.attribute("optimal", Res.Optimal);
+    J.attributeObject("search", [&] {
+      J.attribute("planner", name(Res.Planner));
+      J.attribute("space", int64_t(Res.Space));
+      J.attribute("candidates", int64_t(Res.Candidates));
+      J.attribute("feasible", int64_t(Res.Feasible));
+      J.attribute("evaluate_s", Res.EvaluateSeconds);
+      J.attribute("solve_s", Res.SolveSeconds);
+      J.attribute("candidates_per_s", Res.EvaluateSeconds > 0
+                                          ? Res.Candidates / Res.EvaluateSeconds
+                                          : 0.0);
+      J.attribute("timed_out", Res.TimedOut);
+      if (P.TimeLimitSeconds > 0)
+        J.attribute("time_limit_s", P.TimeLimitSeconds);
+    });
+  });
+  auto List = [&](llvm::StringRef Key, const std::vector<PlanCandidate> &Ps) {
+    J.attributeArray(Key, [&] {
+      for (const PlanCandidate &C : Ps)
+        J.object([&] {
+          writeChoice(J, C.Options);
+          J.attribute("step_time_s", C.StepSeconds);
+          J.attribute("peak_bytes", C.PeakBytes);
+        });
+    });
+  };
+  if (Res.Top.size() > 1)
+    List("plans", Res.Top);
+  if (!Res.Pareto.empty())
+    List("pareto", Res.Pareto);
 }
 
 } // namespace
@@ -110,6 +219,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
                     O.GradCompression.Kind == cost::CompressionKind::TopK
                         ? "topk:" + std::to_string(O.GradCompression.Ratio)
                         : std::string(cost::name(O.GradCompression.Kind)));
+        J.attribute("schedule",
+                    O.Schedule == PipelineSchedule::GPipe ? "gpipe" : "1f1b");
         J.attribute("partition",
                     O.Split == Partition::Even ? "even" : "balanced");
         J.attribute("devices", int64_t(T.Devices));
@@ -166,6 +277,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           });
       });
     }
+    if (R.Plan)
+      writePlan(J, *R.Plan);
     J.attributeArray("nodes", [&] {
       for (const NodeReport &N : R.Nodes)
         J.object([&] {

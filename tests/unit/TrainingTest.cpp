@@ -219,6 +219,29 @@ TEST_SUITE("training") {
     // critical path with a single micro-batch.
     Timeline Xfer = simulateOneFOneB(Four, 1, 0.5);
     CHECK(Xfer.End == doctest::Approx(4 * 3.0 + 2 * 3 * 0.5));
+    // GPipe: the same bubble on equal stages.
+    CHECK(simulateGPipe(Four, 8, 0.0).End == doctest::Approx(11 * 3.0));
+  }
+
+  TEST_CASE("GPipe keeps every micro-batch in flight; 1F1B pp - s") {
+    TwoBlocks T;
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainOptions O;
+    O.Pp = 2;
+    O.GlobalBatch = 8;
+    O.Split = Partition::Even;
+    O.Schedule = PipelineSchedule::GPipe;
+    auto G = predictTraining(T.B.G, *Dgx, O);
+    REQUIRE_MESSAGE(bool(G), llvm::toString(G.takeError()));
+    CHECK(G->Stages[0].InFlight == 8);
+    CHECK(G->Stages[1].InFlight == 8);
+    O.Schedule = PipelineSchedule::OneFOneB;
+    auto F = predictTraining(T.B.G, *Dgx, O);
+    REQUIRE(bool(F));
+    CHECK(F->Stages[0].ActivationsBytes * 4 ==
+          doctest::Approx(G->Stages[0].ActivationsBytes));
+    CHECK(F->StepSeconds == doctest::Approx(G->StepSeconds));
   }
 
   TEST_CASE("a generated GPT layer keeps Korthikanti's 34sbh + 5as^2b") {
