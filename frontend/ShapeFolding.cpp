@@ -1645,32 +1645,77 @@ int64_t defaultOpset(const onnx::ModelProto &M) {
   return M.ir_version() < 3 ? 1 : -1;
 }
 
-/// ONNX 1.12's data propagation for Shape reads the type of its input
-/// without checking that it has one, and crashes on a tensor nothing typed
-/// (an input declared without a type, the output of an op of another
-/// domain). Every data propagation function gets the check it lacks, once:
-/// a node whose first input is untyped gets no propagated data. (The first
-/// input is required by every op that propagates data; later ones may be
-/// absent optional inputs, whose type is null too, so they are not checked.
-/// Other ops were tried with untyped inputs and do not crash.)
-void guardDataPropagation() {
+/// The schema a registry entry is, to be patched: the registry hands out
+/// const pointers to schemas it owns as mutable objects.
+onnx::OpSchema *mutableSchema(const onnx::OpSchema &Copy) {
+  auto *S = const_cast<onnx::OpSchema *>(onnx::OpSchemaRegistry::Schema(
+      Copy.Name(), Copy.SinceVersion(), Copy.domain()));
+  return S && S->SinceVersion() == Copy.SinceVersion() ? S : nullptr;
+}
+
+/// Crashes of ONNX 1.12's shape inference on malformed models (found by
+/// tools/fuzz/fuzz_onnx; python's onnx.shape_inference crashes the same
+/// way), each fixed by running the check ONNX lacks before its function,
+/// once per process:
+///  * data propagation for Shape dereferences the type of its input
+///    without checking there is one (an input declared without a type, the
+///    output of an op of another domain): a node whose first input is
+///    untyped gets no propagated data. (Every op that propagates data
+///    requires its first input; later ones may be absent optional inputs,
+///    whose type is null too, so they are not checked. Other ops were tried
+///    with untyped inputs and do not crash.)
+///  * inference of Conv, ConvTranspose, ConvInteger and QLinearConv indexes
+///    the weight's dims by the input's rank, and crashes when the ranks
+///    differ: it now fails for that node as for any model error.
+void installInferenceGuards() {
   static const bool Done = [] {
+    struct WeightedOp {
+      const char *Name;
+      size_t X, W; ///< Input indices of the data and the weight.
+    };
+    static const WeightedOp ConvOps[] = {{"Conv", 0, 1},
+                                         {"ConvTranspose", 0, 1},
+                                         {"ConvInteger", 0, 1},
+                                         {"QLinearConv", 0, 3}};
     for (const onnx::OpSchema &Copy :
          onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
-      if (!Copy.has_data_propagation_function())
+      if (Copy.has_data_propagation_function())
+        if (onnx::OpSchema *S = mutableSchema(Copy)) {
+          onnx::DataPropagationFunction Inner = S->GetDataPropagationFunction();
+          S->PartialDataPropagationFunction(
+              [Inner](onnx::DataPropagationContext &Ctx) {
+                if (Ctx.getNumInputs() > 0 && !Ctx.getInputType(0))
+                  return;
+                Inner(Ctx);
+              });
+        }
+      if (!isDefaultDomain(Copy.domain()) ||
+          !Copy.has_type_and_shape_inference_function())
         continue;
-      // The registry hands out const schemas it owns as mutable objects.
-      auto *S = const_cast<onnx::OpSchema *>(onnx::OpSchemaRegistry::Schema(
-          Copy.Name(), Copy.SinceVersion(), Copy.domain()));
-      if (!S || S->SinceVersion() != Copy.SinceVersion())
-        continue;
-      onnx::DataPropagationFunction Inner = S->GetDataPropagationFunction();
-      S->PartialDataPropagationFunction(
-          [Inner](onnx::DataPropagationContext &Ctx) {
-            if (Ctx.getNumInputs() > 0 && !Ctx.getInputType(0))
-              return;
-            Inner(Ctx);
-          });
+      for (const WeightedOp &Op : ConvOps) {
+        if (Copy.Name() != Op.Name)
+          continue;
+        onnx::OpSchema *S = mutableSchema(Copy);
+        if (!S)
+          continue;
+        onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
+        S->TypeAndShapeInferenceFunction([Inner,
+                                          Op](onnx::InferenceContext &Ctx) {
+          auto RankOf = [&Ctx](size_t I) -> int {
+            const onnx::TypeProto *T =
+                I < Ctx.getNumInputs() ? Ctx.getInputType(I) : nullptr;
+            if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape())
+              return -1;
+            return T->tensor_type().shape().dim_size();
+          };
+          int RX = RankOf(Op.X), RW = RankOf(Op.W);
+          if (RX >= 0 && RW >= 0 && RX != RW)
+            fail_shape_inference("the input has rank ", RX,
+                                 " but the weight has rank ", RW,
+                                 "; they must be equal");
+          Inner(Ctx);
+        });
+      }
     }
     return true;
   }();
@@ -1683,7 +1728,7 @@ void guardDataPropagation() {
 /// still gives up on a failure inside data propagation (a Gather index out
 /// of range), so a last pass runs without it: the folding has the values.
 std::string runInference(onnx::ModelProto &M) {
-  guardDataPropagation();
+  installInferenceGuards();
   auto Run = [&M](int Strict, bool DataProp) -> std::string {
     try {
       onnx::shape_inference::InferShapes(

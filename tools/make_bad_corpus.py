@@ -89,6 +89,14 @@ save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="zero_stride",
            [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", None)]),
      "zero_stride.onnx")
 
+# A weight whose rank differs from the input's: ONNX 1.12's Conv and
+# ConvTranspose inference index one by the other's rank (SEGV; found by
+# tools/fuzz/fuzz_onnx).
+save(model([helper.make_node("ConvTranspose", ["x", "w"], ["y"],
+                             name="rank_mismatch")],
+           [vi("x", [1, 2, 3, 3]), vi("w", [2, 2])], [vi("y", None)]),
+     "conv_rank_mismatch.onnx")
+
 # Bit flips of a real model: deterministic, 1 to 8 flipped bits each. Each
 # must give one error line or a result, never a crash.
 zoo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",

@@ -101,6 +101,9 @@ perfc_expect_error(shape_of_custom_op
 perfc_expect_error(zero_stride
   "zero_stride.onnx: node 'zero_stride' \\(Conv\\): 'strides' holds 0; every stride must be positive"
   ${BAD}/zero_stride.onnx)
+perfc_expect_error(conv_rank_mismatch
+  "conv_rank_mismatch.onnx: cannot infer the shape of tensor 'y' \\(output of node 'rank_mismatch', ConvTranspose\\).*the input has rank 4 but the weight has rank 2; they must be equal\\)$"
+  ${BAD}/conv_rank_mismatch.onnx)
 perfc_expect_error(bitflip_1
   "bitflip_1.onnx: node '/layer1/layer1.0/relu_1/Relu' \\(Relu\\) reads tensor '/layer1/layer1.0/Add_outptt_0', which no node, input or initializer defines"
   ${BAD}/bitflip_1.onnx)

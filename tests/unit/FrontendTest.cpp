@@ -287,6 +287,23 @@ TEST_CASE("shapes: overflow, negative and uninferable dims are errors") {
     O.AllowUnknownShapes = true;
     importOk(M, O);
   }
+  SUBCASE("a Conv weight of another rank than its input does not crash ONNX") {
+    // ONNX 1.12's Conv-family inference indexed one shape by the other's
+    // rank (found by tools/fuzz/fuzz_onnx).
+    for (const char *Op : {"Conv", "ConvTranspose", "ConvInteger"}) {
+      CAPTURE(Op);
+      const bool Int = std::string(Op) == "ConvInteger";
+      const int32_t T =
+          Int ? onnx::TensorProto::UINT8 : onnx::TensorProto::FLOAT;
+      onnx::ModelProto M = makeModel();
+      addInput(M, "x", {1, 2}, T);
+      addInput(M, "w", {2, 2, 3}, T);
+      addNode(M, Op, {"x", "w"}, {"y"}, "conv");
+      addOutput(M, "y", Int ? onnx::TensorProto::INT32 : T);
+      CHECK(contains(importError(M), "the input has rank 2 but the weight "
+                                     "has rank 3; they must be equal"));
+    }
+  }
   SUBCASE("data-dependent sizes are a warning, not an error") {
     onnx::ModelProto M = makeModel();
     addInput(M, "x", {2, 6});
