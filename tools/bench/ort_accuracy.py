@@ -44,8 +44,10 @@ compiler, tests) are slower and noisier; the JSON keeps every run and the
 load average before and after each model. Run on a quiet machine.
 Heavy preparation (filling weights, perfc) runs under `nice -n 10`; the
 measurements run at normal priority, or under `nice -n N` with
---priority N (e.g. -10 ahead of a fuzzer on a shared machine: recorded in
-the results).
+--priority N (recorded in the results). Nice values only weigh processes of
+the same scheduler autogroup (login session) against each other: against
+other sessions' compilers and fuzzers they do not help. Waiting for a quiet
+machine does.
 """
 import argparse
 import datetime
