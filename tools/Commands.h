@@ -24,6 +24,9 @@ int runZoo(int Argc, const char *const *Argv);
 /// perfc calibrate --out FILE.yaml [--threads N]: measure this machine.
 int runCalibrate(int Argc, const char *const *Argv);
 
+/// perfc batch FILE.jsonl [--jobs N]: one prediction per line, as JSON lines.
+int runBatch(int Argc, const char *const *Argv);
+
 } // namespace perfc::cli
 
 #endif // PERFC_TOOLS_COMMANDS_H

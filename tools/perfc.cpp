@@ -31,6 +31,10 @@ int main(int Argc, char **Argv) {
     Argv[1] = const_cast<char *>("perfc calibrate");
     return perfc::cli::runCalibrate(Argc - 1, Argv + 1);
   }
+  if (First == "batch") {
+    Argv[1] = const_cast<char *>("perfc batch");
+    return perfc::cli::runBatch(Argc - 1, Argv + 1);
+  }
   if (First == "zoo") {
     Argv[1] = const_cast<char *>("perfc zoo");
     return perfc::cli::runZoo(Argc - 1, Argv + 1);

@@ -19,6 +19,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libz3-dev libfmt-dev doctest-dev
   libonnx-testdata libopenblas-dev
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()

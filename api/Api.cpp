@@ -1,0 +1,415 @@
+//===- Api.cpp - perfc/perfc.h: hardware, ONNX models, predict, JSON ------===//
+//
+// predict() assembles the same Report as `perfc MODEL` (tools/
+// PredictCommand.cpp) and toJson() prints it with the CLI's writer
+// (tools/ReportJson.cpp), so the library and the tool agree byte for byte.
+//
+//===----------------------------------------------------------------------===//
+#include "api/ApiImpl.h"
+
+#include "frontend/OnnxImport.h"
+#include "hwdb/Loader.h"
+#include "passes/Predict.h"
+#include "passes/TrainStep.h"
+#include "perfc/Version.h"
+#include "tools/ReportWriters.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <list>
+#include <mutex>
+
+namespace perfc::api {
+
+void throwError(llvm::Error E) { throw Error(llvm::toString(std::move(E))); }
+void throwError(const std::string &Message) { throw Error(Message); }
+
+const char *version() { return PERFC_VERSION_STRING; }
+
+//===-- Hardware ----------------------------------------------------------===//
+
+static Hardware makeHardware(std::string Name, llvm::Expected<hw::Cluster> C) {
+  if (!C)
+    throwError(C.takeError());
+  auto I = std::make_shared<Hardware::Impl>();
+  I->Name = std::move(Name);
+  I->Cluster = std::move(*C);
+  return Hardware(std::move(I));
+}
+
+Hardware Hardware::load(const std::string &NameOrPath) {
+  return makeHardware(NameOrPath, hw::loadHardware(NameOrPath));
+}
+
+Hardware Hardware::fromYaml(const std::string &Text,
+                            const std::string &DisplayName) {
+  return makeHardware(DisplayName,
+                      hw::loadHardwareFromString(Text, DisplayName));
+}
+
+std::vector<std::string> Hardware::bundled() {
+  std::vector<std::string> Names;
+  for (const hw::BundledEntry &E : hw::listBundled())
+    Names.push_back(E.Name);
+  return Names;
+}
+
+const std::string &Hardware::name() const { return P->Name; }
+std::string Hardware::device() const { return P->Cluster.primaryDevice().Name; }
+unsigned Hardware::devices() const { return P->Cluster.numDevices(); }
+
+//===-- Model -------------------------------------------------------------===//
+
+void finishModel(Model::Impl &M) {
+  auto Describe = [](llvm::ArrayRef<ir::Value *> Values) {
+    std::vector<TensorInfo> Out;
+    for (const ir::Value *V : Values)
+      Out.push_back(
+          {V->name().str(), ir::name(V->type()).str(), V->shape().str()});
+    return Out;
+  };
+  M.Info.Inputs = Describe(M.Graph.inputs());
+  M.Info.Outputs = Describe(M.Graph.outputs());
+  M.Batch = 1;
+  if (!M.Graph.inputs().empty()) {
+    const ir::Shape &S = M.Graph.inputs().front()->shape();
+    if (S.isRanked() && S.rank() >= 1 && S[0].isKnown())
+      M.Batch = S[0].Value;
+  }
+}
+
+static frontend::ImportOptions importOptions(const ImportOptions &O) {
+  frontend::ImportOptions I;
+  if (O.batch) {
+    if (*O.batch <= 0)
+      throwError("batch must be positive, not " + std::to_string(*O.batch));
+    I.Batch = *O.batch;
+  }
+  for (const auto &[Name, Value] : O.dims) {
+    if (Name.empty() || Value <= 0)
+      throwError("dimension '" + Name + "=" + std::to_string(Value) +
+                 "': expected a name and a positive size");
+    I.Dims.emplace_back(Name, Value);
+  }
+  I.AllowUnknownShapes = O.allowUnknownShapes;
+  return I;
+}
+
+static Model makeModel(llvm::Expected<frontend::ImportedModel> IM,
+                       const std::string &Path) {
+  if (!IM)
+    throwError(IM.takeError());
+  auto M = std::make_shared<Model::Impl>();
+  M->Graph = std::move(IM->Graph);
+  M->Info.Name = IM->Name;
+  M->Info.Path = Path;
+  M->Info.GraphName = IM->GraphName;
+  M->Info.Producer = IM->Producer;
+  M->Info.IrVersion = IM->IrVersion;
+  M->Info.Opset = IM->Opset;
+  M->Info.FileBytes = IM->FileBytes;
+  M->Info.WeightBytesSkipped = IM->WeightBytesSkipped;
+  M->Info.Bindings = IM->Bindings;
+  M->Warnings = std::move(IM->Warnings);
+  finishModel(*M);
+  return Model(std::move(M));
+}
+
+Model Model::fromOnnxFile(const std::string &Path,
+                          const ImportOptions &Options) {
+  return makeModel(frontend::importOnnxFile(Path, importOptions(Options)),
+                   Path);
+}
+
+namespace {
+/// The most recent imports from bytes: NAS loops re-import the same
+/// candidates, and an import (protobuf parse, ONNX shape inference) costs
+/// far more than a prediction. Entries keep the bytes they were made from
+/// and match on them exactly.
+class BytesCache {
+public:
+  static constexpr size_t Capacity = 32;
+
+  std::shared_ptr<const Model::Impl> find(std::string_view Bytes,
+                                          const std::string &Key) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    for (auto It = Entries.begin(); It != Entries.end(); ++It)
+      if (It->Key == Key && It->Bytes.size() == Bytes.size() &&
+          std::memcmp(It->Bytes.data(), Bytes.data(), Bytes.size()) == 0) {
+        Entries.splice(Entries.begin(), Entries, It);
+        return It->M;
+      }
+    return nullptr;
+  }
+  void insert(std::string_view Bytes, std::string Key,
+              std::shared_ptr<const Model::Impl> M) {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    Entries.push_front({std::string(Bytes), std::move(Key), std::move(M)});
+    if (Entries.size() > Capacity)
+      Entries.pop_back();
+  }
+
+private:
+  struct Entry {
+    std::string Bytes, Key;
+    std::shared_ptr<const Model::Impl> M;
+  };
+  std::mutex Mutex;
+  std::list<Entry> Entries;
+};
+
+BytesCache &bytesCache() {
+  static BytesCache Cache;
+  return Cache;
+}
+} // namespace
+
+Model Model::fromOnnxBytes(std::string_view Bytes, const ImportOptions &Options,
+                           const std::string &Name) {
+  std::string Key = Name + '\0' +
+                    (Options.batch ? std::to_string(*Options.batch) : "-") +
+                    '\0' + (Options.allowUnknownShapes ? "u" : "s");
+  for (const auto &[N, V] : Options.dims)
+    Key += '\0' + N + '=' + std::to_string(V);
+  if (auto Hit = bytesCache().find(Bytes, Key))
+    return Model(std::move(Hit));
+  Model M = makeModel(
+      frontend::importOnnxBytes(llvm::StringRef(Bytes.data(), Bytes.size()),
+                                Name, importOptions(Options)),
+      Name);
+  bytesCache().insert(Bytes, std::move(Key), M.P);
+  return M;
+}
+
+const std::string &Model::name() const { return P->Info.Name; }
+unsigned Model::numNodes() const { return P->Graph.numNodes(); }
+int64_t Model::batch() const { return P->Batch; }
+
+//===-- predict -----------------------------------------------------------===//
+
+namespace {
+
+llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
+  if (S.empty())
+    return llvm::None;
+  if (S == "fp8")
+    return ir::DType::F8E4M3;
+  if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16" || S == "int8")
+    if (auto T = ir::parseDType(S))
+      return *T;
+  throwError("unknown compute type '" + S +
+             "': use fp32, tf32, fp16, bf16, fp8 or int8");
+}
+
+perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
+  auto Bad = [](const char *What, const std::string &V, const char *Choices) {
+    throwError(std::string("unknown ") + What + " '" + V + "': use " + Choices);
+  };
+  perfc::TrainOptions O;
+  O.Dp = T.dp;
+  O.Tp = T.tp;
+  O.Pp = T.pp;
+  O.Vp = T.vp;
+  if (!O.Dp || !O.Tp || !O.Pp || !O.Vp)
+    throwError("dp, tp, pp and vp must be at least 1");
+  O.SequenceParallel = T.sp;
+  O.MicroBatch = MicroBatch;
+  O.GlobalBatch = T.globalBatch;
+  O.Zero = T.zero;
+  if (T.zero > 3)
+    throwError("zero must be a ZeRO stage 0..3");
+  if (T.recompute == "none")
+    O.Recomp = Recompute::None;
+  else if (T.recompute == "selective")
+    O.Recomp = Recompute::Selective;
+  else if (T.recompute == "full")
+    O.Recomp = Recompute::Full;
+  else
+    Bad("recompute", T.recompute, "none, selective or full");
+  if (T.dtype == "fp8")
+    O.DType = ir::DType::F8E4M3;
+  else if (T.dtype == "fp32" || T.dtype == "tf32" || T.dtype == "fp16" ||
+           T.dtype == "bf16")
+    O.DType = *ir::parseDType(T.dtype);
+  else
+    Bad("dtype", T.dtype, "fp32, tf32, fp16, bf16 or fp8");
+  if (T.optimizer == "sgd")
+    O.Optimizer = OptimizerKind::Sgd;
+  else if (T.optimizer == "momentum")
+    O.Optimizer = OptimizerKind::Momentum;
+  else if (T.optimizer == "adam" || T.optimizer == "adamw")
+    O.Optimizer = OptimizerKind::Adam;
+  else
+    Bad("optimizer", T.optimizer, "sgd, momentum or adam");
+  if (T.partition == "balanced")
+    O.Split = Partition::Balanced;
+  else if (T.partition == "even")
+    O.Split = Partition::Even;
+  else
+    Bad("partition", T.partition, "balanced or even");
+  llvm::StringRef GC = T.gradCompression;
+  if (GC == "fp16") {
+    O.GradCompression.Kind = cost::CompressionKind::Fp16;
+  } else if (GC.consume_front("topk:")) {
+    double Ratio = 0;
+    if (GC.getAsDouble(Ratio) || !(Ratio > 0 && Ratio <= 1))
+      throwError("grad compression topk:R: R must be a share in (0, 1], "
+                 "e.g. topk:0.01");
+    O.GradCompression.Kind = cost::CompressionKind::TopK;
+    O.GradCompression.Ratio = Ratio;
+  } else if (GC != "none") {
+    Bad("grad compression", T.gradCompression, "none, fp16 or topk:R");
+  }
+  return O;
+}
+
+} // namespace
+
+Prediction predict(const Model &M, const Hardware *Hw,
+                   const PredictOptions &Options) {
+  const Model::Impl &MI = M.impl();
+  perfc::PredictOptions PO;
+  PO.Time.ComputeType = parseComputeType(Options.computeType);
+  PO.Fusion.Fuse = Options.fusion;
+  const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
+  if (Cluster)
+    PO.Device = &Cluster->primaryDevice();
+  if (Options.train && !Cluster)
+    throwError("a training prediction needs hardware (a device or cluster)");
+
+  auto I = std::make_shared<Prediction::Impl>();
+  Report &R = I->R;
+  R = perfc::predict(MI.Graph, PO);
+  R.Model = MI.Info;
+  R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());
+  if (Cluster) {
+    const hw::Device &D = Cluster->primaryDevice();
+    R.Hardware =
+        HardwareInfo{Hw->name(), D.Name, Cluster->Name, Options.computeType};
+    for (const NodeReport &N : R.Nodes)
+      if (N.Time && N.Time->Unsupported)
+        throwError(MI.Info.Path + ": node '" + N.Name + "' (" + N.Op +
+                   "): device '" + D.Name + "' does not run " +
+                   N.Time->ComputeType + " " + name(N.Work.Class).str() +
+                   " ops; choose another device or compute type");
+  }
+  if (Options.train) {
+    perfc::TrainOptions TO = trainOptions(*Options.train, MI.Batch);
+    auto T = predictTraining(MI.Graph, *Cluster, TO);
+    if (!T)
+      throwError(MI.Info.Path + ": " + llvm::toString(T.takeError()));
+    R.Strategy = TO;
+    R.Train = std::move(*T);
+    if (!R.Train->Fits)
+      R.Warnings.push_back(
+          {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
+                             "{1}, {2:F1} GiB available",
+                             R.Train->peak().peakBytes() / (1u << 30),
+                             R.Train->peak().Stage,
+                             R.Train->CapacityBytes / (1u << 30))
+                   .str()});
+  }
+  return Prediction(std::move(I));
+}
+
+//===-- Prediction --------------------------------------------------------===//
+
+double Prediction::params() const { return P->R.Total.Params; }
+double Prediction::flops() const { return P->R.Total.Flops; }
+double Prediction::macs() const { return P->R.Total.Macs; }
+double Prediction::bytes() const { return P->R.Total.bytes(); }
+
+std::optional<double> Prediction::latencySeconds() const {
+  if (P->R.LatencySeconds)
+    return *P->R.LatencySeconds;
+  return std::nullopt;
+}
+
+std::optional<TrainSummary> Prediction::train() const {
+  if (!P->R.Train)
+    return std::nullopt;
+  const TrainReport &T = *P->R.Train;
+  TrainSummary S;
+  S.stepSeconds = T.StepSeconds;
+  S.computeSeconds = T.ComputeSeconds;
+  S.commSeconds = T.CommSeconds;
+  S.exposedCommSeconds = T.ExposedCommSeconds;
+  S.bubbleSeconds = T.BubbleSeconds;
+  S.optimizerSeconds = T.OptimizerSeconds;
+  S.samplesPerSecond = T.SamplesPerSecond;
+  S.modelFlops = T.ModelFlops;
+  S.tflopsPerDevice = T.TflopsPerDevice;
+  S.peakBytes = T.Stages.empty() ? 0 : T.peak().peakBytes();
+  S.capacityBytes = T.CapacityBytes;
+  S.devices = T.Devices;
+  S.globalBatch = T.GlobalBatch;
+  S.microBatches = T.MicroBatches;
+  S.fits = T.Fits;
+  return S;
+}
+
+std::vector<OpRow> Prediction::ops() const {
+  std::vector<OpRow> Rows;
+  Rows.reserve(P->R.Nodes.size());
+  for (const NodeReport &N : P->R.Nodes) {
+    OpRow Row;
+    Row.name = N.Name;
+    Row.op = N.Op;
+    Row.outputShape = N.OutputShape;
+    Row.params = N.Work.Params;
+    Row.flops = N.Work.Flops;
+    Row.macs = N.Work.Macs;
+    Row.bytesRead = N.Work.BytesRead;
+    Row.bytesWritten = N.Work.BytesWritten;
+    if (N.Time) {
+      Row.seconds = N.Time->Seconds;
+      Row.bound = N.Time->Bound;
+      Row.exec = N.Time->Exec;
+    }
+    Rows.push_back(std::move(Row));
+  }
+  return Rows;
+}
+
+std::vector<std::string> Prediction::warnings() const {
+  std::vector<std::string> Out;
+  for (const Warning &W : P->R.Warnings)
+    Out.push_back(W.Node.empty() ? W.Message
+                                 : "node '" + W.Node + "': " + W.Message);
+  return Out;
+}
+
+std::string toJson(const Prediction &P, bool Compact) {
+  std::string S;
+  {
+    llvm::raw_string_ostream OS(S);
+    writeReportJson(P.impl().R, OS);
+  }
+  if (!Compact)
+    return S;
+  // The writer indents; drop whitespace outside strings.
+  std::string Out;
+  Out.reserve(S.size());
+  bool InString = false, Escaped = false;
+  for (char C : S) {
+    if (InString) {
+      Out += C;
+      if (Escaped)
+        Escaped = false;
+      else if (C == '\\')
+        Escaped = true;
+      else if (C == '"')
+        InString = false;
+    } else if (C == '"') {
+      InString = true;
+      Out += C;
+    } else if (C != ' ' && C != '\n' && C != '\t' && C != '\r') {
+      Out += C;
+    }
+  }
+  return Out;
+}
+
+} // namespace perfc::api

@@ -1,0 +1,46 @@
+//===- ApiImpl.h - The private halves of the API's handles ------*- C++ -*-===//
+//
+// What perfc/perfc.h's pimpl handles hold. Only api/ includes this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_API_APIIMPL_H
+#define PERFC_API_APIIMPL_H
+
+#include "perfc/perfc.h"
+
+#include "hwdb/Cluster.h"
+#include "ir/Graph.h"
+#include "ir/Warning.h"
+#include "passes/Report.h"
+
+#include "llvm/Support/Error.h"
+
+namespace perfc::api {
+
+struct Hardware::Impl {
+  std::string Name; ///< As given.
+  hw::Cluster Cluster;
+};
+
+struct Model::Impl {
+  ir::Graph Graph;
+  /// The report's model section, less what predict() fills.
+  ModelInfo Info;
+  std::vector<Warning> Warnings;
+  int64_t Batch = 1;
+};
+
+struct Prediction::Impl {
+  Report R;
+};
+
+/// Throws Error with E's message.
+[[noreturn]] void throwError(llvm::Error E);
+[[noreturn]] void throwError(const std::string &Message);
+
+/// Fills Info's inputs, outputs and the batch from the graph.
+void finishModel(Model::Impl &M);
+
+} // namespace perfc::api
+
+#endif // PERFC_API_APIIMPL_H

@@ -1,0 +1,286 @@
+//===- PerfcModule.cpp - import perfc (pybind11) --------------------------===//
+//
+// The C++ API (include/perfc/perfc.h) for Python, returning plain Python
+// data. The GIL is released while models import and predictions run, so
+// Python threads predict in parallel.
+//
+//   import perfc
+//   hw = perfc.load_hw("jetson-agx-orin")
+//   m = perfc.Model.from_onnx("resnet50.onnx", batch=8)
+//   r = perfc.predict(m, hw)            # dict: totals, latency_s, ops, ...
+//   j = perfc.predict_json(m, hw)       # the CLI's JSON, as a string
+//
+//===----------------------------------------------------------------------===//
+#include "perfc/perfc.h"
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace perfc::api;
+using T = ModelBuilder::Tensor;
+
+namespace {
+
+ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
+  ImportOptions O;
+  if (!Batch.is_none())
+    O.batch = Batch.cast<int64_t>();
+  if (!Dims.is_none())
+    for (auto [K, V] : Dims.cast<py::dict>())
+      O.dims.emplace_back(K.cast<std::string>(), V.cast<int64_t>());
+  O.allowUnknownShapes = Unknown;
+  return O;
+}
+
+PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
+                              py::object Train) {
+  PredictOptions O;
+  O.computeType = ComputeType;
+  O.fusion = Fusion;
+  if (!Train.is_none() &&
+      !(py::isinstance<py::bool_>(Train) && !Train.cast<bool>())) {
+    TrainOptions TO;
+    if (py::isinstance<py::dict>(Train))
+      for (auto [K, V] : Train.cast<py::dict>()) {
+        std::string Key = K.cast<std::string>();
+        if (Key == "dp")
+          TO.dp = V.cast<unsigned>();
+        else if (Key == "tp")
+          TO.tp = V.cast<unsigned>();
+        else if (Key == "pp")
+          TO.pp = V.cast<unsigned>();
+        else if (Key == "vp")
+          TO.vp = V.cast<unsigned>();
+        else if (Key == "sp")
+          TO.sp = V.cast<bool>();
+        else if (Key == "global_batch")
+          TO.globalBatch = V.cast<int64_t>();
+        else if (Key == "recompute")
+          TO.recompute = V.cast<std::string>();
+        else if (Key == "dtype")
+          TO.dtype = V.cast<std::string>();
+        else if (Key == "optimizer")
+          TO.optimizer = V.cast<std::string>();
+        else if (Key == "partition")
+          TO.partition = V.cast<std::string>();
+        else if (Key == "grad_compression")
+          TO.gradCompression = V.cast<std::string>();
+        else if (Key == "zero")
+          TO.zero = V.cast<unsigned>();
+        else
+          throw py::value_error("unknown train option '" + Key +
+                                "': use dp, tp, pp, vp, sp, global_batch, "
+                                "recompute, dtype, optimizer, partition, "
+                                "grad_compression, zero");
+      }
+    else if (!py::isinstance<py::bool_>(Train))
+      throw py::type_error("train: a dict of options, or True");
+    O.train = TO;
+  }
+  return O;
+}
+
+Prediction run(const Model &M, const Hardware *Hw, const PredictOptions &O) {
+  py::gil_scoped_release NoGil;
+  return predict(M, Hw, O);
+}
+
+py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
+                bool Ops) {
+  py::dict D;
+  D["model"] = M.name();
+  D["nodes"] = M.numNodes();
+  D["batch"] = M.batch();
+  if (Hw) {
+    D["hw"] = Hw->name();
+    D["device"] = Hw->device();
+  }
+  D["params"] = P.params();
+  D["flops"] = P.flops();
+  D["macs"] = P.macs();
+  D["bytes"] = P.bytes();
+  if (auto L = P.latencySeconds())
+    D["latency_s"] = *L;
+  else
+    D["latency_s"] = py::none();
+  if (auto Tr = P.train()) {
+    py::dict TD;
+    TD["step_s"] = Tr->stepSeconds;
+    TD["compute_s"] = Tr->computeSeconds;
+    TD["comm_s"] = Tr->commSeconds;
+    TD["exposed_comm_s"] = Tr->exposedCommSeconds;
+    TD["bubble_s"] = Tr->bubbleSeconds;
+    TD["optimizer_s"] = Tr->optimizerSeconds;
+    TD["samples_per_s"] = Tr->samplesPerSecond;
+    TD["model_flops"] = Tr->modelFlops;
+    TD["tflops_per_device"] = Tr->tflopsPerDevice;
+    TD["peak_bytes"] = Tr->peakBytes;
+    TD["capacity_bytes"] = Tr->capacityBytes;
+    TD["devices"] = Tr->devices;
+    TD["global_batch"] = Tr->globalBatch;
+    TD["micro_batches"] = Tr->microBatches;
+    TD["fits"] = Tr->fits;
+    D["train"] = TD;
+  }
+  if (Ops) {
+    py::list L;
+    for (const OpRow &R : P.ops()) {
+      py::dict O;
+      O["name"] = R.name;
+      O["op"] = R.op;
+      O["output_shape"] = R.outputShape;
+      O["params"] = R.params;
+      O["flops"] = R.flops;
+      O["macs"] = R.macs;
+      O["bytes_read"] = R.bytesRead;
+      O["bytes_written"] = R.bytesWritten;
+      if (R.seconds) {
+        O["seconds"] = *R.seconds;
+        O["bound"] = R.bound;
+        O["exec"] = R.exec;
+      }
+      L.append(std::move(O));
+    }
+    D["ops"] = std::move(L);
+  }
+  py::list W;
+  for (const std::string &S : P.warnings())
+    W.append(S);
+  D["warnings"] = std::move(W);
+  return D;
+}
+
+const Hardware *hwOrNull(py::object Hw) {
+  return Hw.is_none() ? nullptr : Hw.cast<const Hardware *>();
+}
+
+} // namespace
+
+PYBIND11_MODULE(perfc, m) {
+  m.doc() = "perfc: analytical performance predictions for ONNX models";
+  m.attr("__version__") = version();
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<Hardware>(m, "Hardware")
+      .def_static("load", &Hardware::load, py::arg("name_or_path"),
+                  py::call_guard<py::gil_scoped_release>())
+      .def_static("from_yaml", &Hardware::fromYaml, py::arg("text"),
+                  py::arg("name") = "<yaml>")
+      .def_static("bundled", &Hardware::bundled)
+      .def_property_readonly("name", &Hardware::name)
+      .def_property_readonly("device", &Hardware::device)
+      .def_property_readonly("devices", &Hardware::devices)
+      .def("__repr__", [](const Hardware &H) {
+        return "<perfc.Hardware '" + H.name() + "' device '" + H.device() +
+               "'>";
+      });
+  m.def(
+      "load_hw", [](const std::string &S) { return Hardware::load(S); },
+      py::arg("name_or_path"),
+      "Loads a bundled hardware description by name, or a YAML file.");
+
+  py::class_<Model>(m, "Model")
+      .def_static(
+          "from_onnx",
+          [](py::object Src, py::object Batch, py::object Dims,
+             bool AllowUnknownShapes, py::object Name) {
+            ImportOptions O = importOptions(Batch, Dims, AllowUnknownShapes);
+            if (py::isinstance<py::bytes>(Src) ||
+                py::isinstance<py::bytearray>(Src) ||
+                py::isinstance<py::memoryview>(Src)) {
+              std::string Bytes = py::isinstance<py::bytes>(Src)
+                                      ? Src.cast<std::string>()
+                                      : py::bytes(Src).cast<std::string>();
+              std::string N =
+                  Name.is_none() ? "model.onnx" : Name.cast<std::string>();
+              py::gil_scoped_release NoGil;
+              return Model::fromOnnxBytes(Bytes, O, N);
+            }
+            std::string Path = py::str(Src).cast<std::string>();
+            py::gil_scoped_release NoGil;
+            return Model::fromOnnxFile(Path, O);
+          },
+          py::arg("path_or_bytes"), py::arg("batch") = py::none(),
+          py::arg("dims") = py::none(), py::arg("allow_unknown_shapes") = false,
+          py::arg("name") = py::none(),
+          "An ONNX model from a path or from its serialized bytes.")
+      .def_property_readonly("name", &Model::name)
+      .def_property_readonly("num_nodes", &Model::numNodes)
+      .def_property_readonly("batch", &Model::batch)
+      .def("__repr__", [](const Model &M) {
+        return "<perfc.Model '" + M.name() + "' " +
+               std::to_string(M.numNodes()) + " nodes>";
+      });
+
+  py::class_<T>(m, "Tensor").def_readonly("id", &T::Id);
+
+  py::class_<ModelBuilder>(m, "ModelBuilder")
+      .def(py::init<std::string, std::string>(), py::arg("name") = "model",
+           py::arg("dtype") = "fp32")
+      .def("input", &ModelBuilder::input, py::arg("name"), py::arg("shape"))
+      .def("conv", &ModelBuilder::conv, py::arg("x"), py::arg("out_channels"),
+           py::arg("kernel"), py::arg("stride") = 1, py::arg("pad") = -1,
+           py::arg("groups") = 1, py::arg("bias") = true,
+           py::arg("dilation") = 1)
+      .def("depthwise_conv", &ModelBuilder::depthwiseConv, py::arg("x"),
+           py::arg("kernel"), py::arg("stride") = 1, py::arg("pad") = -1)
+      .def("gemm", &ModelBuilder::gemm, py::arg("x"), py::arg("out_features"),
+           py::arg("bias") = true)
+      .def("linear", &ModelBuilder::gemm, py::arg("x"), py::arg("out_features"),
+           py::arg("bias") = true)
+      .def("matmul", py::overload_cast<T, T>(&ModelBuilder::matmul),
+           py::arg("a"), py::arg("b"))
+      .def("matmul", py::overload_cast<T, int64_t>(&ModelBuilder::matmul),
+           py::arg("x"), py::arg("out_features"))
+      .def("batch_norm", &ModelBuilder::batchNorm, py::arg("x"))
+      .def("layer_norm", &ModelBuilder::layerNorm, py::arg("x"))
+      .def("add", &ModelBuilder::add, py::arg("a"), py::arg("b"))
+      .def("mul", &ModelBuilder::mul, py::arg("a"), py::arg("b"))
+      .def("relu", &ModelBuilder::relu, py::arg("x"))
+      .def("relu6", &ModelBuilder::relu6, py::arg("x"))
+      .def("sigmoid", &ModelBuilder::sigmoid, py::arg("x"))
+      .def("tanh", &ModelBuilder::tanh, py::arg("x"))
+      .def("hard_swish", &ModelBuilder::hardSwish, py::arg("x"))
+      .def("max_pool", &ModelBuilder::maxPool, py::arg("x"), py::arg("kernel"),
+           py::arg("stride") = 0, py::arg("pad") = 0)
+      .def("avg_pool", &ModelBuilder::avgPool, py::arg("x"), py::arg("kernel"),
+           py::arg("stride") = 0, py::arg("pad") = 0)
+      .def("global_avg_pool", &ModelBuilder::globalAvgPool, py::arg("x"))
+      .def("flatten", &ModelBuilder::flatten, py::arg("x"))
+      .def("softmax", &ModelBuilder::softmax, py::arg("x"),
+           py::arg("axis") = -1)
+      .def("concat", &ModelBuilder::concat, py::arg("xs"), py::arg("axis") = 1)
+      .def("output", &ModelBuilder::output, py::arg("x"))
+      .def("shape", &ModelBuilder::shape, py::arg("x"))
+      .def("build", &ModelBuilder::build);
+
+  m.def(
+      "predict",
+      [](const Model &M, py::object Hw, const std::string &ComputeType,
+         bool Fusion, py::object Train, bool Ops) {
+        const Hardware *H = hwOrNull(Hw);
+        Prediction P = run(M, H, predictOptions(ComputeType, Fusion, Train));
+        return toDict(P, M, H, Ops);
+      },
+      py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
+      py::arg("compute_type") = "", py::arg("fusion") = true,
+      py::arg("train") = py::none(), py::arg("ops") = true,
+      "Predicts the model on hw (None: work only). train: a dict of "
+      "training options (dp, tp, pp, recompute, dtype, ...) or True. "
+      "Returns a dict: totals, latency_s, train, ops (unless ops=False), "
+      "warnings.");
+  m.def(
+      "predict_json",
+      [](const Model &M, py::object Hw, const std::string &ComputeType,
+         bool Fusion, py::object Train, bool Compact) {
+        const Hardware *H = hwOrNull(Hw);
+        Prediction P = run(M, H, predictOptions(ComputeType, Fusion, Train));
+        py::gil_scoped_release NoGil;
+        return toJson(P, Compact);
+      },
+      py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
+      py::arg("compute_type") = "", py::arg("fusion") = true,
+      py::arg("train") = py::none(), py::arg("compact") = false,
+      "The CLI's JSON report (perfc MODEL --format json) as a string.");
+}

@@ -1,0 +1,278 @@
+//===- perfc/perfc.h - The perfc library API ---------------------*- C++
+//-*-===//
+//
+// perfc as a library: load hardware once, make models (ONNX file, ONNX bytes
+// or a small graph builder), predict their cost many times, from many
+// threads.
+//
+//   #include <perfc/perfc.h>
+//   perfc::api::Hardware Hw = perfc::api::Hardware::load("a100-sxm4-80gb");
+//   perfc::api::ModelBuilder B("tiny");
+//   auto X = B.input("x", {1, 3, 224, 224});
+//   X = B.relu(B.batchNorm(B.conv(X, 32, 3, 2)));
+//   B.output(B.gemm(B.flatten(B.globalAvgPool(X)), 10));
+//   perfc::api::Prediction P = perfc::api::predict(B.build(), Hw);
+//   double Seconds = *P.latencySeconds();
+//   std::string Json = perfc::api::toJson(P); // exactly `perfc --format json`
+//
+// Stability promise (from version 0.1): within a major version, this
+// header only grows. Existing functions keep their signatures and meaning,
+// structs only gain members at their end (with defaults that keep today's
+// behaviour), and nothing here exposes perfc's internals: the classes are
+// handles to private implementations (pimpl), so the library's ABI does not
+// change when the IR, passes or cost models do. The JSON from toJson()
+// follows the CLI's schema (README "JSON output", `schema_version`).
+// Predicted figures may change between releases as cost models improve.
+//
+// Errors: every function that can fail throws perfc::api::Error (a
+// std::runtime_error) whose what() is the CLI's one-line message without
+// the "perfc: error: " prefix. Nothing else is thrown, except std::bad_alloc.
+//
+// Threads: Hardware, Model and Prediction are immutable, cheap to copy
+// (shared handles) and safe to use from any number of threads at once.
+// predict() does not modify its Model or Hardware and keeps all of its
+// working state (training analyses included) per call, so concurrent
+// predictions may share both. A ModelBuilder belongs to one thread.
+//
+// The header includes only the C++ standard library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PERFC_H
+#define PERFC_PERFC_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#if defined(_WIN32)
+#define PERFC_API
+#else
+#define PERFC_API __attribute__((visibility("default")))
+#endif
+
+namespace perfc::api {
+
+/// The version of the library ("0.1.0").
+PERFC_API const char *version();
+
+/// What every failing call throws; what() is a one-line message.
+class PERFC_API Error : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A device or cluster description (hwdb schema). Immutable.
+class PERFC_API Hardware {
+public:
+  /// A bundled name ("a100-sxm4-80gb", see `perfc hw list`) or a YAML file
+  /// path (anything with a '/' or a .yaml/.yml suffix).
+  static Hardware load(const std::string &NameOrPath);
+  /// A description held in memory; DisplayName stands for the file in
+  /// messages, and references to other files resolve from the current
+  /// directory.
+  static Hardware fromYaml(const std::string &Text,
+                           const std::string &DisplayName = "<yaml>");
+  /// Names of every bundled description (devices, links, clusters).
+  static std::vector<std::string> bundled();
+
+  const std::string &name() const; ///< As given to load().
+  std::string device() const;      ///< The device a model runs on.
+  unsigned devices() const;        ///< Devices in the cluster.
+
+  struct Impl;
+  const Impl &impl() const { return *P; }
+
+  explicit Hardware(std::shared_ptr<const Impl> P) : P(std::move(P)) {}
+
+private:
+  std::shared_ptr<const Impl> P;
+};
+
+/// How an ONNX model's symbolic dimensions are bound (as --batch, --dim).
+struct ImportOptions {
+  /// Sets the first dimension of every input; unset keeps the model's (a
+  /// symbolic first dimension becomes 1).
+  std::optional<int64_t> batch;
+  /// Named symbolic dimensions, e.g. {{"seq", 128}}.
+  std::vector<std::pair<std::string, int64_t>> dims;
+  /// Cost value-dependent shapes as 0 with a warning instead of failing.
+  bool allowUnknownShapes = false;
+};
+
+/// A model with static shapes, ready to predict. Immutable.
+class PERFC_API Model {
+public:
+  /// Reads an ONNX file (weights are skipped, not loaded).
+  static Model fromOnnxFile(const std::string &Path,
+                            const ImportOptions &Options = {});
+  /// A serialized ONNX model held in memory; Name stands for the path in
+  /// messages and reports. Imports of the same bytes with the same options
+  /// are cached (a few dozen most recent), so re-importing is cheap.
+  static Model fromOnnxBytes(std::string_view Bytes,
+                             const ImportOptions &Options = {},
+                             const std::string &Name = "model.onnx");
+
+  const std::string &name() const;
+  unsigned numNodes() const;
+  /// The batch the model was imported or built at: the first dimension of
+  /// its first input (1 without inputs). A training prediction uses it as
+  /// the micro-batch.
+  int64_t batch() const;
+
+  struct Impl;
+  const Impl &impl() const { return *P; }
+
+  explicit Model(std::shared_ptr<const Impl> P) : P(std::move(P)) {}
+
+private:
+  std::shared_ptr<const Impl> P;
+};
+
+/// Builds a model without ONNX, op by op, in NCHW layout with ONNX's op
+/// semantics; the builder infers every shape. Weights are implied (a conv
+/// owns its filter and bias). Invalid arguments throw Error.
+class PERFC_API ModelBuilder {
+public:
+  /// A tensor of the model under construction.
+  struct Tensor {
+    uint32_t Id = ~0u;
+  };
+
+  explicit ModelBuilder(std::string Name = "model", std::string DType = "fp32");
+  ~ModelBuilder();
+  ModelBuilder(ModelBuilder &&) noexcept;
+  ModelBuilder &operator=(ModelBuilder &&) noexcept;
+
+  /// A graph input; the first dimension is the batch.
+  Tensor input(const std::string &Name, const std::vector<int64_t> &Shape);
+
+  /// 2-D convolution with a square kernel; Pad < 0 means "same" padding
+  /// ((Kernel - 1) / 2 * Dilation on each side).
+  Tensor conv(Tensor X, int64_t OutChannels, int64_t Kernel, int64_t Stride = 1,
+              int64_t Pad = -1, int64_t Groups = 1, bool Bias = true,
+              int64_t Dilation = 1);
+  /// Depthwise convolution (Groups = channels).
+  Tensor depthwiseConv(Tensor X, int64_t Kernel, int64_t Stride = 1,
+                       int64_t Pad = -1);
+  /// Fully connected: [N, K] x [K, OutFeatures] (+ bias), ONNX Gemm.
+  Tensor gemm(Tensor X, int64_t OutFeatures, bool Bias = true);
+  /// X times a weight [K, OutFeatures] over the last axis (ONNX MatMul).
+  Tensor matmul(Tensor X, int64_t OutFeatures);
+  /// Two activations multiplied (batched, broadcasting, ONNX MatMul).
+  Tensor matmul(Tensor A, Tensor B);
+  Tensor batchNorm(Tensor X);
+  Tensor layerNorm(Tensor X);
+  Tensor add(Tensor A, Tensor B); ///< Broadcasting.
+  Tensor mul(Tensor A, Tensor B); ///< Broadcasting.
+  Tensor relu(Tensor X);
+  Tensor relu6(Tensor X); ///< Clip(0, 6).
+  Tensor sigmoid(Tensor X);
+  Tensor tanh(Tensor X);
+  Tensor hardSwish(Tensor X);
+  Tensor maxPool(Tensor X, int64_t Kernel, int64_t Stride = 0,
+                 int64_t Pad = 0); ///< Stride 0: Kernel.
+  Tensor avgPool(Tensor X, int64_t Kernel, int64_t Stride = 0, int64_t Pad = 0);
+  Tensor globalAvgPool(Tensor X);
+  Tensor flatten(Tensor X); ///< [N, ...] -> [N, rest].
+  Tensor softmax(Tensor X, int64_t Axis = -1);
+  Tensor concat(const std::vector<Tensor> &Xs, int64_t Axis = 1);
+  /// Marks a graph output (the last tensor made, when none is marked).
+  void output(Tensor X);
+
+  std::vector<int64_t> shape(Tensor X) const;
+  /// The model; the builder is empty afterwards.
+  Model build();
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> P;
+};
+
+/// Training-step options (as `perfc --train`): the strategy of one step.
+/// The micro-batch is the model's batch().
+struct TrainOptions {
+  unsigned dp = 1, tp = 1, pp = 1, vp = 1;
+  bool sp = false;
+  int64_t globalBatch = 0;              ///< 0: micro-batch x dp.
+  std::string recompute = "none";       ///< none, selective, full
+  std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
+  std::string optimizer = "adam";       ///< sgd, momentum, adam
+  std::string partition = "balanced";   ///< balanced, even
+  std::string gradCompression = "none"; ///< none, fp16, topk:R
+  unsigned zero = 0;                    ///< ZeRO stage 0..3
+};
+
+struct PredictOptions {
+  /// --compute-type: fp32, tf32, fp16, bf16, fp8, int8; "" keeps the
+  /// model's own types.
+  std::string computeType;
+  bool fusion = true; ///< false: --no-fusion.
+  /// Set: predict a training step (needs hardware).
+  std::optional<TrainOptions> train;
+};
+
+/// One row per node, as the CLI's table and JSON "ops".
+struct OpRow {
+  std::string name, op, outputShape;
+  double params = 0, flops = 0, macs = 0, bytesRead = 0, bytesWritten = 0;
+  /// With hardware: seconds, bound (compute, memory, overhead, none) and
+  /// exec (kernel, fused, view, folded).
+  std::optional<double> seconds;
+  std::string bound, exec;
+};
+
+struct TrainSummary {
+  double stepSeconds = 0, computeSeconds = 0, commSeconds = 0,
+         exposedCommSeconds = 0, bubbleSeconds = 0, optimizerSeconds = 0,
+         samplesPerSecond = 0, modelFlops = 0, tflopsPerDevice = 0;
+  double peakBytes = 0, capacityBytes = 0; ///< Of the fullest device.
+  unsigned devices = 0;
+  int64_t globalBatch = 0, microBatches = 0;
+  bool fits = true;
+};
+
+/// What predict() found: the CLI's report. Immutable.
+class PERFC_API Prediction {
+public:
+  double params() const;
+  double flops() const;
+  double macs() const;
+  double bytes() const; ///< Read plus written.
+  /// With hardware: the inference latency (sum of kernel times).
+  std::optional<double> latencySeconds() const;
+  std::optional<TrainSummary> train() const;
+  std::vector<OpRow> ops() const;
+  std::vector<std::string> warnings() const;
+
+  struct Impl;
+  const Impl &impl() const { return *P; }
+
+private:
+  std::shared_ptr<const Impl> P;
+
+public:
+  explicit Prediction(std::shared_ptr<const Impl> P) : P(std::move(P)) {}
+};
+
+/// Work and latency (or a training step) of Model on the primary device of
+/// Hardware; Hw null: work only.
+PERFC_API Prediction predict(const Model &M, const Hardware *Hw,
+                             const PredictOptions &Options = {});
+inline Prediction predict(const Model &M, const Hardware &Hw,
+                          const PredictOptions &Options = {}) {
+  return predict(M, &Hw, Options);
+}
+
+/// The CLI's JSON (`perfc MODEL --format json`), byte for byte; Compact:
+/// on one line, without spaces (as `perfc batch` writes it).
+PERFC_API std::string toJson(const Prediction &P, bool Compact = false);
+
+} // namespace perfc::api
+
+#endif // PERFC_PERFC_H

@@ -1,0 +1,187 @@
+//===- ApiTest.cpp - include/perfc/perfc.h
+//---------------------------------===//
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include "perfc/perfc.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace api = perfc::api;
+
+namespace {
+
+std::string zoo(const std::string &Name) {
+  return std::string(PERFC_SOURCE_DIR) + "/tests/data/zoo/" + Name;
+}
+
+std::string readFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  std::stringstream S;
+  S << In.rdbuf();
+  return S.str();
+}
+
+/// A ResNet-like CNN of about 50 ops.
+api::Model cnn(int64_t Batch = 1, int64_t Width = 32) {
+  api::ModelBuilder B("cnn");
+  auto X = B.input("image", {Batch, 3, 224, 224});
+  X = B.relu(B.batchNorm(B.conv(X, Width, 3, 2)));
+  X = B.maxPool(X, 3, 2, 1);
+  for (int Stage = 0; Stage < 4; ++Stage) {
+    int64_t C = Width << Stage;
+    auto Y = B.relu(B.batchNorm(B.conv(X, C, 3, Stage ? 2 : 1)));
+    Y = B.batchNorm(B.conv(Y, C, 3));
+    auto S = B.batchNorm(B.conv(X, C, 1, Stage ? 2 : 1, 0));
+    X = B.relu(B.add(Y, S));
+  }
+  B.output(B.softmax(B.gemm(B.flatten(B.globalAvgPool(X)), 1000)));
+  return B.build();
+}
+
+} // namespace
+
+TEST_CASE("builder: shapes, work and latency") {
+  api::ModelBuilder B("t");
+  auto X = B.input("x", {2, 3, 32, 32});
+  auto C = B.conv(X, 8, 3, 2);
+  CHECK(B.shape(C) == std::vector<int64_t>{2, 8, 16, 16});
+  CHECK(B.shape(B.maxPool(C, 2)) == std::vector<int64_t>{2, 8, 8, 8});
+  CHECK(B.shape(B.depthwiseConv(C, 5)) == std::vector<int64_t>{2, 8, 16, 16});
+  auto F = B.flatten(B.globalAvgPool(B.relu6(C)));
+  CHECK(B.shape(F) == std::vector<int64_t>{2, 8});
+  CHECK(B.shape(B.concat({C, C})) == std::vector<int64_t>{2, 16, 16, 16});
+  auto G = B.gemm(F, 4);
+  B.output(G);
+  api::Model M = B.build();
+  CHECK(M.batch() == 2);
+  api::Prediction P = api::predict(M, nullptr);
+  // Conv: 2 x 8 x 16 x 16 outputs of 27 MACs.
+  CHECK(P.ops()[0].macs == 2 * 8 * 16 * 16 * 27);
+  CHECK(!P.latencySeconds());
+  api::Hardware Hw = api::Hardware::load("a100-sxm4-80gb");
+  api::Prediction T = api::predict(M, Hw);
+  REQUIRE(T.latencySeconds());
+  CHECK(*T.latencySeconds() > 0);
+  CHECK(T.ops().size() == M.numNodes());
+}
+
+TEST_CASE("builder: errors") {
+  api::ModelBuilder B("bad");
+  auto X = B.input("x", {1, 3, 8, 8});
+  CHECK_THROWS_WITH_AS(B.conv(X, 8, 3, 1, -1, 2), doctest::Contains("groups"),
+                       api::Error);
+  CHECK_THROWS_AS(B.gemm(X, 4), api::Error);
+  CHECK_THROWS_AS(B.conv(X, 8, 11, 1, 0), api::Error); // empty output
+  auto Y = B.input("y", {1, 4, 8, 8});
+  CHECK_THROWS_WITH_AS(B.add(X, Y), doctest::Contains("do not broadcast"),
+                       api::Error);
+  B.relu(X);
+  B.build();
+  CHECK_THROWS_WITH_AS(B.relu(X), doctest::Contains("after build"), api::Error);
+}
+
+TEST_CASE("ONNX from a file and from bytes give the CLI's report") {
+  api::Hardware Hw = api::Hardware::load("a100-sxm4-80gb");
+  api::ImportOptions O;
+  O.batch = 4;
+  api::Model F = api::Model::fromOnnxFile(zoo("resnet50.onnx"), O);
+  std::string Bytes = readFile(zoo("resnet50.onnx"));
+  api::Model B = api::Model::fromOnnxBytes(Bytes, O, zoo("resnet50.onnx"));
+  CHECK(F.name() == "resnet50");
+  CHECK(F.batch() == 4);
+  std::string JF = api::toJson(api::predict(F, Hw));
+  CHECK(JF == api::toJson(api::predict(B, Hw)));
+  CHECK(JF.find("\"path\": \"" + zoo("resnet50.onnx") + "\"") !=
+        std::string::npos);
+  std::string C = api::toJson(api::predict(F, Hw), true);
+  CHECK(C.find('\n') == std::string::npos);
+  CHECK(C.find("\"schema_version\":1") != std::string::npos);
+  // The bytes cache returns the same model for the same bytes and options,
+  // and a new one for other options.
+  api::Model B2 = api::Model::fromOnnxBytes(Bytes, O, zoo("resnet50.onnx"));
+  CHECK(&B2.impl() == &B.impl());
+  O.batch = 8;
+  api::Model B8 = api::Model::fromOnnxBytes(Bytes, O, zoo("resnet50.onnx"));
+  CHECK(&B8.impl() != &B.impl());
+  CHECK(B8.batch() == 8);
+}
+
+TEST_CASE("errors are perfc::api::Error with the CLI's message") {
+  CHECK_THROWS_WITH_AS(api::Hardware::load("no-such-device"),
+                       doctest::Contains("no-such-device"), api::Error);
+  CHECK_THROWS_WITH_AS(api::Model::fromOnnxFile("/nonexistent.onnx"),
+                       "/nonexistent.onnx: cannot read the file: No such "
+                       "file or directory",
+                       api::Error);
+  CHECK_THROWS_AS(api::Model::fromOnnxBytes("garbage"), api::Error);
+  CHECK_THROWS_WITH_AS(api::Model::fromOnnxFile(zoo("gpt2_small.onnx")),
+                       doctest::Contains("bind it with --dim seq=VALUE"),
+                       api::Error);
+  api::PredictOptions P;
+  P.computeType = "fp7";
+  CHECK_THROWS_WITH_AS(api::predict(cnn(), nullptr, P),
+                       doctest::Contains("unknown compute type"), api::Error);
+  P.computeType.clear();
+  P.train = api::TrainOptions();
+  CHECK_THROWS_WITH_AS(api::predict(cnn(), nullptr, P),
+                       doctest::Contains("needs hardware"), api::Error);
+}
+
+TEST_CASE("hardware from YAML text") {
+  CHECK_THROWS_AS(api::Hardware::fromYaml("device: [", "mine.yaml"),
+                  api::Error);
+  CHECK(api::Hardware::bundled().size() > 10);
+  api::Hardware Hw = api::Hardware::load("jetson-agx-orin-gpu");
+  CHECK(Hw.device() == "jetson-agx-orin-gpu");
+  CHECK(Hw.devices() == 1);
+}
+
+TEST_CASE("training step through the API") {
+  api::Hardware Hw = api::Hardware::load("a100-sxm4-80gb");
+  api::ImportOptions O;
+  O.batch = 2;
+  O.dims = {{"seq", 128}};
+  api::Model M = api::Model::fromOnnxFile(zoo("gpt2_small.onnx"), O);
+  api::PredictOptions P;
+  P.train = api::TrainOptions();
+  P.train->recompute = "full";
+  api::Prediction R = api::predict(M, Hw, P);
+  REQUIRE(R.train());
+  CHECK(R.train()->stepSeconds > 0);
+  CHECK(R.train()->globalBatch == 2);
+  CHECK(R.train()->peakBytes > 0);
+  CHECK(api::toJson(R).find("\"recompute\": \"full\"") != std::string::npos);
+  P.train->dp = 4096;
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("devices"),
+                       api::Error);
+}
+
+TEST_CASE("concurrent predictions share one Hardware and one Model") {
+  api::Hardware Hw = api::Hardware::load("a100-sxm4-80gb");
+  api::Model M = cnn(8);
+  api::Model Z = api::Model::fromOnnxFile(zoo("resnet18.onnx"));
+  api::PredictOptions Train;
+  Train.train = api::TrainOptions();
+  const std::string Ref[3] = {api::toJson(api::predict(M, Hw)),
+                              api::toJson(api::predict(Z, Hw)),
+                              api::toJson(api::predict(Z, Hw, Train))};
+  std::vector<std::thread> Threads;
+  std::vector<int> Bad(8, 0);
+  for (int T = 0; T < 8; ++T)
+    Threads.emplace_back([&, T] {
+      for (int I = 0; I < 20; ++I) {
+        int K = (T + I) % 3;
+        std::string J = api::toJson(K == 0   ? api::predict(M, Hw)
+                                    : K == 1 ? api::predict(Z, Hw)
+                                             : api::predict(Z, Hw, Train));
+        Bad[T] += J != Ref[K];
+      }
+    });
+  for (auto &T : Threads)
+    T.join();
+  for (int B : Bad)
+    CHECK(B == 0);
+}

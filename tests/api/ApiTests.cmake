@@ -1,0 +1,39 @@
+# The library API (include/perfc/perfc.h), `perfc batch`, the installed
+# package (tests/consumer) and the Python module (tests/python).
+# Included from tests/CMakeLists.txt.
+find_package(Threads REQUIRED)
+add_executable(perfc_api_tests api/ApiTest.cpp)
+target_link_libraries(perfc_api_tests PRIVATE perfc_api_obj doctest::doctest
+                      Threads::Threads)
+target_compile_definitions(perfc_api_tests PRIVATE
+  PERFC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+doctest_discover_tests(perfc_api_tests TEST_PREFIX "api.")
+
+# The installed package, from a fresh prefix, by an outside project.
+add_test(NAME api.consumer
+         COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR}
+                 -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/consumer
+                 -DWORK=${CMAKE_CURRENT_BINARY_DIR}/consumer
+                 -DMODEL=${PROJECT_SOURCE_DIR}/tests/data/zoo/resnet50.onnx
+                 -P ${CMAKE_CURRENT_SOURCE_DIR}/api/RunConsumer.cmake)
+set_tests_properties(api.consumer PROPERTIES TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "error as expected")
+
+# perfc batch: each line equals the CLI's JSON compacted, errors in place.
+add_test(NAME cli.batch.matches_cli
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/batch_test.sh
+                 $<TARGET_FILE:perfc> ${PROJECT_SOURCE_DIR}/tests/data/zoo
+                 ${CMAKE_CURRENT_BINARY_DIR}/batch)
+add_test(NAME cli.batch.no_input COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_error.sh
+         "no input given" $<TARGET_FILE:perfc> batch)
+add_test(NAME cli.batch.missing_file COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/cli/expect_error.sh
+         "/nonexistent.jsonl: cannot read the file" $<TARGET_FILE:perfc> batch
+         /nonexistent.jsonl)
+
+if(PERFC_PYTHON)
+  add_test(NAME python.pytest
+           COMMAND ${PERFC_PYTHON_EXECUTABLE} -m pytest -q -p no:cacheprovider
+                   ${CMAKE_CURRENT_SOURCE_DIR}/python)
+  set_tests_properties(python.pytest PROPERTIES TIMEOUT 300 ENVIRONMENT
+    "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PERFC_SOURCE_DIR=${PROJECT_SOURCE_DIR};PERFC_BIN=$<TARGET_FILE:perfc>")
+endif()

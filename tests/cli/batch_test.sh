@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# batch_test.sh PERFC ZOO WORKDIR
+# perfc batch over a mixed JSON-lines file: results in input order, each
+# prediction byte-equal to `perfc MODEL ... --format json` compacted, each
+# bad line an {"line":N,"error":...} object, exit status 1 (a line failed);
+# then the same file with one and with three threads gives the same bytes.
+set -eu
+perfc="$1"
+zoo="$2"
+work="$3"
+here="$(cd "$(dirname "$0")" && pwd)"
+mkdir -p "$work"
+cat >"$work/jobs.jsonl" <<JOBS
+{"model": "$zoo/resnet50.onnx", "hw": "a100-sxm4-80gb", "batch": 8}
+# a comment: no output
+not json
+
+{"model": "$zoo/mobilenet_v2.onnx", "hw": "jetson-agx-orin-gpu", "compute_type": "fp16"}
+{"model": "$zoo/gpt2_small.onnx", "hw": "a100-sxm4-80gb", "dims": {"seq": 128}, "train": {"recompute": "full", "micro_batch": 2}}
+{"model": "$zoo/resnet18.onnx"}
+{"model": "$zoo/resnet18.onnx", "hw": "no-such-device"}
+{"model": "$zoo/resnet18.onnx", "colour": "blue"}
+JOBS
+fail() { echo "FAIL: $*"; exit 1; }
+rc=0
+"$perfc" batch "$work/jobs.jsonl" --jobs 3 >"$work/out3.jsonl" || rc=$?
+[ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
+"$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
+cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 7 ] || fail "expected 7 result lines"
+expect() { # LINE_OF_OUTPUT CLI_ARGS...
+  n="$1"; shift
+  "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
+  sed -n "${n}p" "$work/out3.jsonl" | cmp - "$work/cli.json" ||
+    fail "result $n differs from: perfc $*"
+}
+expect 1 "$zoo/resnet50.onnx" --hw a100-sxm4-80gb --batch 8
+expect 3 "$zoo/mobilenet_v2.onnx" --hw jetson-agx-orin-gpu --compute-type fp16
+expect 4 "$zoo/gpt2_small.onnx" --hw a100-sxm4-80gb --dim seq=128 --train \
+  --recompute full --micro-batch 2
+expect 5 "$zoo/resnet18.onnx"
+sed -n 2p "$work/out3.jsonl" | grep -q '^{"line":3,"error":"not JSON' ||
+  fail "line 3 should be a JSON error"
+sed -n 6p "$work/out3.jsonl" | grep -q '^{"line":8,"error":".*no-such-device' ||
+  fail "line 8 should name the unknown device"
+sed -n 7p "$work/out3.jsonl" | grep -q "^{\"line\":9,\"error\":\"unknown key 'colour'" ||
+  fail "line 9 should name the unknown key"
+echo "ok"

@@ -1,0 +1,111 @@
+"""import perfc: the Python module of include/perfc/perfc.h (api/python)."""
+import json
+import os
+import subprocess
+import threading
+
+import pytest
+
+import perfc
+
+SRC = os.environ.get("PERFC_SOURCE_DIR",
+                     os.path.join(os.path.dirname(__file__), "..", ".."))
+ZOO = os.path.join(SRC, "tests", "data", "zoo")
+
+
+def cnn(batch=1, width=32):
+    b = perfc.ModelBuilder("cnn")
+    x = b.input("image", [batch, 3, 224, 224])
+    x = b.relu(b.batch_norm(b.conv(x, width, 3, stride=2)))
+    for stage in range(4):
+        c = width << stage
+        y = b.relu(b.batch_norm(b.conv(x, c, 3, stride=2 if stage else 1)))
+        y = b.batch_norm(b.conv(y, c, 3))
+        s = b.batch_norm(b.conv(x, c, 1, stride=2 if stage else 1, pad=0))
+        x = b.relu(b.add(y, s))
+    b.output(b.gemm(b.flatten(b.global_avg_pool(x)), 1000))
+    return b.build()
+
+
+@pytest.fixture(scope="module")
+def hw():
+    return perfc.load_hw("a100-sxm4-80gb")
+
+
+def test_builder_predict(hw):
+    m = cnn()
+    assert m.num_nodes > 30 and m.batch == 1
+    r = perfc.predict(m, hw)
+    assert r["latency_s"] > 0 and r["flops"] > 1e9
+    assert len(r["ops"]) == m.num_nodes
+    assert r["ops"][0]["op"] == "Conv"
+    assert r["ops"][0]["exec"] in ("kernel", "fused")
+    assert perfc.predict(m)["latency_s"] is None
+    assert "ops" not in perfc.predict(m, hw, ops=False)
+
+
+def test_builder_shapes_and_errors():
+    b = perfc.ModelBuilder("t")
+    x = b.input("x", [2, 3, 32, 32])
+    assert b.shape(b.conv(x, 8, 3, stride=2)) == [2, 8, 16, 16]
+    with pytest.raises(perfc.Error, match="groups"):
+        b.conv(x, 8, 3, groups=2)
+    with pytest.raises(RuntimeError):  # perfc.Error is a RuntimeError
+        b.gemm(x, 4)
+
+
+def test_onnx_path_and_bytes_match_cli(hw):
+    path = os.path.join(ZOO, "resnet50.onnx")
+    data = open(path, "rb").read()
+    a = perfc.Model.from_onnx(path, batch=4)
+    b = perfc.Model.from_onnx(data, batch=4, name=path)
+    assert a.name == b.name == "resnet50" and a.batch == 4
+    ja = perfc.predict_json(a, hw)
+    assert ja == perfc.predict_json(b, hw)
+    exe = os.environ.get("PERFC_BIN")
+    if exe:
+        cli = subprocess.run([exe, path, "--hw", "a100-sxm4-80gb", "--batch",
+                              "4", "--format", "json"], check=True,
+                             capture_output=True, text=True).stdout
+        assert ja == cli
+    d = perfc.predict(a, hw, ops=False)
+    assert d["latency_s"] == pytest.approx(json.loads(ja)["totals"]
+                                           ["latency_s"])
+
+
+def test_dims_and_training(hw):
+    m = perfc.Model.from_onnx(os.path.join(ZOO, "gpt2_small.onnx"), batch=2,
+                              dims={"seq": 128})
+    r = perfc.predict(m, hw, train={"recompute": "full"}, ops=False)
+    assert r["train"]["step_s"] > 0 and r["train"]["global_batch"] == 2
+    with pytest.raises(ValueError, match="unknown train option"):
+        perfc.predict(m, hw, train={"colour": 1})
+    with pytest.raises(perfc.Error, match="seq"):
+        perfc.Model.from_onnx(os.path.join(ZOO, "gpt2_small.onnx"))
+
+
+def test_errors():
+    with pytest.raises(perfc.Error, match="no-such-device"):
+        perfc.load_hw("no-such-device")
+    with pytest.raises(perfc.Error, match="cannot read the file"):
+        perfc.Model.from_onnx("/nonexistent.onnx")
+    with pytest.raises(perfc.Error):
+        perfc.Model.from_onnx(b"garbage")
+
+
+def test_threads_share_hw_and_model(hw):
+    m = cnn(batch=8)
+    ref = perfc.predict_json(m, hw)
+    bad = []
+
+    def work():
+        for _ in range(20):
+            if perfc.predict_json(m, hw) != ref:
+                bad.append(1)
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad

@@ -1,0 +1,332 @@
+//===- BatchCommand.cpp - perfc batch FILE.jsonl [--jobs N] ---------------===//
+//
+// Sweeps: one prediction per input line, through the library API
+// (include/perfc/perfc.h), on a pool of threads. Each line is a JSON object
+//
+//   {"model": "m.onnx", "hw": "a100-sxm4-80gb", "batch": 8,
+//    "dims": {"seq": 128}, "compute_type": "fp16", "fusion": true,
+//    "allow_unknown_shapes": false, "train": {"dp": 8, "recompute": "full"}}
+//
+// ("model" required; "train" also takes true, and its "micro_batch" sets
+// the batch as --micro-batch does). Each output line is, in input order,
+// the JSON `perfc MODEL --format json` prints, on one line, or
+// {"line":N,"error":"..."} for a line that fails; the others go on. Blank
+// lines and lines starting with '#' give no output. Hardware descriptions
+// are loaded once, models once per (path, batch, dims) and shared by the
+// threads. Exit status 1 when any line failed.
+//
+//===----------------------------------------------------------------------===//
+#include "perfc/perfc.h"
+#include "tools/CliCommon.h"
+#include "tools/Commands.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+using namespace perfc;
+namespace cl = llvm::cl;
+
+namespace {
+
+struct Job {
+  unsigned Line = 0;
+  std::string Model, Hw;
+  api::ImportOptions Import;
+  api::PredictOptions Predict;
+  std::string Error; ///< Set: the line is malformed.
+};
+
+/// Parses one line; on failure sets Job::Error.
+Job parseLine(unsigned Line, llvm::StringRef Text) {
+  Job J;
+  J.Line = Line;
+  auto Fail = [&](const std::string &What) {
+    J.Error = What;
+    return J;
+  };
+  auto Doc = llvm::json::parse(Text);
+  if (!Doc)
+    return Fail("not JSON: " + llvm::toString(Doc.takeError()));
+  const llvm::json::Object *O = Doc->getAsObject();
+  if (!O)
+    return Fail("expected a JSON object");
+  for (const auto &KV : *O) {
+    llvm::StringRef K = KV.first;
+    if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
+        K != "train" && K != "compute_type" && K != "fusion" &&
+        K != "allow_unknown_shapes")
+      return Fail("unknown key '" + K.str() +
+                  "': use model, hw, batch, dims, train, compute_type, "
+                  "fusion, allow_unknown_shapes");
+  }
+  auto Model = O->getString("model");
+  if (!Model || Model->empty())
+    return Fail("'model' (a path to an ONNX file) is missing or not a string");
+  J.Model = Model->str();
+  if (O->get("hw")) {
+    auto Hw = O->getString("hw");
+    if (!Hw)
+      return Fail("'hw' must be a string (a bundled name or a YAML path)");
+    J.Hw = Hw->str();
+  }
+  if (O->get("batch")) {
+    auto B = O->getInteger("batch");
+    if (!B || *B <= 0)
+      return Fail("'batch' must be a positive integer");
+    J.Import.batch = *B;
+  }
+  if (const llvm::json::Value *D = O->get("dims")) {
+    const llvm::json::Object *DO = D->getAsObject();
+    if (!DO)
+      return Fail("'dims' must be an object {\"NAME\": SIZE}");
+    for (const auto &KV : *DO) {
+      auto V = KV.second.getAsInteger();
+      if (!V || *V <= 0)
+        return Fail("'dims." + KV.first.str() + "' must be a positive integer");
+      J.Import.dims.emplace_back(KV.first.str(), *V);
+    }
+    // json::Object is unordered: bind in name order, deterministically.
+    std::sort(J.Import.dims.begin(), J.Import.dims.end());
+  }
+  if (O->get("compute_type")) {
+    auto C = O->getString("compute_type");
+    if (!C)
+      return Fail("'compute_type' must be a string");
+    J.Predict.computeType = C->str();
+  }
+  if (O->get("fusion")) {
+    auto F = O->getBoolean("fusion");
+    if (!F)
+      return Fail("'fusion' must be true or false");
+    J.Predict.fusion = *F;
+  }
+  if (O->get("allow_unknown_shapes")) {
+    auto F = O->getBoolean("allow_unknown_shapes");
+    if (!F)
+      return Fail("'allow_unknown_shapes' must be true or false");
+    J.Import.allowUnknownShapes = *F;
+  }
+  if (const llvm::json::Value *T = O->get("train")) {
+    if (auto B = T->getAsBoolean()) {
+      if (*B)
+        J.Predict.train = api::TrainOptions();
+    } else if (const llvm::json::Object *TO = T->getAsObject()) {
+      api::TrainOptions Tr;
+      for (const auto &KV : *TO) {
+        llvm::StringRef K = KV.first;
+        const llvm::json::Value &V = KV.second;
+        auto Int = [&](int64_t Min) -> std::optional<int64_t> {
+          auto I = V.getAsInteger();
+          if (!I || *I < Min)
+            return std::nullopt;
+          return *I;
+        };
+        auto Str = [&]() -> std::optional<std::string> {
+          if (auto S = V.getAsString())
+            return S->str();
+          return std::nullopt;
+        };
+        std::optional<int64_t> I;
+        std::optional<std::string> S;
+        if (K == "dp" || K == "tp" || K == "pp" || K == "vp") {
+          if (!(I = Int(1)))
+            return Fail("'train." + K.str() + "' must be an integer >= 1");
+          (K == "dp"   ? Tr.dp
+           : K == "tp" ? Tr.tp
+           : K == "pp" ? Tr.pp
+                       : Tr.vp) = unsigned(*I);
+        } else if (K == "zero") {
+          if (!(I = Int(0)) || *I > 3)
+            return Fail("'train.zero' must be a ZeRO stage 0..3");
+          Tr.zero = unsigned(*I);
+        } else if (K == "global_batch") {
+          if (!(I = Int(1)))
+            return Fail("'train.global_batch' must be a positive integer");
+          Tr.globalBatch = *I;
+        } else if (K == "micro_batch") {
+          if (!(I = Int(1)))
+            return Fail("'train.micro_batch' must be a positive integer");
+          J.Import.batch = *I;
+        } else if (K == "sp") {
+          auto B = V.getAsBoolean();
+          if (!B)
+            return Fail("'train.sp' must be true or false");
+          Tr.sp = *B;
+        } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
+                   K == "partition" || K == "grad_compression") {
+          if (!(S = Str()))
+            return Fail("'train." + K.str() + "' must be a string");
+          (K == "recompute"   ? Tr.recompute
+           : K == "dtype"     ? Tr.dtype
+           : K == "optimizer" ? Tr.optimizer
+           : K == "partition" ? Tr.partition
+                              : Tr.gradCompression) = *S;
+        } else {
+          return Fail("unknown key 'train." + K.str() +
+                      "': use dp, tp, pp, vp, sp, micro_batch, "
+                      "global_batch, recompute, dtype, optimizer, "
+                      "partition, grad_compression, zero");
+        }
+      }
+      J.Predict.train = Tr;
+    } else {
+      return Fail("'train' must be true or an object of training options");
+    }
+  }
+  return J;
+}
+
+/// Loads each distinct key once, on first use, from any thread.
+template <typename T> class OnceCache {
+public:
+  template <typename Load>
+  const T &get(const std::string &Key, Load L, std::string &Error) {
+    Slot *S;
+    {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      std::unique_ptr<Slot> &P = Slots[Key];
+      if (!P)
+        P = std::make_unique<Slot>();
+      S = P.get();
+    }
+    std::call_once(S->Once, [&] {
+      try {
+        S->Value.emplace(L());
+      } catch (const api::Error &E) {
+        S->Error = E.what();
+      }
+    });
+    Error = S->Error;
+    return *S->Value;
+  }
+
+private:
+  struct Slot {
+    std::once_flag Once;
+    std::optional<T> Value;
+    std::string Error;
+  };
+  std::mutex Mutex;
+  std::map<std::string, std::unique_ptr<Slot>> Slots;
+};
+
+std::string errorLine(unsigned Line, const std::string &Message) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  {
+    // In this order (a json::Object would sort its keys).
+    llvm::json::OStream J(OS);
+    J.object([&] {
+      J.attribute("line", int64_t(Line));
+      J.attribute("error", Message);
+    });
+  }
+  return OS.str();
+}
+
+} // namespace
+
+int perfc::cli::runBatch(int Argc, const char *const *Argv) {
+  cl::OptionCategory Category("perfc batch options");
+  cl::opt<std::string> InputPath(cl::Positional, cl::desc("<jobs.jsonl>"),
+                                 cl::cat(Category));
+  cl::opt<unsigned> Jobs("jobs", cl::desc("Threads (default: every core)"),
+                         cl::init(0), cl::value_desc("N"), cl::cat(Category));
+  cl::opt<std::string> OutputPath("o", cl::desc("Write the results to FILE"),
+                                  cl::value_desc("FILE"), cl::cat(Category));
+  cl::HideUnrelatedOptions(Category);
+  if (!parseOptions(Argc, Argv,
+                    "perfc batch: one prediction per JSON line, results as "
+                    "JSON lines in input order\n\n  perfc batch FILE.jsonl "
+                    "[--jobs N] [-o FILE]\n  (FILE '-': standard input)\n"))
+    return 1;
+  if (InputPath.empty())
+    return fail("no input given: usage 'perfc batch FILE.jsonl' (one JSON "
+                "object per line, e.g. {\"model\": \"m.onnx\", \"hw\": "
+                "\"a100-sxm4-80gb\"})");
+  auto Buf = InputPath == "-" ? llvm::MemoryBuffer::getSTDIN()
+                              : llvm::MemoryBuffer::getFile(InputPath);
+  if (!Buf)
+    return fail(InputPath +
+                ": cannot read the file: " + Buf.getError().message());
+
+  std::vector<Job> Work;
+  llvm::SmallVector<llvm::StringRef, 0> Lines;
+  (*Buf)->getBuffer().split(Lines, '\n');
+  for (unsigned I = 0; I < Lines.size(); ++I) {
+    llvm::StringRef L = Lines[I].trim();
+    if (L.empty() || L.startswith("#"))
+      continue;
+    Work.push_back(parseLine(I + 1, L));
+  }
+
+  OnceCache<api::Hardware> HwCache;
+  OnceCache<api::Model> ModelCache;
+  std::vector<std::string> Out(Work.size());
+  std::vector<char> Failed(Work.size(), 0);
+  std::atomic<size_t> Next{0};
+  auto Worker = [&] {
+    for (size_t I; (I = Next.fetch_add(1)) < Work.size();) {
+      const Job &J = Work[I];
+      auto Err = [&](const std::string &M) {
+        Out[I] = errorLine(J.Line, M);
+        Failed[I] = 1;
+      };
+      if (!J.Error.empty()) {
+        Err(J.Error);
+        continue;
+      }
+      std::string E;
+      const api::Hardware *Hw = nullptr;
+      if (!J.Hw.empty()) {
+        Hw = &HwCache.get(
+            J.Hw, [&] { return api::Hardware::load(J.Hw); }, E);
+        if (!E.empty()) {
+          Err(E);
+          continue;
+        }
+      }
+      std::string Key =
+          J.Model + '\0' +
+          (J.Import.batch ? std::to_string(*J.Import.batch) : "-") +
+          (J.Import.allowUnknownShapes ? "u" : "s");
+      for (const auto &[N, V] : J.Import.dims)
+        Key += '\0' + N + '=' + std::to_string(V);
+      const api::Model &M = ModelCache.get(
+          Key, [&] { return api::Model::fromOnnxFile(J.Model, J.Import); }, E);
+      if (!E.empty()) {
+        Err(E);
+        continue;
+      }
+      try {
+        Out[I] = api::toJson(api::predict(M, Hw, J.Predict), true);
+      } catch (const api::Error &X) {
+        Err(X.what());
+      }
+    }
+  };
+  unsigned N = Jobs ? Jobs : std::max(1u, std::thread::hardware_concurrency());
+  N = std::max<size_t>(1, std::min<size_t>(N, Work.size()));
+  std::vector<std::thread> Pool;
+  for (unsigned I = 1; I < N; ++I)
+    Pool.emplace_back(Worker);
+  Worker();
+  for (std::thread &T : Pool)
+    T.join();
+
+  int Status = writeOutput(OutputPath, [&](llvm::raw_ostream &OS) {
+    for (const std::string &S : Out)
+      OS << S << '\n';
+  });
+  if (Status)
+    return Status;
+  return std::count(Failed.begin(), Failed.end(), 1) ? 1 : 0;
+}
