@@ -34,6 +34,8 @@ public:
   KernelPlan run() {
     for (const auto &N : G.nodes())
       place(*N);
+    if (Options.Fuse && Options.FuseAttention)
+      fuseAttention();
     for (Kernel &K : Plan.Kernels)
       combineWork(K);
     return std::move(Plan);
@@ -127,6 +129,105 @@ private:
     K.Members.push_back(Index);
     Plan.KernelOf[Index] = static_cast<int>(Plan.Kernels.size());
     Plan.Kernels.push_back(std::move(K));
+  }
+
+  /// A product of two activations (no weights behind either operand).
+  bool isActivationProduct(const ir::Node *N) const {
+    if (!N || N->opType() != "MatMul")
+      return false;
+    for (const ir::Value *In : N->inputs()) {
+      if (!In)
+        return false;
+      const ir::Value *Root = dataRoot(In);
+      if (Root->isConstant() || !Root->producer() ||
+          Plan.Exec[Root->producer()->index()] == NodeExec::Folded)
+        return false;
+    }
+    return true;
+  }
+
+  /// Attention as FlashAttention, TensorRT's MHA plugin and ONNX Runtime's
+  /// Attention kernel run it: P = softmax(mask(scale(Q.K^T))), O = P.V in
+  /// one kernel whose scores never reach memory. Finds each Softmax between
+  /// two activation products (through pointwise ops, views and dropout) and
+  /// merges their kernels into the first product's.
+  void fuseAttention() {
+    bool Merged = false;
+    for (const auto &SPtr : G.nodes()) {
+      const ir::Node *S = SPtr.get();
+      if (S->opType() != "Softmax" || Plan.KernelOf[S->index()] < 0)
+        continue;
+      llvm::SmallVector<const ir::Node *, 8> Chain{S};
+      // Back to Q.K^T.
+      const ir::Node *A = nullptr;
+      const ir::Value *V = S->input(0);
+      for (unsigned Depth = 0; V && Depth < 8; ++Depth) {
+        const ir::Node *P = dataProducer(V);
+        if (isActivationProduct(P)) {
+          A = P;
+          break;
+        }
+        if (!P || Work.Nodes[P->index()].Class != OpClass::Elementwise)
+          break;
+        Chain.push_back(P);
+        V = nullptr;
+        for (const ir::Value *In : P->inputs())
+          if (In && !In->isConstant() && dataProducer(In) &&
+              Plan.Exec[dataProducer(In)->index()] != NodeExec::Folded) {
+            V = In;
+            break;
+          }
+      }
+      // Forward to P.V.
+      const ir::Node *B = nullptr;
+      const ir::Value *Out = S->output(0);
+      for (unsigned Depth = 0; Out && Depth < 8 && A; ++Depth) {
+        if (Out->users().size() != 1)
+          break;
+        const ir::Node *U = Out->users()[0];
+        if (isActivationProduct(U) && U->input(0) == Out) {
+          B = U;
+          break;
+        }
+        const NodeExec E = Plan.Exec[U->index()];
+        if (E != NodeExec::View &&
+            Work.Nodes[U->index()].Class != OpClass::Elementwise &&
+            U->opType() != "Dropout")
+          break;
+        if (E != NodeExec::View)
+          Chain.push_back(U);
+        Out = U->output(0);
+      }
+      if (!A || !B)
+        continue;
+      const int Into = Plan.KernelOf[A->index()];
+      Chain.push_back(B);
+      for (const ir::Node *N : Chain) {
+        const int From = Plan.KernelOf[N->index()];
+        if (From < 0 || From == Into)
+          continue;
+        for (unsigned M : Plan.Kernels[From].Members) {
+          Plan.Kernels[Into].Members.push_back(M);
+          Plan.KernelOf[M] = Into;
+        }
+        Plan.Kernels[From].Members.clear();
+        Merged = true;
+      }
+    }
+    if (!Merged)
+      return;
+    // Drop the emptied kernels, keeping the order of the rest.
+    std::vector<int> NewIndex(Plan.Kernels.size(), -1);
+    std::vector<Kernel> Kept;
+    for (unsigned K = 0; K < Plan.Kernels.size(); ++K)
+      if (!Plan.Kernels[K].Members.empty()) {
+        NewIndex[K] = Kept.size();
+        Kept.push_back(std::move(Plan.Kernels[K]));
+      }
+    Plan.Kernels = std::move(Kept);
+    for (int &K : Plan.KernelOf)
+      if (K >= 0)
+        K = NewIndex[K];
   }
 
   /// Whether V (or a view of it) is read outside kernel K or is a graph

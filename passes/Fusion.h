@@ -21,7 +21,10 @@
 // normalization or reduction op (never a GEMM's). Views are looked
 // through. A node never joins a kernel older than another kernel it reads
 // from (that would make the kernels cyclic), and a kernel holds at most
-// MaxFusedNodes nodes. Everything else starts its own kernel.
+// MaxFusedNodes nodes. Everything else starts its own kernel. Finally,
+// attention (Q.K^T, pointwise scaling and masking, Softmax, dropout, P.V)
+// becomes one kernel, as FlashAttention and the runtimes' fused attention
+// kernels run it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_FUSION_H
@@ -65,6 +68,9 @@ struct KernelPlan {
 struct FusionOptions {
   bool Fuse = true;          ///< Fuse epilogues and elementwise chains.
   bool FoldConstants = true; ///< Fold constant subgraphs at load time.
+  /// Run softmax(Q.K^T).V as one kernel (FlashAttention, TensorRT, ONNX
+  /// Runtime's Attention): the scores never reach memory.
+  bool FuseAttention = true;
 };
 
 constexpr unsigned MaxFusedNodes = 64;

@@ -156,4 +156,33 @@ TEST_SUITE("fusion") {
     O.Fusion.Fuse = false;
     CHECK(*predict(B.G, O).LatencySeconds == doctest::Approx(10e-6));
   }
+
+  TEST_CASE("attention runs as one kernel whose scores never reach memory") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 64, 32});
+    ir::Node *Q = B.node("MatMul", {X, B.weight("wq", {32, 32})}, {1, 64, 32});
+    ir::Node *K = B.node("MatMul", {X, B.weight("wk", {32, 32})}, {1, 64, 32});
+    ir::Node *V = B.node("MatMul", {X, B.weight("wv", {32, 32})}, {1, 64, 32});
+    ir::Node *Kt = B.node("Transpose", {B.out(K)}, {1, 32, 64});
+    Kt->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1}));
+    ir::Node *S = B.node("MatMul", {B.out(Q), B.out(Kt)}, {1, 64, 64});
+    ir::Node *Scale =
+        B.node("Mul", {B.out(S), B.weight("c", {1})}, {1, 64, 64});
+    ir::Node *P = B.node("Softmax", {B.out(Scale)}, {1, 64, 64});
+    ir::Node *O = B.node("MatMul", {B.out(P), B.out(V)}, {1, 64, 32});
+    B.G.markOutput(B.out(O));
+    KernelPlan Fused = plan(B.G);
+    const int Attn = Fused.KernelOf[S->index()];
+    CHECK(Fused.KernelOf[P->index()] == Attn);
+    CHECK(Fused.KernelOf[O->index()] == Attn);
+    CHECK(Fused.KernelOf[Scale->index()] == Attn);
+    // Reads Q, K^T, V and the scale; writes O: no [64, 64] score matrix.
+    const Kernel &K0 = Fused.Kernels[Attn];
+    CHECK(K0.Work.BytesRead == doctest::Approx(3 * 64 * 32 * 4 + 4)); // + c
+    CHECK(K0.Work.BytesWritten == doctest::Approx(64 * 32 * 4));
+    FusionOptions NoAttention;
+    NoAttention.FuseAttention = false;
+    KernelPlan Unfused = planKernels(B.G, computeWork(B.G), NoAttention);
+    CHECK(Unfused.KernelOf[P->index()] != Unfused.KernelOf[S->index()]);
+  }
 }
