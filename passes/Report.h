@@ -10,6 +10,7 @@
 
 #include "costmodels/OpWork.h"
 #include "ir/Warning.h"
+#include "passes/Planner.h"
 #include "passes/TrainStep.h"
 
 #include "llvm/ADT/Optional.h"
@@ -98,6 +99,17 @@ struct Report {
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;
   llvm::Optional<TrainReport> Train;
+  /// With --plan: the search and the model it was made for (a plan file
+  /// fed back with --strategy must match the fingerprint).
+  struct PlanInfo {
+    PlanResult Result;
+    std::string ModelName;
+    uint64_t ModelNodes = 0;
+    double ModelParams = 0;
+    unsigned DevicesPerNode = 1;
+    double TimeLimitSeconds = 0;
+  };
+  llvm::Optional<PlanInfo> Plan;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
 };

@@ -122,6 +122,8 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
       J.attribute("space", int64_t(Res.Space));
       J.attribute("candidates", int64_t(Res.Candidates));
       J.attribute("feasible", int64_t(Res.Feasible));
+      if (Res.Planner == PlannerKind::Z3)
+        J.attribute("solver_candidates", int64_t(Res.SolverInput));
       J.attribute("evaluate_s", Res.EvaluateSeconds);
       J.attribute("solve_s", Res.SolveSeconds);
       J.attribute("candidates_per_s", Res.EvaluateSeconds > 0

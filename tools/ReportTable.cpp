@@ -111,6 +111,34 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         formatBytes(P.GradientsBytes), formatBytes(P.OptimizerBytes),
         formatBytes(P.ActivationsBytes), formatBytes(P.WorkspaceBytes));
   }
+  if (R.Plan) {
+    const PlanResult &Res = R.Plan->Result;
+    OS << fmt::format("plan      {} by {}: {} candidates ({} fit) evaluated "
+                      "in {}, solved in {}\n",
+                      Res.Optimal ? "proven optimal" : "best found, NOT proven",
+                      name(Res.Planner), Res.Candidates, Res.Feasible,
+                      formatSeconds(Res.EvaluateSeconds),
+                      formatSeconds(Res.SolveSeconds));
+    auto Row = [&](const PlanCandidate &C) {
+      const TrainOptions &O = C.Options;
+      return fmt::format("dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
+                         "{}: {}, {}",
+                         O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,
+                         O.SequenceParallel ? " sp" : "", name(O.Recomp),
+                         O.Zero, formatSeconds(C.StepSeconds),
+                         formatBytes(C.PeakBytes));
+    };
+    if (Res.Top.size() > 1) {
+      OS << "top plans\n";
+      for (size_t I = 0; I < Res.Top.size(); ++I)
+        OS << fmt::format("  {:>3}. {}\n", I + 1, Row(Res.Top[I]));
+    }
+    if (!Res.Pareto.empty()) {
+      OS << "pareto front (time / memory)\n";
+      for (const PlanCandidate &C : Res.Pareto)
+        OS << "       " << Row(C) << "\n";
+    }
+  }
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
   std::vector<size_t> Order(R.Nodes.size());

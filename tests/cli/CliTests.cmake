@@ -232,3 +232,50 @@ perfc_expect_error(calibrate_zero_threads "calibrate: --threads must be at least
                    calibrate --threads 0)
 perfc_expect_error(train_bad_compression "--grad-compression topk:R: R must be a share in \\(0, 1\\]"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --grad-compression topk:2)
+
+# The planner (--plan): the documented plan fields, top K and the Pareto
+# front, a plan fed back with --strategy, and errors naming the constraint.
+set(PLAN_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan.json)
+set(PLAN_ARGS ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train
+              --global-batch 64 --dtype bf16)
+add_test(NAME cli.plan_json
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --format json -o ${PLAN_OUT})
+set_tests_properties(cli.plan_json PROPERTIES FIXTURES_SETUP plan_json)
+add_test(NAME cli.plan_json_fields COMMAND ${CMAKE_COMMAND} -E cat ${PLAN_OUT})
+set_tests_properties(cli.plan_json_fields PROPERTIES FIXTURES_REQUIRED plan_json
+  PASS_REGULAR_EXPRESSION "\"plan\": {[^}]*\"dp\": [0-9]+,[^}]*\"tp\": [0-9]+,[^}]*\"pp\": [0-9]+,[^}]*\"vp\": [0-9]+,[^}]*\"sp\": (true|false),[^}]*\"micro_batch\": [0-9]+,[^}]*\"recompute\": \"[a-z]+\",[^}]*\"zero\": [0-3],.*\"stages\": \\[.*\"devices\": [0-9]+,.*\"layers\": \\[.*\"memory_bytes\".*\"time_s\".*\"placement\": \\[.*\"predicted\": {[^}]*\"step_time_s\"[^}]*\"peak_bytes\".*\"optimal\": true,.*\"search\": {.*\"candidates\": [0-9]+.*\"solve_s\"")
+add_test(NAME cli.plan_strategy_roundtrip
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_OUT} --format json)
+set_tests_properties(cli.plan_strategy_roundtrip PROPERTIES FIXTURES_REQUIRED plan_json
+  PASS_REGULAR_EXPRESSION "\"strategy\": {.*\"step\": {")
+add_test(NAME cli.plan_top_pareto
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --planner exhaustive
+                 --top 3 --pareto --format json)
+set_tests_properties(cli.plan_top_pareto PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"planner\": \"exhaustive\".*\"plans\": \\[.*\"step_time_s\".*\"pareto\": \\[")
+add_test(NAME cli.plan_table COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --tp 2)
+set_tests_properties(cli.plan_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "training  dp [0-9]+ x tp 2 .*plan      proven optimal by z3: [0-9]+ candidates")
+perfc_expect_error(plan_too_many_devices
+  "gpt2_small.onnx: --devices 16: cluster 'dgx-a100' has 8 devices"
+  ${PLAN_ARGS} --plan --devices 16)
+perfc_expect_error(plan_bad_tp
+  "--tp 3: tensor parallelism must be a power of two dividing the 8 devices of a node"
+  ${PLAN_ARGS} --plan --tp 3)
+perfc_expect_error(plan_pp_over_blocks
+  "--pp 16: the model has 12 blocks, and a pipeline stage needs at least one"
+  ${PLAN_ARGS} --plan --pp 16)
+perfc_expect_error(plan_fits_nowhere
+  "no strategy fits in 40 GiB per device: the smallest needs [0-9.]+ GiB \\(dp 1, tp 1, pp 1"
+  ${ZOO_OUT} --hw a100-sxm4-40gb --train --plan --global-batch 8 --dtype bf16 --micro-batch 1)
+set_tests_properties(cli.error.plan_fits_nowhere PROPERTIES FIXTURES_REQUIRED zoo_llama)
+perfc_expect_error(plan_needs_global_batch "--plan needs --global-batch"
+  ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --plan)
+perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
+  ${ZOO}/gpt2_small.onnx --hw dgx-a100 --plan)
+perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model '.*' \\([0-9]+ nodes, [0-9]+ parameters\\), not"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --strategy ${PLAN_OUT})
+set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED plan_json)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json "{\"plan\": {\"dp\": 2}}")
+perfc_expect_error(plan_bad_file "cli-bad-plan.json: 'plan.tp' is missing or not an integer"
+  ${PLAN_ARGS} --strategy ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json)

@@ -1,0 +1,385 @@
+//===- Planner.cpp - The training planner (Z3 or exhaustive) --------------===//
+#include "passes/Planner.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <z3++.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+namespace perfc {
+
+const char *name(PlannerKind K) {
+  return K == PlannerKind::Z3 ? "z3" : "exhaustive";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+llvm::Error fail(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+double since(Clock::time_point T) {
+  return std::chrono::duration<double>(Clock::now() - T).count();
+}
+
+bool isPow2(unsigned X) { return X && !(X & (X - 1)); }
+
+/// "80 GiB", "37.5 GiB".
+std::string gib(double Bytes) {
+  const double G = Bytes / double(1ull << 30);
+  if (std::fabs(G - std::round(G)) < 0.05)
+    return llvm::formatv("{0:F0} GiB", G).str();
+  return llvm::formatv("{0:F1} GiB", G).str();
+}
+
+std::string describe(const TrainOptions &O) {
+  std::string S = llvm::formatv("dp {0}, tp {1}, pp {2}", O.Dp, O.Tp, O.Pp);
+  if (O.Vp > 1)
+    S += llvm::formatv(", vp {0}", O.Vp).str();
+  S += llvm::formatv(", micro-batch {0}", O.MicroBatch).str();
+  if (O.SequenceParallel)
+    S += ", sp";
+  S += std::string(", recompute ") + name(O.Recomp);
+  S += llvm::formatv(", zero {0}", O.Zero).str();
+  return S;
+}
+
+/// The lexicographic key both planners minimise.
+bool better(const PlanCandidate &A, const PlanCandidate &B) {
+  return std::tie(A.TimeNs, A.Bytes) < std::tie(B.TimeNs, B.Bytes);
+}
+
+template <typename T>
+std::vector<T> pick(const llvm::Optional<T> &Fixed, std::vector<T> All) {
+  if (Fixed)
+    return {*Fixed};
+  return All;
+}
+
+} // namespace
+
+llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
+  const auto Start = Clock::now();
+  if (!R.Cluster || !R.Analysis)
+    return fail("planner: no cluster or model given");
+  const hw::Cluster &C = *R.Cluster;
+  const PlanFixed &F = R.Fixed;
+  const unsigned Total = C.numDevices();
+  const unsigned N = R.Devices ? R.Devices : Total;
+  if (N > Total)
+    return fail(llvm::formatv("--devices {0}: cluster '{1}' has {2} devices", N,
+                              C.Name, Total));
+  if (R.GlobalBatch <= 0)
+    return fail("--plan needs --global-batch (samples per step)");
+  const unsigned PerNode = C.Groups.front().devicesPerNode();
+
+  std::vector<int64_t> Mbs = pick(F.MicroBatch, R.MicroBatchSizes);
+  auto FirstA = R.Analysis(Mbs.front());
+  if (!FirstA)
+    return FirstA.takeError();
+  const unsigned Blocks = (*FirstA)->Blocks.NumBlocks;
+  const bool HasTp = (*FirstA)->Blocks.HasTensorParallelPattern;
+
+  // Pinned degrees that no candidate can satisfy.
+  if (F.Tp) {
+    if (*F.Tp > 1 && !HasTp)
+      return fail(llvm::formatv(
+          "--tp {0}: the model has no Megatron tensor-parallel pattern",
+          *F.Tp));
+    if (R.AllowCrossNodeTp ? (*F.Tp == 0 || N % *F.Tp)
+                           : (!isPow2(*F.Tp) || PerNode % *F.Tp))
+      return fail(
+          R.AllowCrossNodeTp
+              ? llvm::formatv("--tp {0} does not divide the {1} devices used",
+                              *F.Tp, N)
+                    .str()
+              : llvm::formatv("--tp {0}: tensor parallelism must be a power "
+                              "of two dividing the {1} devices of a node of "
+                              "'{2}' (or --allow-cross-node-tp)",
+                              *F.Tp, PerNode, C.Name)
+                    .str());
+  }
+  if (F.Pp && (*F.Pp == 0 || *F.Pp > std::max(1u, Blocks)))
+    return fail(llvm::formatv("--pp {0}: the model has {1} blocks, and a "
+                              "pipeline stage needs at least one",
+                              *F.Pp, Blocks));
+  if (F.Dp && (*F.Dp == 0 || N % *F.Dp))
+    return fail(llvm::formatv("--dp {0} does not divide the {1} devices used",
+                              *F.Dp, N));
+  {
+    const uint64_t Pinned =
+        uint64_t(F.Dp.getValueOr(1)) * F.Tp.getValueOr(1) * F.Pp.getValueOr(1);
+    if (N % Pinned)
+      return fail(llvm::formatv("dp x tp x pp pinned to {0} does not divide "
+                                "the {1} devices used",
+                                Pinned, N));
+  }
+  if (F.Vp && *F.Vp > 1 && F.Pp && *F.Pp == 1)
+    return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
+  if (F.Sp && *F.Sp && F.Tp && *F.Tp == 1)
+    return fail("--sp (sequence parallelism) needs --tp of at least 2");
+  if (F.Zero && *F.Zero > 3)
+    return fail("--zero must be 0, 1, 2 or 3");
+
+  // The space, in evaluation order.
+  std::vector<unsigned> Tps;
+  for (unsigned T = 1; T <= N; ++T) {
+    if (N % T)
+      continue;
+    if (T > 1 && !HasTp)
+      break;
+    if (!R.AllowCrossNodeTp && (!isPow2(T) || PerNode % T))
+      continue;
+    Tps.push_back(T);
+  }
+  Tps = pick(F.Tp, Tps);
+  std::vector<TrainOptions> Space;
+  for (unsigned Tp : Tps)
+    for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
+      if ((N / Tp) % Pp || (F.Pp && Pp != *F.Pp))
+        continue;
+      const unsigned Dp = N / Tp / Pp;
+      if (F.Dp && Dp != *F.Dp)
+        continue;
+      if (R.GlobalBatch % Dp)
+        continue;
+      if (R.Base.Split == Partition::Even && Blocks % Pp)
+        continue;
+      for (unsigned Vp : pick(F.Vp, {1u, 2u, 4u})) {
+        if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
+          continue;
+        for (int64_t Mb : Mbs) {
+          if ((R.GlobalBatch / Dp) % Mb)
+            continue;
+          // Interleaved 1F1B runs micro-batches in groups of pp.
+          if (Vp > 1 && (R.GlobalBatch / Dp / Mb) % Pp)
+            continue;
+          for (Recompute Rc :
+               pick(F.Recomp,
+                    {Recompute::None, Recompute::Selective, Recompute::Full}))
+            for (bool Sp : pick(F.Sp, {false, true})) {
+              if (Sp && Tp == 1)
+                continue;
+              for (unsigned Z : pick(F.Zero, {0u, 1u, 2u, 3u})) {
+                if (Z > 0 && Dp == 1 && !F.Zero)
+                  continue;
+                TrainOptions O = R.Base;
+                O.Dp = Dp;
+                O.Tp = Tp;
+                O.Pp = Pp;
+                O.Vp = Vp;
+                O.MicroBatch = Mb;
+                O.GlobalBatch = R.GlobalBatch;
+                O.Recomp = Rc;
+                O.SequenceParallel = Sp;
+                O.Zero = Z;
+                O.Timeline = false;
+                Space.push_back(O);
+              }
+            }
+        }
+      }
+    }
+
+  PlanResult Res;
+  Res.Planner = R.Planner;
+  Res.Space = Space.size();
+  if (Space.empty())
+    return fail(llvm::formatv(
+        "no strategy satisfies the constraints: {0} devices (tp {1}), global "
+        "batch {2}, micro-batch {3}{4}",
+        N,
+        R.AllowCrossNodeTp
+            ? "dividing the devices"
+            : llvm::formatv("a power of two up to {0}", PerNode).str(),
+        R.GlobalBatch,
+        F.MicroBatch ? std::to_string(*F.MicroBatch) : "1, 2, 4 or 8",
+        " (dp must divide the global batch, the micro-batch the samples per "
+        "replica)"));
+
+  // Evaluate every candidate with the cost model.
+  std::vector<PlanCandidate> All;
+  All.reserve(Space.size());
+  llvm::Optional<PlanCandidate> Smallest; // the least memory, fitting or not
+  std::string FirstError;
+  const double Capacity = C.primaryDevice().mainMemory().CapacityBytes;
+  auto LastProgress = Start;
+  bool Printed = false;
+  std::map<int64_t, const TrainingAnalysis *> Analyses;
+  for (const TrainOptions &O : Space) {
+    if (R.TimeLimitSeconds > 0 && Res.Candidates > 0 &&
+        since(Start) > R.TimeLimitSeconds) {
+      Res.TimedOut = true;
+      break;
+    }
+    const TrainingAnalysis *&A = Analyses[O.MicroBatch];
+    if (!A) {
+      auto Got = R.Analysis(O.MicroBatch);
+      if (!Got)
+        return Got.takeError();
+      A = *Got;
+    }
+    auto T = predictTraining(*A, C, O);
+    ++Res.Candidates;
+    if (!T) {
+      std::string E = llvm::toString(T.takeError());
+      if (FirstError.empty())
+        FirstError = describe(O) + ": " + E;
+      continue;
+    }
+    PlanCandidate P;
+    P.Options = O;
+    P.StepSeconds = T->StepSeconds;
+    P.PeakBytes = T->peak().peakBytes();
+    P.TimeNs = int64_t(std::llround(P.StepSeconds * 1e9));
+    P.Bytes = int64_t(std::llround(P.PeakBytes));
+    if (!Smallest || P.PeakBytes < Smallest->PeakBytes)
+      Smallest = P;
+    if (P.PeakBytes <= Capacity)
+      All.push_back(P);
+    if (R.Progress &&
+        std::chrono::duration<double>(Clock::now() - LastProgress).count() >
+            0.25 &&
+        since(Start) > 1) {
+      LastProgress = Clock::now();
+      llvm::errs() << llvm::formatv(
+          "\rperfc: planning: {0} of {1} candidates evaluated, {2} fit",
+          Res.Candidates, Space.size(), All.size());
+      Printed = true;
+    }
+  }
+  if (Printed)
+    llvm::errs() << "\n";
+  Res.EvaluateSeconds = since(Start);
+  Res.Feasible = All.size();
+  if (All.empty()) {
+    if (Smallest)
+      return fail(llvm::formatv(
+          "no strategy fits in {0} per device: the smallest needs {1} ({2})",
+          gib(Capacity), gib(Smallest->PeakBytes),
+          describe(Smallest->Options)));
+    if (Res.TimedOut)
+      return fail(llvm::formatv("--time-limit {0}: no candidate evaluated in "
+                                "time; allow more",
+                                R.TimeLimitSeconds));
+    return fail("no strategy can be predicted: " + FirstError);
+  }
+
+  // The loop's minimum: the exhaustive planner's answer, and the fallback
+  // when Z3 runs out of time.
+  size_t Best = 0;
+  for (size_t I = 1; I < All.size(); ++I)
+    if (better(All[I], All[Best]))
+      Best = I;
+  const auto SolveStart = Clock::now();
+  if (R.Planner == PlannerKind::Exhaustive) {
+    Res.Optimal = !Res.TimedOut;
+  } else {
+    // Z3's input: the candidates no other beats in both time and memory
+    // (a lexicographic minimum of time then memory is never dominated, so
+    // this loses no optimum; it keeps the solver's problem to the front,
+    // tens of candidates instead of thousands, which Z3 solves in
+    // milliseconds where the full set takes seconds).
+    std::vector<size_t> Input;
+    {
+      std::vector<size_t> Order(All.size());
+      for (size_t I = 0; I < All.size(); ++I)
+        Order[I] = I;
+      std::stable_sort(Order.begin(), Order.end(), [&](size_t A, size_t B) {
+        return better(All[A], All[B]);
+      });
+      int64_t Least = INT64_MAX;
+      for (size_t I : Order)
+        if (All[I].Bytes < Least) {
+          Input.push_back(I);
+          Least = All[I].Bytes;
+        }
+      // Shuffle the front out of sorted order: Z3 must find the minimum,
+      // not read it off the first Boolean.
+      std::reverse(Input.begin(), Input.end());
+    }
+    Res.SolverInput = Input.size();
+    try {
+      z3::context Ctx;
+      z3::optimize Opt(Ctx);
+      if (R.TimeLimitSeconds > 0) {
+        z3::params P(Ctx);
+        const double Left = std::max(0.001, R.TimeLimitSeconds - since(Start));
+        P.set("timeout", unsigned(std::ceil(Left * 1000)));
+        Opt.set(P);
+      }
+      // One Boolean per candidate, exactly one true; time and memory are
+      // sums of b_i * t_i (linear, integers).
+      z3::expr_vector Chosen(Ctx), Time(Ctx), Memory(Ctx);
+      std::vector<int> Ones(Input.size(), 1);
+      const z3::expr Zero = Ctx.int_val(0);
+      for (size_t I = 0; I < Input.size(); ++I) {
+        const PlanCandidate &P = All[Input[I]];
+        z3::expr B = Ctx.bool_const(("c" + std::to_string(I)).c_str());
+        Chosen.push_back(B);
+        Time.push_back(z3::ite(B, Ctx.int_val(P.TimeNs), Zero));
+        Memory.push_back(z3::ite(B, Ctx.int_val(P.Bytes), Zero));
+      }
+      Opt.add(z3::pbeq(Chosen, Ones.data(), 1));
+      // Memory within a device's.
+      Opt.add(z3::sum(Memory) <= Ctx.int_val(int64_t(Capacity)));
+      // Lexicographic (Z3's default priority): time, then memory.
+      Opt.minimize(z3::sum(Time));
+      Opt.minimize(z3::sum(Memory));
+      if (Opt.check() == z3::sat) {
+        z3::model M = Opt.get_model();
+        for (size_t I = 0; I < Input.size(); ++I)
+          if (M.eval(Chosen[I], true).is_true()) {
+            Best = Input[I];
+            break;
+          }
+        Res.Optimal = !Res.TimedOut;
+      } else {
+        Res.Optimal = false; // unknown (time limit): the loop's best
+        Res.TimedOut = true;
+      }
+    } catch (const z3::exception &E) {
+      return fail(llvm::Twine("planner: Z3 failed: ") + E.msg());
+    }
+  }
+  Res.SolveSeconds = since(SolveStart);
+
+  Res.Options = All[Best].Options;
+  const TrainingAnalysis *A = Analyses[Res.Options.MicroBatch];
+  auto T = predictTraining(*A, C, Res.Options);
+  if (!T)
+    return T.takeError();
+  Res.Report = std::move(*T);
+
+  // Top K and the Pareto front, from the evaluated candidates.
+  std::vector<PlanCandidate> Sorted = All;
+  std::stable_sort(Sorted.begin(), Sorted.end(), better);
+  const PlanCandidate Chosen = All[Best];
+  if (R.TopK > 0) {
+    Res.Top.push_back(Chosen);
+    for (const PlanCandidate &P : Sorted) {
+      if (Res.Top.size() >= R.TopK)
+        break;
+      if (describe(P.Options) != describe(Chosen.Options))
+        Res.Top.push_back(P);
+    }
+  }
+  if (R.Pareto) {
+    int64_t Least = INT64_MAX;
+    for (const PlanCandidate &P : Sorted)
+      if (P.Bytes < Least) {
+        Res.Pareto.push_back(P);
+        Least = P.Bytes;
+      }
+  }
+  return Res;
+}
+
+} // namespace perfc

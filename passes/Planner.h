@@ -1,0 +1,111 @@
+//===- Planner.h - The training planner (Z3 or exhaustive) ------*- C++ -*-===//
+//
+// Finds the parallel strategy with the lowest predicted step time that fits
+// in every device's memory (ties: lower peak memory), for one model on one
+// cluster and a global batch (issue 5).
+//
+// The search space is discrete and small enough to cost every point with
+// the cost model (predictTraining): data, tensor and pipeline degrees whose
+// product is the devices used, interleaving, micro-batch size, sequence
+// parallelism, recomputation and ZeRO stage. Every candidate is evaluated
+// first; Z3 then chooses among them under linear constraints only (one
+// Boolean per candidate, exactly one true, the chosen memory at most the
+// capacity, lexicographic minimum of integer nanoseconds then bytes), so
+// that its answer is proven optimal over the enumerated space without any
+// non-linear reasoning. `Exhaustive` picks the same minimum with a loop:
+// the reference the Z3 planner is tested against.
+//
+// Pipeline stage boundaries are not a variable of the search: each
+// (pp, vp) is split by predictTraining's balanced partition (contiguous
+// block ranges, unequal where that balances time), or evenly with
+// Partition::Even.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_PLANNER_H
+#define PERFC_PASSES_PLANNER_H
+
+#include "passes/TrainStep.h"
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace perfc {
+
+/// Choices the user pinned; None: the planner chooses.
+struct PlanFixed {
+  llvm::Optional<unsigned> Dp, Tp, Pp, Vp, Zero;
+  llvm::Optional<bool> Sp;
+  llvm::Optional<int64_t> MicroBatch;
+  llvm::Optional<Recompute> Recomp;
+};
+
+enum class PlannerKind : uint8_t { Z3, Exhaustive };
+const char *name(PlannerKind K);
+
+struct PlanRequest {
+  /// The analysis of the model imported at a micro-batch size (the graph
+  /// must stay alive while the planner runs; the planner asks for each size
+  /// it considers, possibly more than once: cache them).
+  std::function<llvm::Expected<const TrainingAnalysis *>(int64_t MicroBatch)>
+      Analysis;
+  const hw::Cluster *Cluster = nullptr;
+  int64_t GlobalBatch = 0;
+  /// Devices used (dp x tp x pp); 0: every device of the cluster.
+  unsigned Devices = 0;
+  PlanFixed Fixed;
+  /// What the search does not choose: dtype, optimizer, partition, bucket.
+  TrainOptions Base;
+  /// Tensor parallelism across nodes (by default a power of two dividing
+  /// the devices of a node).
+  bool AllowCrossNodeTp = false;
+  std::vector<int64_t> MicroBatchSizes = {1, 2, 4, 8};
+  PlannerKind Planner = PlannerKind::Z3;
+  /// Bounds evaluation and solving; 0: none. When it runs out, the best
+  /// plan found is returned, not proven optimal.
+  double TimeLimitSeconds = 0;
+  unsigned TopK = 1;
+  bool Pareto = false;
+  /// Progress on stderr when the search takes over a second (the CLI sets
+  /// this when stderr is a terminal).
+  bool Progress = false;
+};
+
+struct PlanCandidate {
+  TrainOptions Options;
+  double StepSeconds = 0;
+  double PeakBytes = 0;
+  int64_t TimeNs = 0; ///< What the planners compare: rounded nanoseconds,
+  int64_t Bytes = 0;  ///< then rounded bytes.
+};
+
+struct PlanResult {
+  TrainOptions Options; ///< The plan.
+  TrainReport Report;   ///< Its prediction (stages, memory).
+  /// Proven optimal over the enumerated space: Z3 finished (or the
+  /// exhaustive loop saw every candidate) within the time limit.
+  bool Optimal = false;
+  bool TimedOut = false;
+  PlannerKind Planner = PlannerKind::Z3;
+  uint64_t Space = 0;      ///< Candidates enumerated.
+  uint64_t Candidates = 0; ///< Evaluated with the cost model.
+  uint64_t Feasible = 0;   ///< Evaluated and fitting in memory.
+  /// Candidates given to Z3: the feasible ones no other beats in both time
+  /// and memory.
+  uint64_t SolverInput = 0;
+  double EvaluateSeconds = 0, SolveSeconds = 0;
+  std::vector<PlanCandidate> Top;    ///< The TopK best, best first.
+  std::vector<PlanCandidate> Pareto; ///< Time/memory front, fastest first.
+};
+
+/// Plans a training step. Errors are one line naming the constraint that
+/// fails: more devices than the cluster has, an impossible pinned degree, a
+/// model that fits nowhere (with what the smallest candidate needs).
+llvm::Expected<PlanResult> planTraining(const PlanRequest &R);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_PLANNER_H
