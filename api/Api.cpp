@@ -269,8 +269,16 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
 
 Prediction predict(const Model &M, const Hardware *Hw,
                    const PredictOptions &Options) {
+  return Prediction(makePrediction(M, Hw, Options, /*Explain=*/false));
+}
+
+std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
+                                                 const Hardware *Hw,
+                                                 const PredictOptions &Options,
+                                                 bool Explain) {
   const Model::Impl &MI = M.impl();
   perfc::PredictOptions PO;
+  PO.Explain = Explain;
   PO.Time.ComputeType = parseComputeType(Options.computeType);
   PO.Fusion.Fuse = Options.fusion;
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
@@ -279,7 +287,11 @@ Prediction predict(const Model &M, const Hardware *Hw,
   if (Options.train && !Cluster)
     throwError("a training prediction needs hardware (a device or cluster)");
 
-  auto I = std::make_shared<Prediction::Impl>();
+  auto I = std::make_shared<Prediction::Impl>(M);
+  I->Explained = Explain;
+  if (Hw)
+    I->Hw = *Hw;
+  I->Options = Options;
   Report &R = I->R;
   R = perfc::predict(MI.Graph, PO);
   R.Model = MI.Info;
@@ -311,7 +323,7 @@ Prediction predict(const Model &M, const Hardware *Hw,
                              R.Train->CapacityBytes / (1u << 30))
                    .str()});
   }
-  return Prediction(std::move(I));
+  return I;
 }
 
 //===-- Prediction --------------------------------------------------------===//
@@ -382,10 +394,14 @@ std::vector<std::string> Prediction::warnings() const {
 }
 
 std::string toJson(const Prediction &P, bool Compact) {
+  const Prediction::Impl &I = P.impl();
+  std::shared_ptr<Prediction::Impl> Full;
+  if (!I.Explained)
+    Full = makePrediction(I.M, I.Hw ? &*I.Hw : nullptr, I.Options, true);
   std::string S;
   {
     llvm::raw_string_ostream OS(S);
-    writeReportJson(P.impl().R, OS);
+    writeReportJson(Full ? Full->R : I.R, OS);
   }
   if (!Compact)
     return S;

@@ -32,7 +32,21 @@ struct Model::Impl {
 
 struct Prediction::Impl {
   Report R;
+  /// What it was made from: toJson() predicts again with the explanations
+  /// that predict() leaves out (see makePrediction).
+  bool Explained = false;
+  Model M;
+  std::optional<Hardware> Hw;
+  PredictOptions Options;
+  Impl(Model M) : M(std::move(M)) {}
 };
+
+/// predict(), with or without NodeTime::Explain strings (the JSON's
+/// formulas; formatting them takes most of a prediction's time).
+std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
+                                                 const Hardware *Hw,
+                                                 const PredictOptions &Options,
+                                                 bool Explain);
 
 /// Throws Error with E's message.
 [[noreturn]] void throwError(llvm::Error E);

@@ -99,6 +99,9 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
   const auto Reuse = [](double M, double N) { return M * N / (M + N); };
   const double FullReuse = Reuse(TileM, TileN);
   double Best = 0;
+  // The best tiling, described once after the search (formatting in the
+  // loop cost more than the search).
+  double BestTm = 0, BestTn = 0, BestSplitK = 0, BestTiles = 0, BestWaves = 0;
   for (unsigned DivM : {1u, 2u, 4u, 8u})
     for (unsigned DivN : {1u, 2u, 4u, 8u})
       for (double SplitK : {1.0, 2.0, 4.0, 8.0, 16.0}) {
@@ -114,14 +117,19 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
         const double Factor = Useful * Reuse(Tm, Tn) / FullReuse;
         if (Factor > Best) {
           Best = Factor;
-          if (Note)
-            *Note = llvm::formatv("{0}x{1} tiles, split-K {2}: {3} blocks in "
-                                  "{4} wave(s) of {5} SMs",
-                                  int64_t(Tm), int64_t(Tn), int64_t(SplitK),
-                                  int64_t(Tiles), int64_t(Waves), Cores)
-                        .str();
+          BestTm = Tm;
+          BestTn = Tn;
+          BestSplitK = SplitK;
+          BestTiles = Tiles;
+          BestWaves = Waves;
         }
       }
+  if (Note && Best > 0)
+    *Note = llvm::formatv("{0}x{1} tiles, split-K {2}: {3} blocks in "
+                          "{4} wave(s) of {5} SMs",
+                          int64_t(BestTm), int64_t(BestTn), int64_t(BestSplitK),
+                          int64_t(BestTiles), int64_t(BestWaves), Cores)
+                .str();
   return std::min(1.0, std::max(Best, 1e-6));
 }
 
@@ -162,7 +170,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu &&
       hw::isMatrixUnit(U.Unit->Kind)) {
     T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
-                                  &T.QuantizationNote);
+                                  O.Notes ? &T.QuantizationNote : nullptr);
     // Libraries fall back to CUDA-core kernels (GEMV, small GEMMs) where
     // tensor-core tiles would be mostly padding: take the faster.
     const UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);

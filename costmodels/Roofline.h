@@ -72,6 +72,9 @@ struct TimeOptions {
   /// the OpWork (re-count the work with converted tensors to model storage
   /// in a narrower type too).
   llvm::Optional<ir::DType> ComputeType;
+  /// Describe the tiling in OpTime::QuantizationNote (for explanations);
+  /// off, opTime formats no text.
+  bool Notes = true;
 };
 
 struct OpTime {

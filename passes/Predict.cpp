@@ -16,15 +16,16 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
   return T;
 }
 
-NodeTime kernelTime(const cost::OpTime &T, const Kernel &K) {
+NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain) {
   NodeTime NT;
   NT.Seconds = T.Seconds;
   NT.ComputeSeconds = T.ComputeSeconds;
   NT.MemorySeconds = T.MemorySeconds;
   NT.OverheadSeconds = T.OverheadSeconds;
   NT.Bound = cost::name(T.Bound);
-  NT.Explain = cost::explain(T);
-  if (K.Members.size() > 1)
+  if (Explain)
+    NT.Explain = cost::explain(T);
+  if (Explain && K.Members.size() > 1)
     NT.Explain +=
         " [kernel of " + std::to_string(K.Members.size()) + " fused nodes]";
   NT.PeakFlops = T.PeakFlops;
@@ -40,10 +41,12 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K) {
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
   const KernelPlan Plan = planKernels(G, Work, O.Fusion);
+  cost::TimeOptions TO = O.Time;
+  TO.Notes = TO.Notes && O.Explain;
   KernelSummary Summary;
   double Total = 0;
   for (const Kernel &K : Plan.Kernels) {
-    const cost::OpTime T = cost::opTime(K.Work, *O.Device, O.Time);
+    const cost::OpTime T = cost::opTime(K.Work, *O.Device, TO);
     Total += T.Seconds;
     switch (T.Bound) {
     case cost::Bound::Compute:
@@ -56,12 +59,14 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
       Summary.OverheadBoundSeconds += T.Seconds;
       break;
     }
-    R.Nodes[K.Head].Time = kernelTime(T, K);
+    R.Nodes[K.Head].Time = kernelTime(T, K, O.Explain);
     for (unsigned M : K.Members)
       if (M != K.Head) {
-        NodeTime F = zeroTime("fused", "0 s (fused into the kernel of '" +
-                                           R.Nodes[K.Head].Name +
-                                           "', whose time includes it)");
+        NodeTime F =
+            zeroTime("fused", O.Explain ? "0 s (fused into the kernel of '" +
+                                              R.Nodes[K.Head].Name +
+                                              "', whose time includes it)"
+                                        : std::string());
         F.FusedInto = R.Nodes[K.Head].Name;
         R.Nodes[M].Time = std::move(F);
       }

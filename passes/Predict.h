@@ -27,6 +27,10 @@ struct PredictOptions {
   const hw::Device *Device = nullptr;
   cost::TimeOptions Time;
   FusionOptions Fusion;
+  /// Fill NodeTime::Explain (the formulas of the JSON and --explain). Off,
+  /// the report is the same but for those strings, and much faster to make
+  /// (the library API makes them only when JSON is asked for).
+  bool Explain = true;
 };
 
 /// Work only (no device).
