@@ -152,7 +152,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         continue;
       if (R.Base.Split == Partition::Even && Blocks % Pp)
         continue;
-      for (unsigned Vp : pick(F.Vp, {1u, 2u, 4u})) {
+      // vp 3 too: Megatron-LM runs 175B and 530B with it.
+      for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
         if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
           continue;
         for (int64_t Mb : Mbs) {
