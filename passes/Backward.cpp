@@ -21,20 +21,7 @@ double SavedTensor::bytes() const {
 
 namespace {
 
-bool isConstantValue(const ir::Value *V, unsigned Depth = 0) {
-  if (V->isConstant())
-    return true;
-  const ir::Node *P = V->producer();
-  if (!P || Depth > 16)
-    return false;
-  if (P->opType() == "Shape" || P->opType() == "Size" ||
-      P->opType() == "Constant")
-    return true;
-  for (const ir::Value *In : P->inputs())
-    if (In && !isConstantValue(In, Depth + 1))
-      return false;
-  return true;
-}
+bool isConstantValue(const ir::Value *V) { return isLoadTimeConstant(V); }
 
 unsigned activationInputs(const ir::Node &N) {
   unsigned Count = 0;

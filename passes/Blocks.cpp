@@ -29,6 +29,21 @@ const char *name(TpRole R) {
   return "replicated";
 }
 
+bool isLoadTimeConstant(const ir::Value *V, unsigned Depth) {
+  if (V->isConstant())
+    return true;
+  const ir::Node *P = V->producer();
+  if (!P || Depth > 16)
+    return false;
+  if (P->opType() == "Shape" || P->opType() == "Size" ||
+      P->opType() == "Constant")
+    return true;
+  for (const ir::Value *In : P->inputs())
+    if (In && !isLoadTimeConstant(In, Depth + 1))
+      return false;
+  return true;
+}
+
 bool isParameter(const ir::Value *V) {
   return V && V->isConstant() && ir::isFloatingPoint(V->type()) &&
          V->numElements() >= 2;
@@ -79,22 +94,7 @@ bool isGemmOp(const ir::Node &N) {
   return N.opType() == "MatMul" || N.opType() == "Gemm";
 }
 
-/// Whether a value is known without running the model (constants, shape
-/// arithmetic on them).
-bool isConstantLike(const ir::Value *V, unsigned Depth = 0) {
-  if (V->isConstant())
-    return true;
-  const ir::Node *P = V->producer();
-  if (!P || Depth > 16)
-    return false;
-  if (P->opType() == "Shape" || P->opType() == "Size" ||
-      P->opType() == "Constant")
-    return true;
-  for (const ir::Value *In : P->inputs())
-    if (In && !isConstantLike(In, Depth + 1))
-      return false;
-  return true;
-}
+bool isConstantLike(const ir::Value *V) { return isLoadTimeConstant(V); }
 
 class Analyzer {
 public:
