@@ -38,6 +38,20 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain) {
   return NT;
 }
 
+/// W with its floating-point tensors stored in T (a deployment that keeps
+/// weights and activations in fp16 or int8): bytes scale by the ratio of
+/// the element sizes. The whole traffic of a floating-point op scales,
+/// integer side inputs (indices, shapes) included: they are small.
+OpWork stored(const OpWork &W, ir::DType T) {
+  if (!ir::isFloatingPoint(W.Type))
+    return W;
+  OpWork S = W;
+  const double Ratio = double(ir::byteSize(T)) / ir::byteSize(W.Type);
+  S.BytesRead *= Ratio;
+  S.BytesWritten *= Ratio;
+  return S;
+}
+
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
   const KernelPlan Plan = planKernels(G, Work, O.Fusion);
@@ -46,7 +60,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   KernelSummary Summary;
   double Total = 0;
   for (const Kernel &K : Plan.Kernels) {
-    const cost::OpTime T = cost::opTime(K.Work, *O.Device, TO);
+    const cost::OpTime T = cost::opTime(
+        O.StorageType ? stored(K.Work, *O.StorageType) : K.Work, *O.Device, TO);
     Total += T.Seconds;
     switch (T.Bound) {
     case cost::Bound::Compute:

@@ -26,6 +26,10 @@ struct PredictOptions {
   /// The device to time the model on; work only when null.
   const hw::Device *Device = nullptr;
   cost::TimeOptions Time;
+  /// Store floating-point tensors in this type (fp16, bf16, fp8, int8), as
+  /// TensorRT engines, QNN and XLA deployments do: their bytes scale by the
+  /// element sizes. None: the model's types.
+  llvm::Optional<ir::DType> StorageType;
   FusionOptions Fusion;
   /// Fill NodeTime::Explain (the formulas of the JSON and --explain). Off,
   /// the report is the same but for those strings, and much faster to make

@@ -231,6 +231,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::desc("Run floating-point arithmetic in this type (fp32, tf32, "
                "fp16, bf16, fp8, int8), e.g. an fp32 model on tensor cores"),
       cl::value_desc("TYPE"), cl::cat(Category));
+  cl::opt<std::string> StorageTypeOpt(
+      "storage-type",
+      cl::desc("Store floating-point tensors in this type (fp16, bf16, fp8, "
+               "int8), as deployed engines do; default: the model's types"),
+      cl::value_desc("TYPE"), cl::cat(Category));
   cl::opt<bool> NoFusion(
       "no-fusion",
       cl::desc("Time every node as its own kernel (no epilogue or "
@@ -368,6 +373,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   auto Compute = parseComputeType(ComputeType);
   if (!Compute)
     return fail(Compute.takeError());
+  auto Storage = parseComputeType(StorageTypeOpt);
+  if (!Storage)
+    return fail("--storage-type: " + llvm::toString(Storage.takeError()));
   if (ModelPath.empty())
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
@@ -467,6 +475,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   PredictOptions Options;
   Options.Time.ComputeType = *Compute;
+  Options.StorageType = *Storage;
   Options.Fusion.Fuse = !NoFusion;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();

@@ -279,3 +279,10 @@ set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED pla
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json "{\"plan\": {\"dp\": 2}}")
 perfc_expect_error(plan_bad_file "cli-bad-plan.json: 'plan.tp' is missing or not an integer"
   ${PLAN_ARGS} --strategy ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json)
+add_test(NAME cli.storage_type
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw t4 --compute-type int8
+                 --storage-type int8 --ops 1 --explain)
+set_tests_properties(cli.storage_type PROPERTIES PASS_REGULAR_EXPRESSION
+  "tensor int8")
+perfc_expect_error(storage_type "--storage-type: unknown --compute-type 'fp9'"
+                   ${ZOO}/resnet18.onnx --hw t4 --storage-type fp9)
