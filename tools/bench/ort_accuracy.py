@@ -25,6 +25,8 @@ Steps (each can be skipped or pointed at earlier output):
      --profile models ORT's profiler (per-node kernel times, median over
      runs; the framework's time between kernels). A chain of 1 and of 201
      tiny Add nodes gives ORT's per-node dispatch overhead.
+     Measurements merge into an earlier ort_<cpu>.json of the same
+     settings, per model the lower median counting (--replace: the new).
      Output: tools/bench/results/ort_<cpu>.json and
      tools/bench/results/ort_profile_<model>_<cpu>.json.
   4. Prediction: `perfc calibrate` (or build/tools/calibrate/perfc-calibrate)
@@ -516,6 +518,8 @@ def report(models, measured, preds, hw, tag):
         err = (pred_ms - m["median_ms"]) / m["median_ms"] * 100 if pred_ms is not None else None
         rows.append({"model": name, "seq": m.get("seq"), "measured_ms": m["median_ms"],
                      "p10_ms": m["p10_ms"], "p90_ms": m["p90_ms"], "predicted_ms": pred_ms,
+                     "other_ms": [x for x in m.get("round_medians_ms", []) if x != m["median_ms"]]
+                     + m.get("earlier_medians_ms", []),
                      "error_pct": err, "ort_nodes": m.get("nodes_optimized"),
                      "onnx_nodes": m.get("nodes_original"),
                      "perfc_kernels": (preds.get(name) or {}).get("kernels")})
@@ -543,14 +547,14 @@ def report(models, measured, preds, hw, tag):
         "--format json`, `totals.latency_s`; the description is made by `perfc calibrate` "
         "on the same machine.",
         "",
-        "| model | measured ms (p10-p90) | predicted ms | error % | ORT nodes (ONNX nodes) | perfc kernels |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| model | measured ms (p10-p90) | other runs ms | predicted ms | error % | ORT nodes (ONNX nodes) | perfc kernels |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         name = r["model"] + (f" (seq {r['seq']})" if r["seq"] else "")
         lines.append(
             f"| {name} | {f(r['measured_ms'])} ({f(r['p10_ms'])}-{f(r['p90_ms'])}) | "
-            f"{f(r['predicted_ms'])} | {f(r['error_pct'], '{:+.1f}')} | "
+            f"{', '.join(f(x) for x in r['other_ms']) or '-'} | {f(r['predicted_ms'])} | {f(r['error_pct'], '{:+.1f}')} | "
             f"{f(r['ort_nodes'], '{}')} ({f(r['onnx_nodes'], '{}')}) | {f(r['perfc_kernels'], '{}')} |")
     lines += [
         "",
@@ -559,6 +563,8 @@ def report(models, measured, preds, hw, tag):
     ]
     if not errs:
         lines.append("No predictions: perfc's JSON had no `totals.latency_s`.")
+    for note in measured.get("notes", []):
+        lines += ["", "Note: " + note]
     d = measured.get("dispatch")
     if d:
         lines += ["", f"ORT per-node dispatch: {d['per_node_us']:.2f} us ({d['what']})."]
@@ -637,6 +643,8 @@ def main(argv=None):
     ap.add_argument("--skip-measure", action="store_true",
                     help="reuse tools/bench/results/ort_<cpu>.json")
     ap.add_argument("--skip-predict", action="store_true")
+    ap.add_argument("--replace", action="store_true",
+                    help="replace earlier measurements of the same models even where slower")
     args = ap.parse_args(argv)
     global MEASURE_PRIORITY
     MEASURE_PRIORITY = args.priority
@@ -659,13 +667,28 @@ def main(argv=None):
         ort_dir = os.path.abspath(args.ort_dir or os.path.join(work, "ort"))
         ensure_ort(ort_dir, work)
         measured = measure(models, args, work, ort_dir, tag)
-        # Merge into an earlier file, so subsets can be re-measured.
+        # Merge into an earlier file, so subsets can be re-measured: per
+        # model the lower median counts, as between rounds, where the
+        # settings (threads, seq, ORT version) are the same (--replace: the
+        # new one).
         if os.path.exists(ort_path):
             with open(ort_path) as f:
                 old = json.load(f)
-            old_models = old.get("models", {})
-            old_models.update(measured["models"])
-            measured["models"] = old_models
+            same = (old.get("onnxruntime_version") == measured["onnxruntime_version"]
+                    and old.get("settings", {}).get("intra_op_threads") == args.threads
+                    and old.get("settings", {}).get("seq") == measured["settings"]["seq"])
+            merged = old.get("models", {}) if same else {}
+            for name, entry in measured["models"].items():
+                prev = merged.get(name)
+                if args.replace or prev is None or entry["median_ms"] <= prev["median_ms"]:
+                    entry["earlier_medians_ms"] = (prev.get("earlier_medians_ms", [])
+                                                   + [prev["median_ms"]]) if prev else []
+                    merged[name] = entry
+                else:
+                    prev.setdefault("earlier_medians_ms", []).append(entry["median_ms"])
+                    log(f"{name}: kept the earlier median {prev['median_ms']:.2f} ms "
+                        f"(this run: {entry['median_ms']:.2f} ms)")
+            measured["models"] = merged
         with open(ort_path, "w") as f:
             json.dump(measured, f, indent=1)
         log(f"wrote {os.path.relpath(ort_path, ROOT)}")
