@@ -36,4 +36,12 @@ if(PERFC_PYTHON)
                    ${CMAKE_CURRENT_SOURCE_DIR}/python)
   set_tests_properties(python.pytest PROPERTIES TIMEOUT 300 ENVIRONMENT
     "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PERFC_SOURCE_DIR=${PROJECT_SOURCE_DIR};PERFC_BIN=$<TARGET_FILE:perfc>")
+  # The NAS example runs and ranks a few candidates.
+  add_test(NAME python.nas_example
+           COMMAND ${PERFC_PYTHON_EXECUTABLE}
+                   ${PROJECT_SOURCE_DIR}/tools/examples/nas_random_search.py
+                   --samples 8 --top 3)
+  set_tests_properties(python.nas_example PROPERTIES
+    ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python"
+    PASS_REGULAR_EXPRESSION "8 candidates.*Kendall tau")
 endif()
