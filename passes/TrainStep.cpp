@@ -423,8 +423,11 @@ private:
     R.Device = Dev.Name;
     R.CapacityBytes = Dev.mainMemory().CapacityBytes;
     const double Wbytes = isMixed() ? ir::byteSize(O.DType) : 4;
-    const double Gbytes = 4; // fp32 gradients (Megatron's main_grad)
-    double StateBytes = 0;   // optimizer states per parameter
+    // Gradients in the training type (16 bytes per parameter in model
+    // states under mixed-precision Adam), or fp32 as Megatron-LM's
+    // main_grad accumulates them (18 bytes).
+    const double Gbytes = isMixed() && !O.Fp32Gradients ? Wbytes : 4;
+    double StateBytes = 0; // optimizer states per parameter
     switch (O.Optimizer) {
     case OptimizerKind::Sgd:
       StateBytes = 0;
@@ -620,8 +623,18 @@ private:
 
 } // namespace
 
+/// Training keeps attention unfused: Megatron-LM's kernels (the runs the
+/// model is checked against) write the scores, which backward needs anyway
+/// (they are among the saved tensors). FlashAttention-style training would
+/// drop both; it is not modelled yet.
+static FusionOptions trainingFusion() {
+  FusionOptions O;
+  O.FuseAttention = false;
+  return O;
+}
+
 TrainingAnalysis::TrainingAnalysis(const ir::Graph &G)
-    : G(&G), Work(computeWork(G)), Plan(planKernels(G, Work)),
+    : G(&G), Work(computeWork(G)), Plan(planKernels(G, Work, trainingFusion())),
       Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {
   for (const auto &N : G.nodes()) {
     FlopsPerMicroBatch +=

@@ -79,6 +79,9 @@ struct TrainOptions {
   PipelineSchedule Schedule = PipelineSchedule::OneFOneB;
   /// PyTorch DDP's default gradient bucket.
   double BucketBytes = 25.0 * 1024 * 1024;
+  /// Keep gradients in fp32 under mixed precision (Megatron-LM's main_grad
+  /// buffers): 18 bytes of model states per parameter with Adam, not 16.
+  bool Fp32Gradients = false;
   /// Gradient compression on the data-parallel exchange.
   cost::Compression GradCompression;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).

@@ -62,7 +62,8 @@ def main():
                "--tp", r["tp"], "--pp", r["pp"], "--vp", r["interleave"],
                "--micro-batch", r["micro_batch"], "--global-batch", r["global_batch"],
                "--recompute", "selective" if selective else "full",
-               "--dtype", "bf16", "--optimizer", "adam", "--partition", "even",
+               "--dtype", "bf16", "--fp32-grads", "--optimizer", "adam",
+               "--partition", "even",
                "--format", "json"]
         if selective:
             cmd.append("--sp")
