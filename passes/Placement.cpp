@@ -127,21 +127,53 @@ std::vector<unsigned> bruteForce(const PlacementProblem &P) {
   return Best;
 }
 
-/// Z3 over 0-1 variables; Bound: a known placement's cost (ns), which the
-/// optimum cannot exceed. Returns the assignment and whether it is proven.
-std::pair<std::vector<unsigned>, bool>
-solveZ3(const PlacementProblem &P, double TimeLimit, int64_t Bound) {
+/// P without the (kernel, device) pairs no optimal placement uses: moving
+/// kernel k from d to its fastest device e adds at most one transfer of
+/// each tensor k reads or writes, so where Seconds[k][d] exceeds
+/// Seconds[k][e] plus all those transfers, the move improves any placement
+/// that uses d. Every kernel keeps its fastest device.
+PlacementProblem pruned(const PlacementProblem &P) {
+  PlacementProblem Q = P;
+  std::vector<double> Slack(P.numKernels(), 0);
+  for (const PlacementProblem::Tensor &T : P.Tensors) {
+    Slack[T.Producer] += T.TransferSeconds;
+    for (unsigned C : T.Consumers)
+      Slack[C] += T.TransferSeconds;
+  }
+  for (unsigned K = 0; K < P.numKernels(); ++K) {
+    const double Min =
+        *std::min_element(Q.Seconds[K].begin(), Q.Seconds[K].end());
+    for (double &V : Q.Seconds[K])
+      if (V > Min + Slack[K] * (1 + 1e-9) + 1e-12)
+        V = Inf;
+  }
+  return Q;
+}
+
+/// Z3 over 0-1 variables, as weighted MaxSAT (Z3's MaxRes, which proves
+/// these problems much faster than minimizing a sum of if-then-else
+/// integers): exactly one x[k][d] per kernel; y[t][d] whenever a consumer
+/// of t is on d and its producer is not; soft constraints not-x[k][d] of
+/// weight Seconds[k][d] - min_d Seconds[k][d] and not-y[t][d] of weight the
+/// transfer, in integer nanoseconds. Returns the assignment and whether it
+/// is proven optimal.
+std::pair<std::vector<unsigned>, bool> solveZ3(const PlacementProblem &P,
+                                               double TimeLimit) {
   const unsigned N = P.numKernels(), D = P.NumDevices;
   z3::context Ctx;
   z3::optimize Opt(Ctx);
   z3::params Params(Ctx);
   Params.set("timeout", unsigned(std::max(1.0, std::ceil(TimeLimit * 1000))));
   Opt.set(Params);
+  auto Soft = [&](const z3::expr &Pay, int64_t W) {
+    if (W > 0)
+      Opt.add_soft(!Pay, std::to_string(W).c_str());
+  };
   // x[k][d], absent (false) where d cannot run k.
   std::vector<std::vector<llvm::Optional<z3::expr>>> X(N);
-  z3::expr_vector Terms(Ctx);
-  const z3::expr Zero = Ctx.int_val(0);
   for (unsigned K = 0; K < N; ++K) {
+    const int64_t Min =
+        toNs(*std::min_element(P.Seconds[K].begin(), P.Seconds[K].end()));
     z3::expr_vector Row(Ctx);
     X[K].resize(D);
     for (unsigned Dv = 0; Dv < D; ++Dv) {
@@ -151,15 +183,13 @@ solveZ3(const PlacementProblem &P, double TimeLimit, int64_t Bound) {
           Ctx.bool_const(llvm::formatv("x{0}_{1}", K, Dv).str().c_str());
       X[K][Dv] = B;
       Row.push_back(B);
-      Terms.push_back(
-          z3::ite(B, Ctx.int_val(int64_t(toNs(P.Seconds[K][Dv]))), Zero));
+      Soft(B, toNs(P.Seconds[K][Dv]) - Min);
     }
     std::vector<int> Ones(Row.size(), 1);
     Opt.add(z3::pbeq(Row, Ones.data(), 1));
   }
   for (unsigned T = 0; T < P.Tensors.size(); ++T) {
     const PlacementProblem::Tensor &Tn = P.Tensors[T];
-    const int64_t Cost = toNs(Tn.TransferSeconds);
     for (unsigned Dv = 0; Dv < D; ++Dv) {
       z3::expr_vector Needs(Ctx);
       for (unsigned C : Tn.Consumers)
@@ -174,20 +204,21 @@ solveZ3(const PlacementProblem &P, double TimeLimit, int64_t Bound) {
         Opt.add(z3::implies(Any && !*X[Tn.Producer][Dv], Y));
       else
         Opt.add(z3::implies(Any, Y));
-      Terms.push_back(z3::ite(Y, Ctx.int_val(Cost), Zero));
+      Soft(Y, toNs(Tn.TransferSeconds));
     }
   }
-  z3::expr Total = z3::sum(Terms);
-  if (Bound >= 0)
-    Opt.add(Total <= Ctx.int_val(Bound));
-  Opt.minimize(Total);
   const z3::check_result R = Opt.check();
   std::vector<unsigned> A;
   if (R == z3::unsat)
     return {A, false};
-  z3::model M = Opt.get_model();
-  if (M.size() == 0)
+  // Out of time: Z3's best model so far, if it has one.
+  llvm::Optional<z3::model> Got;
+  try {
+    Got = Opt.get_model();
+  } catch (const z3::exception &) {
     return {A, false};
+  }
+  const z3::model &M = *Got;
   A.assign(N, 0);
   for (unsigned K = 0; K < N; ++K) {
     for (unsigned Dv = 0; Dv < D; ++Dv)
@@ -283,29 +314,19 @@ perfc::solvePlacement(const PlacementProblem &P, PlacementSolver S,
     if (S != PlacementSolver::Heuristic) {
       const double Left = TimeLimitSeconds - since(T0);
       const double H = P.evaluate(Sol.Assign);
-      // Z3 sees the heuristic's placement at its rounded cost.
-      int64_t Bound = 0;
-      for (unsigned K = 0; K < P.numKernels(); ++K)
-        Bound += toNs(P.Seconds[K][Sol.Assign[K]]);
-      for (const PlacementProblem::Tensor &T : P.Tensors) {
-        uint64_t Sent = 0;
-        for (unsigned C : T.Consumers) {
-          const unsigned To = Sol.Assign[C];
-          if (To != Sol.Assign[T.Producer] && !(Sent >> To & 1)) {
-            Sent |= uint64_t(1) << To;
-            Bound += toNs(T.TransferSeconds);
-          }
-        }
-      }
       try {
-        auto [A, Proven] = solveZ3(P, std::max(0.05, Left), Bound);
-        if (!A.empty() && P.evaluate(A) <= H + 1e-12) {
+        auto [A, Proven] = solveZ3(pruned(P), std::max(0.05, Left));
+        // Z3 optimizes integer nanoseconds: the heuristic's placement may
+        // be lower by rounding, and is then optimal too.
+        if (!A.empty() && P.evaluate(A) <= H) {
           Sol.Assign = std::move(A);
-          Sol.Optimal = Proven;
           Sol.Method = Proven ? "z3" : "z3 (time limit)";
+        } else if (!Proven) {
+          Sol.Method = "heuristic (z3 time limit)";
         } else {
-          Sol.Method = "z3+heuristic (time limit)";
+          Sol.Method = "z3";
         }
+        Sol.Optimal = Proven;
       } catch (const z3::exception &E) {
         return error(llvm::Twine("placement: Z3 failed: ") + E.msg());
       }
@@ -353,7 +374,7 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
                      [](double V) { return std::isfinite(V); })) {
       const ir::Node &H = *G.nodes()[Kn.Head];
       return error(llvm::formatv(
-          "node '{0}' ({1}): no processor of '{2}' runs its {3} {4} work; "
+          "node '{0}' ({1}): no processor of '{2}' runs {3} {4} ops; "
           "try another --compute-type",
           H.name(), H.opType(), C.Name,
           ir::name(Times[K].front().RequestedType), name(Kn.Work.Class)));
@@ -431,4 +452,63 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
     }
   }
   return R;
+}
+
+void perfc::applyPlacement(const PlacementResult &P, Report &R, bool Explain) {
+  PlacementReport PR;
+  for (const PlacementDevice &D : P.Devices)
+    PR.Devices.push_back(D.Name);
+  KernelSummary Summary = R.Kernels ? *R.Kernels : KernelSummary();
+  Summary.ComputeBoundSeconds = Summary.MemoryBoundSeconds =
+      Summary.OverheadBoundSeconds = 0;
+  for (unsigned K = 0; K < P.Plan.Kernels.size(); ++K) {
+    const Kernel &Kn = P.Plan.Kernels[K];
+    const cost::OpTime &T = P.KernelTimes[K];
+    const std::string &Dev = PR.Devices[P.KernelDevice[K]];
+    PR.Assignment.emplace_back(R.Nodes[Kn.Head].Name, Dev);
+    for (unsigned M : Kn.Members)
+      R.Nodes[M].Device = Dev;
+    NodeTime NT;
+    NT.Seconds = T.Seconds;
+    NT.ComputeSeconds = T.ComputeSeconds;
+    NT.MemorySeconds = T.MemorySeconds;
+    NT.OverheadSeconds = T.OverheadSeconds;
+    NT.Bound = cost::name(T.Bound);
+    if (Explain)
+      NT.Explain = cost::explain(T) + " [on " + Dev + "]";
+    if (Explain && Kn.Members.size() > 1)
+      NT.Explain +=
+          " [kernel of " + std::to_string(Kn.Members.size()) + " fused nodes]";
+    NT.PeakFlops = T.PeakFlops;
+    NT.ComputeEfficiency = T.ComputeEfficiency;
+    NT.Bandwidth = T.Bandwidth;
+    NT.MemoryEfficiency = T.MemoryEfficiency;
+    NT.Unit = T.Unit;
+    NT.ComputeType = ir::name(T.ComputeType).str();
+    R.Nodes[Kn.Head].Time = std::move(NT);
+    switch (T.Bound) {
+    case cost::Bound::Compute:
+      Summary.ComputeBoundSeconds += T.Seconds;
+      break;
+    case cost::Bound::Memory:
+      Summary.MemoryBoundSeconds += T.Seconds;
+      break;
+    case cost::Bound::Overhead:
+      Summary.OverheadBoundSeconds += T.Seconds;
+      break;
+    }
+  }
+  R.Kernels = Summary;
+  R.LatencySeconds = P.LatencySeconds;
+  PR.LatencySeconds = P.LatencySeconds;
+  PR.TransferSeconds = P.TransferSeconds;
+  PR.TransferBytes = P.TransferBytes;
+  PR.Transfers = P.Transfers;
+  PR.KernelsPerDevice = P.KernelsPerDevice;
+  PR.SecondsPerDevice = P.SecondsPerDevice;
+  PR.SingleDeviceSeconds = P.SingleDeviceSeconds;
+  PR.Optimal = P.Optimal;
+  PR.SolveSeconds = P.SolveSeconds;
+  PR.Method = P.Method;
+  R.Placement = std::move(PR);
 }

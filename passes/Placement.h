@@ -29,13 +29,16 @@
 // models asked for in int8 (quantization is the deployer's decision, not
 // the placer's). Integer ops (indices, shapes) keep their type.
 //
-// Solvers: Z3 (0-1 variables x[k][d], exactly one per kernel; y[t][d] >=
-// x[c][d] - x[p][d] for each consumer c of t produced by p; minimize the
-// total in integer nanoseconds) under a time limit, started from a bound
-// given by the heuristic; an exact dynamic program when the kernels form a
-// chain (every tensor goes from kernel i to kernel i + 1); a local-search
-// heuristic (best single device, per-kernel best, then single-kernel moves
-// until none improves) as the fallback. `Optimal` is true only when proven.
+// Solvers: Z3 as weighted MaxSAT over 0-1 variables (x[k][d], exactly one
+// per kernel; y[t][d] implied by a consumer of t on d without its producer;
+// soft costs in integer nanoseconds), under a time limit, after removing
+// the (kernel, device) pairs no optimal placement uses (a pair slower than
+// the kernel's fastest device by more than all of the kernel's transfers);
+// an exact dynamic program when the kernels form a chain (every tensor goes
+// from kernel i to kernel i + 1); a local-search heuristic (from each single
+// device and the per-kernel fastest, move one or two adjacent kernels while
+// that helps) as the fallback and the bound Z3's answer must beat.
+// `Optimal` is true only when proven.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_PLACEMENT_H
@@ -43,6 +46,7 @@
 
 #include "costmodels/Roofline.h"
 #include "passes/Fusion.h"
+#include "passes/Report.h"
 
 #include "llvm/ADT/Optional.h"
 #include "llvm/Support/Error.h"
@@ -93,8 +97,9 @@ struct PlacementSolution {
   double TransferSeconds = 0;
   bool Optimal = false;
   double SolveSeconds = 0;
-  /// "z3", "chain-dp", "heuristic", "brute-force"; "z3+heuristic" when Z3
-  /// ran out of time and the heuristic's placement was better.
+  /// "z3", "z3 (time limit)", "chain-dp", "heuristic", "brute-force";
+  /// "heuristic (z3 time limit)" when Z3 ran out of time and the heuristic's
+  /// placement was better.
   std::string Method;
 };
 
@@ -149,6 +154,11 @@ struct PlacementResult {
 /// a node no processor runs (named).
 llvm::Expected<PlacementResult>
 placeGraph(const ir::Graph &G, const hw::Cluster &C, const PlacementOptions &O);
+
+/// Makes R (from predict() with the same fusion options) describe the
+/// placement: each kernel's time on its processor, the nodes' devices,
+/// the latency with transfers, and R.Placement.
+void applyPlacement(const PlacementResult &P, Report &R, bool Explain = true);
 
 } // namespace perfc
 

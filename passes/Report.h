@@ -50,6 +50,9 @@ struct NodeReport {
   std::string OutputShape; ///< Of the first output, e.g. "[1, 64, 112, 112]".
   OpWork Work;
   llvm::Optional<NodeTime> Time;
+  /// With --place: the processor its kernel runs on ("" for views and
+  /// folded nodes, and without --place).
+  std::string Device;
 };
 
 struct TensorInfo {
@@ -90,6 +93,26 @@ struct KernelSummary {
          OverheadBoundSeconds = 0;
 };
 
+/// With --place: the kernels on the processors of a SoC
+/// (passes/Placement.h).
+struct PlacementReport {
+  std::vector<std::string> Devices;
+  /// Head node of each kernel and its processor, in run order.
+  std::vector<std::pair<std::string, std::string>> Assignment;
+  double LatencySeconds = 0; ///< Kernels plus transfers.
+  double TransferSeconds = 0;
+  double TransferBytes = 0;
+  unsigned Transfers = 0;
+  /// Per device (as Devices): kernels, their seconds, and the whole model
+  /// on that device alone (+infinity where some kernel cannot run there).
+  std::vector<unsigned> KernelsPerDevice;
+  std::vector<double> SecondsPerDevice;
+  std::vector<double> SingleDeviceSeconds;
+  bool Optimal = false;
+  double SolveSeconds = 0;
+  std::string Method; ///< "z3", "chain-dp", "heuristic", ...
+};
+
 struct Report {
   ModelInfo Model;
   llvm::Optional<HardwareInfo> Hardware;
@@ -110,6 +133,7 @@ struct Report {
     double TimeLimitSeconds = 0;
   };
   llvm::Optional<PlanInfo> Plan;
+  llvm::Optional<PlacementReport> Placement;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
 };

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
@@ -236,6 +237,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::desc("Store floating-point tensors in this type (fp16, bf16, fp8, "
                "int8), as deployed engines do; default: the model's types"),
       cl::value_desc("TYPE"), cl::cat(Category));
+  cl::opt<bool> Place(
+      "place",
+      cl::desc("With --hw naming a SoC or mixed machine: put each kernel on "
+               "the processor (CPU, GPU, NPU) that minimizes the latency, "
+               "transfers counted (Z3; --time-limit bounds it, default 10 s)"),
+      cl::cat(Category));
   cl::opt<bool> NoFusion(
       "no-fusion",
       cl::desc("Time every node as its own kernel (no epilogue or "
@@ -388,6 +395,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   TrainOptions TrainOpts;
   PlanFingerprint PlannedFor;
   if (Train) {
+    if (Place)
+      return fail("--place places inference kernels; for training use "
+                  "--plan");
     auto Strategy = parseStrategy(RecomputeOpt, TrainDType, OptimizerOpt,
                                   PartitionOpt, TrainOpts);
     if (Strategy)
@@ -443,6 +453,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       if (TimeLimit < 0)
         return fail("--time-limit must be positive (seconds)");
     }
+  } else if (Place && Hw.empty()) {
+    return fail("--place needs --hw (a SoC or mixed machine, e.g. "
+                "snapdragon-8-gen-2)");
+  } else if (Place && TimeLimit < 0) {
+    return fail("--time-limit must be positive (seconds)");
   } else if (Plan || !StrategyPath.empty()) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
@@ -486,6 +501,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
   Report R = predict(Model->Graph, Options);
+  if (Place) {
+    PlacementOptions PO;
+    PO.Time = Options.Time;
+    PO.StorageType = Options.StorageType;
+    PO.Fusion = Options.Fusion;
+    if (TimeLimit > 0)
+      PO.TimeLimitSeconds = TimeLimit;
+    auto P = placeGraph(Model->Graph, *Cluster, PO);
+    if (!P)
+      return fail(ModelPath + ": " + llvm::toString(P.takeError()));
+    applyPlacement(*P, R, Options.Explain);
+  }
   R.Model.Name = Model->Name;
   R.Model.Path = ModelPath;
   R.Model.GraphName = Model->GraphName;

@@ -281,6 +281,44 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
     }
     if (R.Plan)
       writePlan(J, *R.Plan);
+    if (R.Placement) {
+      const PlacementReport &P = *R.Placement;
+      // +infinity (a processor that cannot run the whole model) as null.
+      auto Secs = [](double V) -> llvm::json::Value {
+        return std::isfinite(V) ? llvm::json::Value(V) : nullptr;
+      };
+      J.attributeObject("placement", [&] {
+        J.attributeArray("devices", [&] {
+          for (unsigned I = 0; I < P.Devices.size(); ++I)
+            J.object([&] {
+              J.attribute("name", P.Devices[I]);
+              J.attribute("kernels", int64_t(P.KernelsPerDevice[I]));
+              J.attribute("time_s", P.SecondsPerDevice[I]);
+            });
+        });
+        J.attributeArray("assignment", [&] {
+          for (const auto &[Node, Device] : P.Assignment)
+            J.object([&] {
+              J.attribute("node", Node);
+              J.attribute("device", Device);
+            });
+        });
+        J.attribute("latency_s", P.LatencySeconds);
+        J.attributeArray("single_device", [&] {
+          for (unsigned I = 0; I < P.Devices.size(); ++I)
+            J.object([&] {
+              J.attribute("device", P.Devices[I]);
+              J.attribute("latency_s", Secs(P.SingleDeviceSeconds[I]));
+            });
+        });
+        J.attribute("transfers_s", P.TransferSeconds);
+        J.attribute("transfers", int64_t(P.Transfers));
+        J.attribute("transfer_bytes", P.TransferBytes);
+        J.attribute("optimal", P.Optimal);
+        J.attribute("method", P.Method);
+        J.attribute("solve_s", P.SolveSeconds);
+      });
+    }
     J.attributeArray("nodes", [&] {
       for (const NodeReport &N : R.Nodes)
         J.object([&] {
@@ -310,6 +348,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             }
             J.attribute("explain", N.Time->Explain);
           }
+          if (!N.Device.empty())
+            J.attribute("device", N.Device);
         });
     });
     J.attributeArray("warnings", [&] {

@@ -139,6 +139,36 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         OS << "       " << Row(C) << "\n";
     }
   }
+  if (R.Placement) {
+    const PlacementReport &P = *R.Placement;
+    OS << fmt::format("placement {} = kernels {} + {} transfers ({}) {}; "
+                      "{} by {} in {}\n",
+                      formatSeconds(P.LatencySeconds),
+                      formatSeconds(P.LatencySeconds - P.TransferSeconds),
+                      P.Transfers, formatBytes(P.TransferBytes),
+                      formatSeconds(P.TransferSeconds),
+                      P.Optimal ? "proven optimal" : "best found, NOT proven",
+                      P.Method, formatSeconds(P.SolveSeconds));
+    size_t Best = 0;
+    for (size_t I = 0; I < P.Devices.size(); ++I) {
+      if (P.SingleDeviceSeconds[I] < P.SingleDeviceSeconds[Best])
+        Best = I;
+      OS << fmt::format("  {:<36} {:>4} kernels {:>11}   alone {}\n",
+                        P.Devices[I], P.KernelsPerDevice[I],
+                        formatSeconds(P.SecondsPerDevice[I]),
+                        std::isfinite(P.SingleDeviceSeconds[I])
+                            ? formatSeconds(P.SingleDeviceSeconds[I])
+                            : std::string("unsupported ops"));
+    }
+    if (std::isfinite(P.SingleDeviceSeconds[Best]))
+      OS << fmt::format("  best single processor: {} {} ({:.2f}x the "
+                        "placement)\n",
+                        P.Devices[Best],
+                        formatSeconds(P.SingleDeviceSeconds[Best]),
+                        P.SingleDeviceSeconds[Best] / P.LatencySeconds);
+    else
+      OS << "  no single processor runs every op\n";
+  }
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
   std::vector<size_t> Order(R.Nodes.size());

@@ -286,3 +286,32 @@ set_tests_properties(cli.storage_type PROPERTIES PASS_REGULAR_EXPRESSION
   "tensor int8")
 perfc_expect_error(storage_type "--storage-type: unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --storage-type fp9)
+# Heterogeneous placement (--place, passes/Placement.h).
+add_test(NAME cli.place_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw snapdragon-8-gen-2
+                 --place --compute-type int8 --ops 3)
+set_tests_properties(cli.place_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "placement [0-9.]+ [mu]s = kernels .* proven optimal by z3 .*best single processor: snapdragon-8-gen-2-npu")
+add_test(NAME cli.place_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/mobilenet_v2.onnx --hw jetson-agx-orin
+                 --place --compute-type fp16 --format json)
+set_tests_properties(cli.place_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"placement\": {.*\"assignment\": \\[.*\"single_device\": \\[.*\"optimal\": true.*\"device\": \"jetson-agx-orin-")
+perfc_expect_error(place_needs_hw "--place needs --hw" ${ZOO}/resnet18.onnx --place)
+perfc_expect_error(place_one_device "cluster 't4' holds one kind of processor per node"
+                   ${ZOO}/resnet18.onnx --hw t4 --place)
+perfc_expect_error(place_train "--place places inference kernels"
+                   ${ZOO}/resnet18.onnx --hw jetson-agx-orin --place --train)
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-two-dlas.yaml
+"cluster:
+  name: two-dlas
+  nodes:
+    - devices:
+        - {device: jetson-agx-orin-dla, count: 1}
+        - {device: jetson-agx-xavier-dla, count: 1}
+      intra_node_link: soc-shared-memory
+")
+perfc_expect_error(place_unsupported
+  "bert_base.onnx: node '/word_embeddings/Gather' \\(Gather\\): no processor of 'two-dlas' runs int8 data_movement ops"
+  ${ZOO}/bert_base.onnx --dim seq=128 --hw ${CMAKE_CURRENT_BINARY_DIR}/cli-two-dlas.yaml
+  --place --compute-type int8)
