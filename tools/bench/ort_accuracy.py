@@ -678,6 +678,8 @@ def main(argv=None):
                     and old.get("settings", {}).get("intra_op_threads") == args.threads
                     and old.get("settings", {}).get("seq") == measured["settings"]["seq"])
             merged = old.get("models", {}) if same else {}
+            if same and old.get("notes"):
+                measured["notes"] = old["notes"]
             for name, entry in measured["models"].items():
                 prev = merged.get(name)
                 if args.replace or prev is None or entry["median_ms"] <= prev["median_ms"]:
