@@ -4,7 +4,8 @@
 # test suite ("test"). Idempotent, and quiet when everything is present.
 #
 #   bash tools/setup.sh demo     # build, then predict resnet50 on an A100
-#   bash tools/setup.sh test     # build, then run every test under CTest
+#   bash tools/setup.sh test     # build, then run every test under CTest,
+#                                # then again in an ASan+UBSan build
 #
 # Environment: BUILD_DIR (default: build), PERFC_SANITIZE=1 for an
 # ASan+UBSan build (default build dir then: build-asan).
@@ -39,22 +40,29 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+# build DIR CMAKE_ARGS...: configures DIR once, then builds it.
+build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S . -B "$dir" -G Ninja "$@" >/dev/null
+  fi
+  if ! ninja -C "$dir" >"$dir/build.log" 2>&1; then
+    tail -n 60 "$dir/build.log" >&2
+    echo "setup: error: the build failed (full log: $dir/build.log)" >&2
+    exit 1
+  fi
+}
+
+asan_args=(-DPERFC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
 if [ "${PERFC_SANITIZE:-0}" = 1 ]; then
   build_dir="${BUILD_DIR:-build-asan}"
-  cmake_args+=(-DPERFC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  cmake_args=("${asan_args[@]}")
 else
   build_dir="${BUILD_DIR:-build}"
+  cmake_args=(-DCMAKE_BUILD_TYPE=Release)
 fi
-
-if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S . -B "$build_dir" "${cmake_args[@]}" >/dev/null
-fi
-if ! ninja -C "$build_dir" >"$build_dir/build.log" 2>&1; then
-  tail -n 60 "$build_dir/build.log" >&2
-  echo "setup: error: the build failed (full log: $build_dir/build.log)" >&2
-  exit 1
-fi
+build "$build_dir" "${cmake_args[@]}"
 
 case "$mode" in
 demo)
@@ -62,6 +70,13 @@ demo)
   ;;
 test)
   ctest --test-dir "$build_dir" --output-on-failure -j2
+  # Then the whole suite again under ASan + UBSan, in build-asan (unless
+  # that is the suite just run).
+  if [ "${PERFC_SANITIZE:-0}" != 1 ]; then
+    echo "setup: the tests again under AddressSanitizer + UBSan (build-asan)" >&2
+    build build-asan "${asan_args[@]}"
+    ctest --test-dir build-asan --output-on-failure -j2
+  fi
   ;;
 *)
   echo "setup: unknown mode '$mode': use 'demo' or 'test'" >&2

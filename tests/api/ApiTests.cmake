@@ -9,6 +9,22 @@ target_compile_definitions(perfc_api_tests PRIVATE
   PERFC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 doctest_discover_tests(perfc_api_tests TEST_PREFIX "api.")
 
+# Under PERFC_SANITIZE, libperfc.so and the Python module are instrumented
+# but the programs that load them (the consumer, built without sanitizers
+# like any outside project; the Python interpreter) are not: ASan must be
+# preloaded, with libstdc++ (Python does not link it, and ASan's __cxa_throw
+# interceptor must find it at start-up), and leak checking is left to the
+# instrumented test programs (the interpreter and the tools the consumer
+# test runs keep memory to the end on purpose).
+if(PERFC_SANITIZE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+                  OUTPUT_VARIABLE PERFC_LIBASAN OUTPUT_STRIP_TRAILING_WHITESPACE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                  OUTPUT_VARIABLE PERFC_LIBSTDCXX OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(PERFC_HOST_ENV "LD_PRELOAD=${PERFC_LIBASAN}:${PERFC_LIBSTDCXX}"
+                     "ASAN_OPTIONS=detect_leaks=0")
+endif()
+
 # The installed package, from a fresh prefix, by an outside project.
 add_test(NAME api.consumer
          COMMAND ${CMAKE_COMMAND} -DBUILD=${PROJECT_BINARY_DIR}
@@ -18,6 +34,9 @@ add_test(NAME api.consumer
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/api/RunConsumer.cmake)
 set_tests_properties(api.consumer PROPERTIES TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "error as expected")
+if(PERFC_SANITIZE)
+  set_property(TEST api.consumer APPEND PROPERTY ENVIRONMENT ${PERFC_HOST_ENV})
+endif()
 
 # perfc batch: each line equals the CLI's JSON compacted, errors in place.
 add_test(NAME cli.batch.matches_cli
@@ -36,6 +55,9 @@ if(PERFC_PYTHON)
                    ${CMAKE_CURRENT_SOURCE_DIR}/python)
   set_tests_properties(python.pytest PROPERTIES TIMEOUT 300 ENVIRONMENT
     "PYTHONPATH=${PROJECT_BINARY_DIR}/python;PERFC_SOURCE_DIR=${PROJECT_SOURCE_DIR};PERFC_BIN=$<TARGET_FILE:perfc>")
+  if(PERFC_SANITIZE)
+    set_property(TEST python.pytest APPEND PROPERTY ENVIRONMENT ${PERFC_HOST_ENV})
+  endif()
   # The NAS example runs and ranks a few candidates.
   add_test(NAME python.nas_example
            COMMAND ${PERFC_PYTHON_EXECUTABLE}
@@ -44,4 +66,8 @@ if(PERFC_PYTHON)
   set_tests_properties(python.nas_example PROPERTIES
     ENVIRONMENT "PYTHONPATH=${PROJECT_BINARY_DIR}/python"
     PASS_REGULAR_EXPRESSION "8 candidates.*Kendall tau")
+  if(PERFC_SANITIZE)
+    set_property(TEST python.nas_example APPEND PROPERTY ENVIRONMENT
+                 ${PERFC_HOST_ENV})
+  endif()
 endif()
