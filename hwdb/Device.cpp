@@ -43,29 +43,8 @@ bool perfc::hw::isMatrixUnit(UnitKind K) {
   return K == UnitKind::Tensor || K == UnitKind::Matrix;
 }
 
-llvm::StringRef perfc::hw::opClassKey(OpClass C) {
-  switch (C) {
-  case OpClass::Gemm:
-    return "gemm";
-  case OpClass::Conv:
-    return "conv";
-  case OpClass::Elementwise:
-    return "elementwise";
-  case OpClass::Reduction:
-    return "reduction";
-  case OpClass::Normalization:
-    return "normalization";
-  case OpClass::DataMovement:
-    return "data_movement";
-  case OpClass::Recurrent:
-    return "recurrent";
-  case OpClass::Control:
-    return "control";
-  case OpClass::Other:
-    return "other";
-  }
-  return "other";
-}
+// The YAML keys are the classes' own names (ir/OpClass.h).
+llvm::StringRef perfc::hw::opClassKey(OpClass C) { return name(C); }
 
 llvm::Optional<OpClass> perfc::hw::parseOpClassKey(llvm::StringRef Key) {
   for (size_t I = 0; I < NumOpClasses; ++I) {

@@ -1,5 +1,6 @@
 //===- Placement.cpp - Inference kernels on the processors of a SoC -------===//
 #include "passes/Placement.h"
+#include "passes/Predict.h"
 
 #include "costmodels/Collectives.h"
 #include "hwdb/Cluster.h"
@@ -468,35 +469,8 @@ void perfc::applyPlacement(const PlacementResult &P, Report &R, bool Explain) {
     PR.Assignment.emplace_back(R.Nodes[Kn.Head].Name, Dev);
     for (unsigned M : Kn.Members)
       R.Nodes[M].Device = Dev;
-    NodeTime NT;
-    NT.Seconds = T.Seconds;
-    NT.ComputeSeconds = T.ComputeSeconds;
-    NT.MemorySeconds = T.MemorySeconds;
-    NT.OverheadSeconds = T.OverheadSeconds;
-    NT.Bound = cost::name(T.Bound);
-    if (Explain)
-      NT.Explain = cost::explain(T) + " [on " + Dev + "]";
-    if (Explain && Kn.Members.size() > 1)
-      NT.Explain +=
-          " [kernel of " + std::to_string(Kn.Members.size()) + " fused nodes]";
-    NT.PeakFlops = T.PeakFlops;
-    NT.ComputeEfficiency = T.ComputeEfficiency;
-    NT.Bandwidth = T.Bandwidth;
-    NT.MemoryEfficiency = T.MemoryEfficiency;
-    NT.Unit = T.Unit;
-    NT.ComputeType = ir::name(T.ComputeType).str();
-    R.Nodes[Kn.Head].Time = std::move(NT);
-    switch (T.Bound) {
-    case cost::Bound::Compute:
-      Summary.ComputeBoundSeconds += T.Seconds;
-      break;
-    case cost::Bound::Memory:
-      Summary.MemoryBoundSeconds += T.Seconds;
-      break;
-    case cost::Bound::Overhead:
-      Summary.OverheadBoundSeconds += T.Seconds;
-      break;
-    }
+    R.Nodes[Kn.Head].Time = kernelTime(T, Kn, Explain, Dev);
+    addBoundTime(Summary, T);
   }
   R.Kernels = Summary;
   R.LatencySeconds = P.LatencySeconds;

@@ -16,28 +16,6 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
   return T;
 }
 
-NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain) {
-  NodeTime NT;
-  NT.Seconds = T.Seconds;
-  NT.ComputeSeconds = T.ComputeSeconds;
-  NT.MemorySeconds = T.MemorySeconds;
-  NT.OverheadSeconds = T.OverheadSeconds;
-  NT.Bound = cost::name(T.Bound);
-  if (Explain)
-    NT.Explain = cost::explain(T);
-  if (Explain && K.Members.size() > 1)
-    NT.Explain +=
-        " [kernel of " + std::to_string(K.Members.size()) + " fused nodes]";
-  NT.PeakFlops = T.PeakFlops;
-  NT.ComputeEfficiency = T.ComputeEfficiency;
-  NT.Bandwidth = T.Bandwidth;
-  NT.MemoryEfficiency = T.MemoryEfficiency;
-  NT.Unit = T.Unit;
-  NT.ComputeType = ir::name(T.ComputeType).str();
-  NT.Unsupported = T.Unsupported;
-  return NT;
-}
-
 /// W with its floating-point tensors stored in T (a deployment that keeps
 /// weights and activations in fp16 or int8): bytes scale by the ratio of
 /// the element sizes. The whole traffic of a floating-point op scales,
@@ -63,17 +41,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     const cost::OpTime T = cost::opTime(
         O.StorageType ? stored(K.Work, *O.StorageType) : K.Work, *O.Device, TO);
     Total += T.Seconds;
-    switch (T.Bound) {
-    case cost::Bound::Compute:
-      Summary.ComputeBoundSeconds += T.Seconds;
-      break;
-    case cost::Bound::Memory:
-      Summary.MemoryBoundSeconds += T.Seconds;
-      break;
-    case cost::Bound::Overhead:
-      Summary.OverheadBoundSeconds += T.Seconds;
-      break;
-    }
+    addBoundTime(Summary, T);
     R.Nodes[K.Head].Time = kernelTime(T, K, O.Explain);
     for (unsigned M : K.Members)
       if (M != K.Head) {
@@ -106,6 +74,45 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
 }
 
 } // namespace
+
+NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
+                    llvm::StringRef Where) {
+  NodeTime NT;
+  NT.Seconds = T.Seconds;
+  NT.ComputeSeconds = T.ComputeSeconds;
+  NT.MemorySeconds = T.MemorySeconds;
+  NT.OverheadSeconds = T.OverheadSeconds;
+  NT.Bound = cost::name(T.Bound);
+  if (Explain)
+    NT.Explain = cost::explain(T);
+  if (Explain && !Where.empty())
+    NT.Explain += " [on " + Where.str() + "]";
+  if (Explain && K.Members.size() > 1)
+    NT.Explain +=
+        " [kernel of " + std::to_string(K.Members.size()) + " fused nodes]";
+  NT.PeakFlops = T.PeakFlops;
+  NT.ComputeEfficiency = T.ComputeEfficiency;
+  NT.Bandwidth = T.Bandwidth;
+  NT.MemoryEfficiency = T.MemoryEfficiency;
+  NT.Unit = T.Unit;
+  NT.ComputeType = ir::name(T.ComputeType).str();
+  NT.Unsupported = T.Unsupported;
+  return NT;
+}
+
+void addBoundTime(KernelSummary &S, const cost::OpTime &T) {
+  switch (T.Bound) {
+  case cost::Bound::Compute:
+    S.ComputeBoundSeconds += T.Seconds;
+    break;
+  case cost::Bound::Memory:
+    S.MemoryBoundSeconds += T.Seconds;
+    break;
+  case cost::Bound::Overhead:
+    S.OverheadBoundSeconds += T.Seconds;
+    break;
+  }
+}
 
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }
 

@@ -37,6 +37,14 @@ struct PredictOptions {
   bool Explain = true;
 };
 
+/// A kernel's time as its head node reports it; Where, if given, names the
+/// processor it was placed on (in the explanation).
+NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
+                    llvm::StringRef Where = "");
+
+/// Adds a kernel's time to the summary's share of its bound.
+void addBoundTime(KernelSummary &S, const cost::OpTime &T);
+
 /// Work only (no device).
 Report predictWork(const ir::Graph &G);
 
