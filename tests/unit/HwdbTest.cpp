@@ -81,9 +81,10 @@ std::string quantityError(llvm::StringRef Text, Quantity Q) {
 }
 
 std::string testDataDir() {
-  llvm::SmallString<256> Dir(__FILE__);
-  llvm::sys::path::remove_filename(Dir);
-  llvm::sys::path::append(Dir, "..", "data", "hwdb");
+  // PERFC_SOURCE_DIR, not __FILE__: compiler caches and relative builds
+  // make __FILE__ relative to the build directory.
+  llvm::SmallString<256> Dir(PERFC_SOURCE_DIR);
+  llvm::sys::path::append(Dir, "tests", "data", "hwdb");
   return std::string(Dir);
 }
 
