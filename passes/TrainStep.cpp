@@ -342,7 +342,19 @@ private:
       return Chunks;
     }
     std::vector<unsigned> Sizes(NumChunks, L / NumChunks);
-    if (O.Split == Partition::Even) {
+    if (!O.ChunkBlocks.empty()) {
+      uint64_t Sum = 0;
+      for (unsigned B : O.ChunkBlocks)
+        Sum += B;
+      if (O.ChunkBlocks.size() != NumChunks ||
+          std::count(O.ChunkBlocks.begin(), O.ChunkBlocks.end(), 0u) ||
+          Sum != L)
+        return fail(llvm::formatv(
+            "the stage split gives {0} chunks of {1} blocks in all, but pp "
+            "{2} x vp {3} needs {4} chunks of at least one block, {5} in all",
+            O.ChunkBlocks.size(), Sum, O.Pp, O.Vp, NumChunks, L));
+      Sizes = O.ChunkBlocks;
+    } else if (O.Split == Partition::Even) {
       if (L % NumChunks)
         return fail(llvm::formatv(
             "an even split of {0} blocks into pp {1} x vp {2} = {3} chunks "
@@ -445,6 +457,7 @@ private:
     for (unsigned S = 0; S < O.Pp; ++S) {
       StageReport St;
       St.Stage = S;
+      St.Device = Dev.Name;
       double ChunkActivation = 0, ChunkInputs = 0, MaxBlockSaved = 0;
       for (unsigned C = S; C < Chunks.size(); C += O.Pp) {
         auto [First, Last] = Chunks[C];

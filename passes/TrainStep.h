@@ -86,10 +86,15 @@ struct TrainOptions {
   cost::Compression GradCompression;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).
   bool Timeline = false;
+  /// Blocks per pipeline chunk (pp x vp entries, each at least 1, summing
+  /// to the model's blocks), as a planner chose them (for memory, or for
+  /// stages on different GPU types); empty: Split decides.
+  std::vector<unsigned> ChunkBlocks;
 };
 
 struct StageReport {
   unsigned Stage = 0;
+  std::string Device; ///< The device it runs on (planners may mix types).
   std::vector<std::pair<unsigned, unsigned>> Chunks; ///< Blocks [first, last].
   unsigned Blocks = 0;
   /// Per micro-batch on this device.
