@@ -9,51 +9,29 @@ rank correlation between the two devices and the predictions per second.
 
     PYTHONPATH=build/python /usr/bin/python3 tools/examples/nas_random_search.py \
         [--samples 1000] [--edge snapdragon-8-gen-2-cpu-performance] \
-        [--cpu zen5-2vcpu | --cpu my-cpu.yaml] [--seed 0] [--onnx-dir DIR]
+        [--cpu zen5-2vcpu | --cpu my-cpu.yaml] [--seed 0] [--top 10]
 
-`perfc calibrate --out my-cpu.yaml` describes the CPU at hand. With
---onnx-dir, the top candidates are not exported (the builder makes IR, not
-ONNX); use tools/bench/ort_accuracy.py on exported models to measure them.
+`perfc calibrate --out my-cpu.yaml` describes the CPU at hand. The search
+space is tools/examples/nas_space.py; tools/bench/nas_ranking.py exports
+candidates of it to ONNX, measures them with ONNX Runtime on this CPU and
+reports how well perfc's predicted latency ranks them (Kendall's tau).
 """
 import argparse
+import os
 import random
+import sys
 import time
 
 import perfc
 
-STAGES = 5  # stages after the stem, each halving resolution except the 2nd
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-def sample(rng):
-    """One architecture: per stage (depth, width, kernel, expansion)."""
-    arch = []
-    for stage in range(STAGES):
-        arch.append((rng.choice([1, 2, 3, 4]),
-                     rng.choice([16, 24, 32, 48, 64, 96, 128, 160])
-                     * (1 + stage // 2),
-                     rng.choice([3, 5, 7]),
-                     rng.choice([1, 3, 4, 6])))
-    return arch
+from nas_space import build as build_into, sample  # noqa: E402 (the search space)
 
 
 def build(arch, resolution=224):
-    b = perfc.ModelBuilder("nas")
-    x = b.input("image", [1, 3, resolution, resolution])
-    x = b.relu6(b.batch_norm(b.conv(x, 32, 3, stride=2)))
-    channels = 32
-    for stage, (depth, width, kernel, expand) in enumerate(arch):
-        for i in range(depth):
-            stride = 2 if i == 0 and stage != 1 else 1
-            y = x
-            if expand > 1:
-                y = b.relu6(b.batch_norm(b.conv(y, channels * expand, 1, pad=0)))
-            y = b.relu6(b.batch_norm(b.depthwise_conv(y, kernel, stride=stride)))
-            y = b.batch_norm(b.conv(y, width, 1, pad=0))
-            x = b.add(x, y) if stride == 1 and width == channels else y
-            channels = width
-    x = b.relu6(b.batch_norm(b.conv(x, 1280, 1, pad=0)))
-    b.output(b.gemm(b.flatten(b.global_avg_pool(x)), 1000))
-    return b.build()
+    """The candidate as perfc IR, through perfc's graph builder."""
+    return build_into(arch, perfc.ModelBuilder("nas"), resolution)
 
 
 def kendall_tau(a, b):
