@@ -165,7 +165,13 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   T.Fallback = U.Fallback;
   T.PeakFlops = U.Peak;
 
-  const hw::ClassEfficiency &E = D.efficiency(W.Class);
+  // Depthwise convolutions (one output channel per group) get their own
+  // efficiencies where the device gives them (CPUs: vector code without a
+  // dense convolution's register reuse).
+  const bool Depthwise = W.Class == OpClass::Conv && W.Gemm.valid() &&
+                         W.Gemm.Batch > 1 && W.Gemm.N == 1;
+  const hw::ClassEfficiency &E =
+      Depthwise && D.DepthwiseConv ? *D.DepthwiseConv : D.efficiency(W.Class);
   T.ComputeEfficiency = E.Compute.at(W.Flops);
   if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu &&
       hw::isMatrixUnit(U.Unit->Kind)) {

@@ -138,6 +138,12 @@ struct Device {
   /// Indexed by OpClass; every entry is filled (from `default` where the
   /// description does not list the class).
   std::array<ClassEfficiency, NumOpClasses> Efficiencies;
+  /// Depthwise convolutions (one output channel per group), where the
+  /// description gives them apart (`efficiency: depthwise_conv`): CPU
+  /// runtimes run them as vector code, one load per FMA, without the
+  /// register reuse of a dense convolution. Unset: `conv`'s. Sides the
+  /// entry leaves out are `conv`'s.
+  llvm::Optional<ClassEfficiency> DepthwiseConv;
   SupportSet Supports;
   std::vector<Source> Sources;
 

@@ -1080,10 +1080,13 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
   for (size_t I = 0; I < NumOpClasses; ++I)
     Keys.push_back(
         {opClassKey(static_cast<OpClass>(I)), false, "{compute: 0.75}"});
+  // Not a class: a kind of conv that CPU runtimes run with other kernels.
+  Keys.push_back({"depthwise_conv", false, "{compute: 0.1}"});
   struct Entry {
     llvm::Optional<EfficiencyCurve> Compute, Memory;
   };
   Entry Default;
+  llvm::Optional<Entry> Depthwise;
   std::array<llvm::Optional<Entry>, NumOpClasses> Classes;
   static const KeySpec EntryKeys[] = {
       {"compute", false, "0.75"},
@@ -1118,6 +1121,8 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
                                             "'{0}: 0.8'",
                                             En.Compute ? "memory" : "compute"));
               Default = std::move(En);
+            } else if (Class == "depthwise_conv") {
+              Depthwise = std::move(En);
             } else {
               Classes[static_cast<size_t>(*parseOpClassKey(Class))] =
                   std::move(En);
@@ -1131,6 +1136,14 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     CE.Explicit = En != nullptr;
     CE.Compute = En && En->Compute ? *En->Compute : *Default.Compute;
     CE.Memory = En && En->Memory ? *En->Memory : *Default.Memory;
+  }
+  if (Depthwise) {
+    const ClassEfficiency &Conv = D.efficiency(OpClass::Conv);
+    ClassEfficiency DW;
+    DW.Explicit = true;
+    DW.Compute = Depthwise->Compute ? *Depthwise->Compute : Conv.Compute;
+    DW.Memory = Depthwise->Memory ? *Depthwise->Memory : Conv.Memory;
+    D.DepthwiseConv = std::move(DW);
   }
   return llvm::Error::success();
 }

@@ -217,6 +217,46 @@ TEST_SUITE("roofline") {
     CHECK(opTime(Large, D).ComputeEfficiency == doctest::Approx(0.8));
   }
 
+  TEST_CASE("depthwise convolutions use depthwise_conv where given") {
+    const char *const Cpu = R"(device:
+  name: rcpu
+  kind: cpu
+  compute:
+    simd: {fp32: 100 GFLOPS}
+  memory:
+    - {name: DRAM, capacity: 16 GB, bandwidth: 100 GB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+    conv: {compute: 0.8, memory: 1}
+    depthwise_conv: {compute: 0.2}
+)";
+    const hw::Device D = load(Cpu);
+    REQUIRE(D.DepthwiseConv.hasValue());
+    OpWork W;
+    W.Class = OpClass::Conv;
+    W.Flops = 1e9;
+    W.BytesRead = 1e3;
+    // 3x3 depthwise over 64 channels: 64 groups of one output channel.
+    W.Gemm = {64, 3136, 1, 9};
+    OpTime T = opTime(W, D);
+    CHECK(T.ComputeEfficiency == doctest::Approx(0.2));
+    CHECK(T.Seconds == doctest::Approx(1e9 / (100e9 * 0.2)));
+    // The memory side was left out: conv's.
+    CHECK(T.MemoryEfficiency == doctest::Approx(1));
+    // A dense (and a grouped, 4 channels per group) conv keeps conv's.
+    W.Gemm = {1, 3136, 64, 576};
+    CHECK(opTime(W, D).ComputeEfficiency == doctest::Approx(0.8));
+    W.Gemm = {16, 3136, 4, 36};
+    CHECK(opTime(W, D).ComputeEfficiency == doctest::Approx(0.8));
+    // Without depthwise_conv a depthwise conv is a conv.
+    std::string NoDw = Cpu;
+    NoDw.erase(NoDw.find("    depthwise_conv"));
+    W.Gemm = {64, 3136, 1, 9};
+    CHECK(opTime(W, load(NoDw.c_str())).ComputeEfficiency ==
+          doctest::Approx(0.8));
+  }
+
   TEST_CASE("explain plugs the numbers into the formula") {
     const hw::Device D = load(TestGpu);
     const OpTime T = opTime(elementwise(1e6, ir::DType::F32), D);
