@@ -119,6 +119,19 @@ private:
       B.Formula = std::to_string(Grads) + " x forward product";
       return B;
     }
+    if (N.opType() == "BatchNormalization" && N.input(0)) {
+      // Batch statistics (training mode): one pass reads x and dy for the
+      // two reductions (sum dy, sum dy * x_hat), a second reads them again
+      // to write dx, as cuDNN's batch-norm backward does; the parameter
+      // gradients are per channel.
+      const double X = static_cast<double>(N.input(0)->bytes());
+      const double Params = F.Params * ir::byteSize(F.Type);
+      B.Flops = 2 * F.Flops;
+      B.BytesRead = 4 * X + Params;
+      B.BytesWritten = X + Params;
+      B.Formula = "batch-norm backward: x, dy read twice, dx written";
+      return B;
+    }
     switch (F.Class) {
     case OpClass::Elementwise:
       B.Flops = F.Flops;

@@ -90,7 +90,7 @@ private:
     if (Mine.Class == OpClass::Elementwise)
       return true;
     if (Mine.Class == OpClass::Normalization)
-      return N.opType() == "BatchNormalization";
+      return Options.FoldBatchNorm && N.opType() == "BatchNormalization";
     if (Mine.Class == OpClass::Reduction)
       return HeadClass != OpClass::Gemm && HeadClass != OpClass::Conv;
     return false;

@@ -15,13 +15,13 @@
 // bytes that cross its boundary.
 //
 // The rules (README "Fusion"): a node of class elementwise, or a
-// BatchNormalization, joins the kernel that produces one of its inputs when
-// that kernel is headed by a gemm, conv, elementwise, normalization or
-// reduction op; a reduction joins a kernel headed by an elementwise,
-// normalization or reduction op (never a GEMM's). Views are looked
-// through. A node never joins a kernel older than another kernel it reads
-// from (that would make the kernels cyclic), and a kernel holds at most
-// MaxFusedNodes nodes. Everything else starts its own kernel. Finally,
+// BatchNormalization (unless FoldBatchNorm is off, as in training), joins the
+// kernel that produces one of its inputs when that kernel is headed by a gemm,
+// conv, elementwise, normalization or reduction op; a reduction joins a kernel
+// headed by an elementwise, normalization or reduction op (never a GEMM's).
+// Views are looked through. A node never joins a kernel older than another
+// kernel it reads from (that would make the kernels cyclic), and a kernel holds
+// at most MaxFusedNodes nodes. Everything else starts its own kernel. Finally,
 // attention (Q.K^T, pointwise scaling and masking, Softmax, dropout, P.V)
 // becomes one kernel, as FlashAttention and the runtimes' fused attention
 // kernels run it.
@@ -71,6 +71,13 @@ struct FusionOptions {
   /// Run softmax(Q.K^T).V as one kernel (FlashAttention, TensorRT, ONNX
   /// Runtime's Attention): the scores never reach memory.
   bool FuseAttention = true;
+  /// Fold BatchNormalization into the kernel that produces its input, as
+  /// inference runtimes do (its statistics are constants). Training computes
+  /// the statistics of each batch: a reduction over the whole input before
+  /// anything can be normalised, so BatchNormalization heads a kernel of its
+  /// own (cuDNN's batch-norm kernels, into which a following ReLU or
+  /// residual Add fuses) and the convolution writes its output.
+  bool FoldBatchNorm = true;
 };
 
 constexpr unsigned MaxFusedNodes = 64;

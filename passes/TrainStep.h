@@ -4,8 +4,11 @@
 // under a given parallel strategy, as Megatron-LM runs it:
 //  * the graph is costed per micro-batch (import it at the micro-batch
 //    size); backward work and saved tensors come from passes/Backward.h,
-//    kernels from passes/Fusion.h, blocks and tensor-parallel roles from
-//    passes/Blocks.h;
+//    kernels from passes/Fusion.h (BatchNormalization is not folded into
+//    its convolution: it normalises with the batch's statistics, two passes
+//    over its input forward and two over input and gradient backward;
+//    TrainOptions::Unfused runs every op as its own kernel), blocks and
+//    tensor-parallel roles from passes/Blocks.h;
 //  * tensor parallelism divides the sharded work by tp and adds, per block
 //    and micro-batch, an all-reduce of each row-parallel output (forward)
 //    and of each column-parallel group's input gradient (backward); with
@@ -84,6 +87,14 @@ struct TrainOptions {
   bool Fp32Gradients = false;
   /// Gradient compression on the data-parallel exchange.
   cost::Compression GradCompression;
+  /// Run every op as its own kernel, as an eager framework does (PyTorch
+  /// without torch.compile or hand-fused kernels: a convolution, its
+  /// BatchNormalization, ReLU and residual Add are four kernels, each
+  /// reading and writing its tensors). Off: elementwise chains fuse into
+  /// their producer, as compiled or hand-fused training code (Megatron-LM's
+  /// fused kernels, XLA) runs them. Used where predictTraining builds the
+  /// analysis; an analysis passed in keeps the choice it was made with.
+  bool Unfused = false;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).
   bool Timeline = false;
   /// Blocks per pipeline chunk (pp x vp entries, each at least 1, summing
@@ -161,13 +172,15 @@ struct UnitCost {
 /// dtype) are cached in it, so one analysis serves one thread at a time.
 class TrainingAnalysis {
 public:
-  explicit TrainingAnalysis(const ir::Graph &G);
+  /// Unfused: every op its own kernel (TrainOptions::Unfused).
+  explicit TrainingAnalysis(const ir::Graph &G, bool Unfused = false);
   const ir::Graph &graph() const { return *G; }
 
 private:
   const ir::Graph *G;
 
 public:
+  bool Unfused = false;
   GraphWork Work;
   KernelPlan Plan;
   BackwardInfo Back;

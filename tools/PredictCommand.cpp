@@ -417,6 +417,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail("--micro-batch must be positive");
     TrainOpts.GlobalBatch = GlobalBatch;
     TrainOpts.Fp32Gradients = Fp32Grads;
+    TrainOpts.Unfused = NoFusion;
     if (ScheduleOpt == "gpipe")
       TrainOpts.Schedule = PipelineSchedule::GPipe;
     else if (ScheduleOpt != "1f1b")
@@ -569,7 +570,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       auto &Slot = Analyses[Mb];
       if (!Slot.second) {
         if (Mb == *Import.Batch) {
-          Slot.second = std::make_unique<TrainingAnalysis>(Model->Graph);
+          Slot.second =
+              std::make_unique<TrainingAnalysis>(Model->Graph, NoFusion);
         } else {
           frontend::ImportOptions At = Import;
           At.Batch = Mb;
@@ -577,7 +579,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
           if (!M)
             return M.takeError();
           Slot.first = std::make_unique<frontend::ImportedModel>(std::move(*M));
-          Slot.second = std::make_unique<TrainingAnalysis>(Slot.first->Graph);
+          Slot.second =
+              std::make_unique<TrainingAnalysis>(Slot.first->Graph, NoFusion);
         }
       }
       return Slot.second.get();

@@ -60,6 +60,32 @@ TEST_SUITE("fusion") {
     CHECK(plan(B.G, /*Fuse=*/false).Kernels.size() == 3);
   }
 
+  TEST_CASE("without FoldBatchNorm, BatchNormalization heads its own kernel "
+            "and the ReLU joins it") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 3, 8, 8});
+    ir::Node *Conv =
+        B.node("Conv", {X, B.weight("w", {4, 3, 3, 3})}, {1, 4, 6, 6});
+    ir::Node *Bn = B.node("BatchNormalization",
+                          {B.out(Conv), B.weight("s", {4}), B.weight("b", {4}),
+                           B.weight("m", {4}), B.weight("v", {4})},
+                          {1, 4, 6, 6});
+    ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {1, 4, 6, 6});
+    B.G.markOutput(B.out(Relu));
+    FusionOptions O;
+    O.FoldBatchNorm = false;
+    KernelPlan P = planKernels(B.G, computeWork(B.G), O);
+    REQUIRE(P.Kernels.size() == 2);
+    CHECK(P.Kernels[0].Head == Conv->index());
+    CHECK(P.Kernels[0].Members.size() == 1);
+    CHECK(P.Kernels[1].Head == Bn->index());
+    CHECK(P.KernelOf[Relu->index()] == 1);
+    // The conv writes its output; the BN kernel reads it.
+    CHECK(P.Kernels[0].Work.BytesWritten == doctest::Approx(4 * 6 * 6 * 4));
+    CHECK(P.Kernels[1].Work.BytesRead ==
+          doctest::Approx((4 * 6 * 6 + 4 * 4) * 4));
+  }
+
   TEST_CASE("an intermediate read outside the kernel is still written") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {1024});

@@ -82,6 +82,50 @@ TEST_SUITE("training") {
     CHECK(Back.Work[Later].Flops == doctest::Approx(4 * W.Nodes[Later].Macs));
   }
 
+  TEST_CASE("training BatchNormalization: its own kernel with batch "
+            "statistics, the ReLU fused into it; --no-fusion splits them") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {8, 4, 16, 16});
+    ir::Node *Conv =
+        B.node("Conv", {X, B.weight("w", {16, 4, 3, 3})}, {8, 16, 14, 14});
+    ir::Node *Bn =
+        B.node("BatchNormalization",
+               {B.out(Conv), B.weight("s", {16}), B.weight("b", {16}),
+                B.weight("m", {16}), B.weight("v", {16})},
+               {8, 16, 14, 14});
+    ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {8, 16, 14, 14});
+    B.G.markOutput(B.out(Relu));
+    const double Y = 8 * 16 * 14 * 14 * 4.0; // fp32 bytes of each output
+    const double P = 4 * 16 * 4.0;           // BN's four per-channel inputs
+    TrainingAnalysis A(B.G);
+    // Inference folds BN and ReLU into the conv; training cannot.
+    REQUIRE(A.Plan.Kernels.size() == 2);
+    const Kernel &K = A.Plan.Kernels[A.Plan.KernelOf[Bn->index()]];
+    CHECK(K.Head == Bn->index());
+    CHECK(A.Plan.KernelOf[Relu->index()] == A.Plan.KernelOf[Bn->index()]);
+    // Forward: the conv output read twice (statistics, then normalise),
+    // the ReLU output written.
+    CHECK(K.Work.BytesRead == doctest::Approx(2 * Y + P));
+    CHECK(K.Work.BytesWritten == doctest::Approx(Y));
+    // Backward: x and dy read twice, dx written, per-channel gradients.
+    const OpWork &BnBack = A.Back.Work[Bn->index()];
+    CHECK(BnBack.BytesRead == doctest::Approx(4 * Y + 16 * 4.0 * 4));
+    CHECK(BnBack.BytesWritten == doctest::Approx(Y + 16 * 4.0 * 4));
+    // Eager: three kernels, slower than the fused BN + ReLU.
+    TrainingAnalysis Eager(B.G, /*Unfused=*/true);
+    CHECK(Eager.Plan.Kernels.size() == 3);
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.MicroBatch = 8;
+    auto Fused = predictTraining(A, *C, O);
+    REQUIRE(bool(Fused));
+    O.Unfused = true;
+    auto Split = predictTraining(B.G, *C, O);
+    REQUIRE(bool(Split));
+    CHECK(Split->ComputeSeconds > Fused->ComputeSeconds);
+  }
+
   TEST_CASE("saved tensors: product inputs and a ReLU's input, each once") {
     TwoBlocks T(64, 32);
     GraphWork W = computeWork(T.B.G);

@@ -80,6 +80,13 @@ def predict(perfc, f, path):
     cmd = [perfc, path, "--hw", hw, "--train", "--dp", str(f["gpus"]), "--micro-batch", str(f["micro"]),
            "--global-batch", str(f["global_"]), "--dtype", f["dtype"], "--optimizer", f["optimizer"],
            "--format", "json"]
+    # PyTorch 21.03 runs ResNet-50 eagerly: cuDNN conv, cuDNN batch norm,
+    # in-place ReLU and the residual add are separate kernels (DLE's
+    # image_classification/resnet.py; no torch.jit or fused BN-ReLU as
+    # MXNet's NHWC kernels have). BERT's hot paths are hand-fused (apex
+    # FusedLayerNorm, jit bias-GELU), so it keeps perfc's fusion.
+    if f["model"] == "resnet50":
+        cmd.append("--no-fusion")
     # the zoo BERT is generated at its sequence length (no seq symbol to bind)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
