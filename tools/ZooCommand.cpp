@@ -80,6 +80,11 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                "attention probabilities and each residual branch (default 0: "
                "none)"),
       cl::value_desc("P"), cl::cat(Category));
+  cl::opt<std::string> HeadOpt(
+      "head",
+      cl::desc("bert: pooler (default), pretraining (+ MLM and NSP heads) or "
+               "squad (+ span head)"),
+      cl::value_desc("H"), cl::cat(Category));
   cl::opt<std::string> ModelName(
       "name", cl::desc("Graph name (default e.g. gpt_L12_H768_A12_...)"),
       cl::value_desc("NAME"), cl::cat(Category));
@@ -154,6 +159,13 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     return fail("zoo: --tied and --untied contradict each other");
   if (Tied || Untied)
     Spec.TiedEmbeddings = Tied.getValue();
+  if (HeadOpt.getNumOccurrences()) {
+    auto Head = modelgen::parseBertHead(HeadOpt);
+    if (!Head)
+      return fail("zoo: unknown --head '" + HeadOpt +
+                  "': use pooler, pretraining or squad");
+    Spec.Head = *Head;
+  }
   Spec.Name = ModelName;
   if (OutputPath.empty())
     return fail("zoo: no output file: give -o FILE.onnx");

@@ -165,6 +165,35 @@ TEST_CASE("zoo bert: BERT-base has the counts of the exported bert_base") {
   CHECK_FALSE(hasNode(G, "/lm_head/MatMul", "MatMul"));
 }
 
+TEST_CASE("zoo bert: pretraining (MLM + NSP) and SQuAD heads") {
+  TransformerSpec S = spec(Family::Bert, 24, 1024, 16, 128, 30522);
+  Costed Base = costOf(S);
+  S.Head = modelgen::BertHead::Pretraining;
+  Costed Pre = costOf(S);
+  // BERT-large for pretraining: 336.2 M parameters (the MLM decoder is tied
+  // to the token embedding; its bias, the transform and NSP are new).
+  CHECK(Pre.R.Total.Params == 336'226'108);
+  CHECK(modelgen::parameterCount(*modelgen::resolve(S)) == 336'226'108);
+  // MLM transform and decoder on all 128 positions, NSP on the pooled one.
+  CHECK(Pre.R.Total.Macs - Base.R.Total.Macs ==
+        doctest::Approx(128.0 * (1024.0 * 1024 + 1024.0 * 30522) + 1024 * 2));
+  const ir::Graph &G = Pre.Model.Graph;
+  REQUIRE(G.outputs().size() == 4);
+  CHECK(G.outputs()[2]->name() == "prediction_log_probs");
+  CHECK(G.outputs()[2]->shape() == ir::Shape({1, 128, 30522}));
+  CHECK(G.outputs()[3]->name() == "seq_relationship_logits");
+  CHECK(hasNode(G, "/mlm/LogSoftmax", "LogSoftmax"));
+  S.Head = modelgen::BertHead::Squad;
+  Costed Qa = costOf(S);
+  CHECK(Qa.R.Total.Params == Base.R.Total.Params + 2 * 1024 + 2);
+  REQUIRE(Qa.Model.Graph.outputs().size() == 3);
+  CHECK(Qa.Model.Graph.outputs()[2]->shape() == ir::Shape({1, 128, 2}));
+  CHECK(modelgen::parseBertHead("squad") == modelgen::BertHead::Squad);
+  CHECK_FALSE(modelgen::parseBertHead("mlm"));
+  S.Fam = Family::Gpt;
+  CHECK(contains(specError(S), "--head squad is for bert"));
+}
+
 TEST_CASE("zoo gpt: Megatron GPT-3 175B and a 1T GPT import quickly") {
   struct {
     int64_t L, H, A;

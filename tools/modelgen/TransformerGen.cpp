@@ -219,6 +219,27 @@ public:
                  {G0.output(0), B.weight("pooler.dense.weight", {H, H}),
                   B.weight("pooler.dense.bias", {H})});
       rename(B.node("Tanh", "/pooler/Tanh", {P}), "pooler_output");
+      if (S.Head == BertHead::Pretraining) {
+        // BertPreTrainingHeads (Devlin et al. 2019; NVIDIA's PyTorch BERT
+        // scores every position, the loss ignores the unmasked ones).
+        std::string Y = linear(X, "/mlm/dense", "mlm.dense.", H, H);
+        Y = layerNorm(gelu(Y, "/mlm/gelu"), "/mlm/ln", "mlm.ln.");
+        onnx::NodeProto &T =
+            B.add("Transpose", "/mlm/decoder/Transpose", {TokEmbedding});
+        Builder::attr(T, "perm", llvm::ArrayRef<int64_t>{1, 0});
+        Y = B.node("MatMul", "/mlm/decoder/MatMul", {Y, T.output(0)});
+        Y = B.node("Add", "/mlm/decoder/Add",
+                   {B.weight("mlm.decoder.bias", {S.Vocab}), Y});
+        onnx::NodeProto &L = B.add("LogSoftmax", "/mlm/LogSoftmax", {Y});
+        Builder::attr(L, "axis", int64_t(-1));
+        rename(L.output(0), "prediction_log_probs");
+        rename(B.node("Gemm", "/nsp/Gemm",
+                      {"pooler_output", B.weight("nsp.weight", {H, 2}),
+                       B.weight("nsp.bias", {2})}),
+               "seq_relationship_logits");
+      } else if (S.Head == BertHead::Squad) {
+        rename(linear(X, "/qa", "qa.", H, 2), "qa_logits");
+      }
       return;
     }
     X = norm(X, "/final_norm", "final_norm.");
@@ -560,6 +581,25 @@ llvm::Optional<Family> perfc::modelgen::parseFamily(llvm::StringRef S) {
   return llvm::None;
 }
 
+llvm::StringRef perfc::modelgen::name(BertHead H) {
+  switch (H) {
+  case BertHead::Pooler:
+    return "pooler";
+  case BertHead::Pretraining:
+    return "pretraining";
+  case BertHead::Squad:
+    return "squad";
+  }
+  return "pooler";
+}
+
+llvm::Optional<BertHead> perfc::modelgen::parseBertHead(llvm::StringRef S) {
+  for (BertHead H : {BertHead::Pooler, BertHead::Pretraining, BertHead::Squad})
+    if (S == name(H))
+      return H;
+  return llvm::None;
+}
+
 llvm::StringRef perfc::modelgen::name(FloatType T) {
   switch (T) {
   case FloatType::F32:
@@ -641,6 +681,9 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
     return error("--max-positions " + llvm::Twine(S.MaxPositions) +
                  " is less than --seq " + llvm::Twine(S.Seq) +
                  ": every position needs a row");
+  if (S.Fam != Family::Bert && S.Head != BertHead::Pooler)
+    return error("--head " + name(S.Head) + " is for bert: " + name(S.Fam) +
+                 " ends in its LM head");
   if (S.Fam == Family::Bert && S.TiedEmbeddings)
     return error("bert has no LM head: --tied and --untied do not apply");
   if (!S.TiedEmbeddings && S.Fam != Family::Bert)
@@ -672,8 +715,8 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   // upper bound of parameterCount).
   const double H = Dbl(S.Hidden), F = Dbl(S.Ffn);
   const double Params = Dbl(S.Layers) * (4 * H * H + 3 * H * F + 13 * H) +
-                        2 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H +
-                        2 * H * H;
+                        3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H +
+                        3 * H * H;
   if (Params > std::ldexp(1.0, 53))
     return error("the model would have over 2^53 parameters: lower --layers, "
                  "--hidden or --ffn");
@@ -685,6 +728,8 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
       S.Name += "_K" + std::to_string(S.KvHeads);
     S.Name += "_F" + std::to_string(S.Ffn) + "_S" + std::to_string(S.Seq) +
               "_V" + std::to_string(S.Vocab);
+    if (S.Head != BertHead::Pooler)
+      S.Name += "_" + name(S.Head).str();
   }
   if (S.WeightsFile.empty())
     S.WeightsFile = S.Name + ".weights";
@@ -713,9 +758,16 @@ uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
                    + 2 * H                  // ln2
                    + H * F + F + F * H + H; // fc1, fc2
   N += L * Layer;
-  if (S.Fam == Family::Bert)
-    return N + 2 * H + 2 * H + H * H + H; // types, embed ln, pooler
-  N += 2 * H;                             // final norm
+  if (S.Fam == Family::Bert) {
+    N += 2 * H + 2 * H + H * H + H; // types, embed ln, pooler
+    if (S.Head == BertHead::Pretraining)
+      N += H * H + H + 2 * H + V // MLM dense, ln, decoder bias (tied)
+           + 2 * H + 2;          // NSP
+    else if (S.Head == BertHead::Squad)
+      N += 2 * H + 2;
+    return N;
+  }
+  N += 2 * H; // final norm
   if (!*S.TiedEmbeddings)
     N += H * V;
   return N;
@@ -758,6 +810,18 @@ perfc::modelgen::writeTransformerOnnx(const TransformerSpec &Spec) {
     onnx::ValueInfoProto &Pool = *G.add_output();
     Pool.set_name("pooler_output");
     setTensorType(Pool, Elem, S.Batch, {S.Hidden});
+    if (S.Head == BertHead::Pretraining) {
+      onnx::ValueInfoProto &Mlm = *G.add_output();
+      Mlm.set_name("prediction_log_probs");
+      setTensorType(Mlm, Elem, S.Batch, {S.Seq, S.Vocab});
+      onnx::ValueInfoProto &Nsp = *G.add_output();
+      Nsp.set_name("seq_relationship_logits");
+      setTensorType(Nsp, Elem, S.Batch, {2});
+    } else if (S.Head == BertHead::Squad) {
+      onnx::ValueInfoProto &Qa = *G.add_output();
+      Qa.set_name("qa_logits");
+      setTensorType(Qa, Elem, S.Batch, {S.Seq, 2});
+    }
   } else {
     onnx::ValueInfoProto &Logits = *G.add_output();
     Logits.set_name("logits");

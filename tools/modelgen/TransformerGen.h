@@ -74,6 +74,16 @@
 //                                   own `lm_head.weight` (llama default)
 //   /pooler/Gather, /pooler/Gemm,   token 0, dense with bias, Tanh (bert)
 //   /pooler/Tanh
+//   /mlm/dense/{MatMul,Add},        bert --head pretraining: the MLM
+//   /mlm/gelu/..., /mlm/ln/...,     transform on every position, the
+//   /mlm/decoder/{Transpose,        decoder tied to the token embedding
+//   MatMul,Add}, /mlm/LogSoftmax    (+ bias [V]) and the cross-entropy's
+//                                   log-softmax: `prediction_log_probs`
+//                                   [batch, S, V]
+//   /nsp/Gemm                       [H, 2] on pooler_output:
+//                                   `seq_relationship_logits` [batch, 2]
+//   /qa/{MatMul,Add}                bert --head squad: [H, 2] on every
+//                                   position: `qa_logits` [batch, S, 2]
 //
 // Each node's output is "<node name>_output_0" (Split: _0.._2), except the
 // graph outputs. Constants are shared initializers named by value
@@ -109,6 +119,18 @@ enum class Family {
 llvm::StringRef name(Family F);
 llvm::Optional<Family> parseFamily(llvm::StringRef S);
 
+/// What a BERT model ends in.
+enum class BertHead {
+  Pooler,      ///< The encoder and its pooler only (token 0, dense, Tanh).
+  Pretraining, ///< + MLM head over every position (dense, GELU, LayerNorm,
+               ///< decoder tied to the token embedding + bias, LogSoftmax
+               ///< of the cross-entropy) and NSP head (pooled -> 2).
+  Squad,       ///< + SQuAD span head: every position -> 2 (start, end).
+};
+/// "pooler", "pretraining", "squad".
+llvm::StringRef name(BertHead H);
+llvm::Optional<BertHead> parseBertHead(llvm::StringRef S);
+
 /// The floating-point type of weights and activations.
 enum class FloatType { F32, F16, BF16 };
 llvm::StringRef name(FloatType T); ///< "fp32", "fp16", "bf16".
@@ -140,6 +162,8 @@ struct TransformerSpec {
   /// BERT and Megatron-LM apply them (their masks are part of the
   /// activation memory of training). 0: none.
   double Dropout = 0;
+  /// BERT only: the task head after the encoder (Pooler: none).
+  BertHead Head = BertHead::Pooler;
   /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257".
   std::string Name;
   /// external_data location of every weight; "": "<Name>.weights".
