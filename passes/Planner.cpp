@@ -6,9 +6,12 @@
 
 #include <z3++.h>
 
+#include "costmodels/Collectives.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace perfc {
@@ -51,6 +54,21 @@ std::string describe(const TrainOptions &O) {
   return S;
 }
 
+/// With the stage devices of a mixed plan: "..., stages a100 x3 + v100 x1".
+std::string describe(const TrainOptions &O,
+                     const std::vector<std::string> &Devs) {
+  std::string S = describe(O);
+  for (size_t I = 0; I < Devs.size();) {
+    size_t J = I;
+    while (J < Devs.size() && Devs[J] == Devs[I])
+      ++J;
+    S += llvm::formatv("{0}{1} x{2}", I ? " + " : ", stages ", Devs[I], J - I)
+             .str();
+    I = J;
+  }
+  return S;
+}
+
 /// The lexicographic key both planners minimise.
 bool better(const PlanCandidate &A, const PlanCandidate &B) {
   return std::tie(A.TimeNs, A.Bytes) < std::tie(B.TimeNs, B.Bytes);
@@ -63,7 +81,381 @@ std::vector<T> pick(const llvm::Optional<T> &Fixed, std::vector<T> All) {
   return All;
 }
 
+/// The unit costs predictTraining cached for this cluster and strategy
+/// (call it first).
+const std::vector<UnitCost> *unitsOf(const TrainingAnalysis &A,
+                                     const hw::Cluster &C,
+                                     const TrainOptions &O) {
+  auto It = A.UnitCache.find(TrainingAnalysis::UnitKey{
+      C.Name, O.Tp, O.SequenceParallel, uint8_t(O.Recomp), uint8_t(O.DType)});
+  return It == A.UnitCache.end() ? nullptr : &It->second;
+}
+
+/// Model-state bytes per parameter of a prediction (weights, gradients,
+/// optimizer states after ZeRO's sharding): the same on every stage.
+double bytesPerParam(const TrainReport &T) {
+  for (const StageReport &S : T.Stages)
+    if (S.Params > 0)
+      return (S.WeightsBytes + S.GradientsBytes + S.OptimizerBytes) / S.Params;
+  return 0;
+}
+
+/// One GPU type of a mixed cluster.
+struct GpuType {
+  std::shared_ptr<const hw::Device> Dev;
+  unsigned Devices = 0;
+  unsigned PerNode = 0;           ///< The fewest per node among its groups.
+  const hw::NodeGroup *Group = 0; ///< Its first node group: links.
+};
+
+llvm::Expected<std::vector<GpuType>> gpuTypes(const hw::Cluster &C) {
+  std::vector<GpuType> Types;
+  for (const hw::NodeGroup &G : C.Groups) {
+    if (G.Devices.size() != 1)
+      return fail(llvm::formatv(
+          "cluster '{0}': a node group holds several device kinds; training "
+          "on mixed GPUs needs one type per node group",
+          C.Name));
+    const auto &Dev = G.Devices.front().Dev;
+    auto It = std::find_if(Types.begin(), Types.end(), [&](const GpuType &T) {
+      return T.Dev->Name == Dev->Name;
+    });
+    if (It == Types.end()) {
+      Types.push_back({Dev, 0, G.devicesPerNode(), &G});
+      It = Types.end() - 1;
+    }
+    It->Devices += G.Count * G.devicesPerNode();
+    It->PerNode = std::min(It->PerNode, G.devicesPerNode());
+  }
+  return Types;
+}
+
+/// A homogeneous cluster of one type, with at least Needed devices: what
+/// predictTraining costs that type's stages on (its node's links, its
+/// tensor- and data-parallel groups). The name keys the unit-cost cache.
+hw::Cluster typeCluster(const hw::Cluster &C, const GpuType &T,
+                        unsigned Needed) {
+  hw::Cluster Sub;
+  Sub.Name = C.Name + "/" + T.Dev->Name;
+  hw::NodeGroup G = *T.Group;
+  G.Count = std::max(G.Count, (Needed + T.PerNode - 1) / T.PerNode);
+  Sub.Groups.push_back(std::move(G));
+  return Sub;
+}
+
+/// The inter-node link of lower effective bandwidth (stages on different
+/// types sit on different nodes).
+const hw::Link *slowerLink(const hw::NodeGroup &A, const hw::NodeGroup &B) {
+  const hw::Link *X = A.InterNode ? &*A.InterNode : nullptr;
+  const hw::Link *Y = B.InterNode ? &*B.InterNode : nullptr;
+  if (!X || !Y)
+    return X ? X : Y;
+  return X->BandwidthBytesPerSecond * X->Efficiency <=
+                 Y->BandwidthBytesPerSecond * Y->Efficiency
+             ? X
+             : Y;
+}
+
+/// Free memory of the fullest stage, each on its own device.
+double headroom(const TrainReport &T, const hw::Cluster &C) {
+  double Least = std::numeric_limits<double>::infinity();
+  for (const StageReport &S : T.Stages) {
+    double Cap = T.CapacityBytes;
+    for (const hw::NodeGroup &G : C.Groups)
+      for (const hw::NodeDevice &D : G.Devices)
+        if (D.Dev->Name == S.Device)
+          Cap = D.Dev->mainMemory().CapacityBytes;
+    Least = std::min(Least, Cap - S.peakBytes());
+  }
+  return Least;
+}
+
 } // namespace
+
+bool isMixedCluster(const hw::Cluster &C) {
+  for (const hw::NodeGroup &G : C.Groups)
+    for (const hw::NodeDevice &D : G.Devices)
+      if (D.Dev->Name != C.primaryDevice().Name)
+        return true;
+  return false;
+}
+
+llvm::Optional<std::vector<unsigned>>
+splitStages(const std::vector<StageSpec> &Stages, unsigned L,
+            const StageMemory &Mem) {
+  const unsigned P = Stages.size();
+  if (P == 0 || L < P)
+    return llvm::None;
+  for (const StageSpec &S : Stages)
+    if (!S.Units || S.Units->size() != L + 2)
+      return llvm::None;
+  // Prefix sums of each distinct unit-cost vector (one per device type).
+  struct Prefix {
+    std::vector<double> Time, Params, Saved, Inputs;
+  };
+  std::map<const std::vector<UnitCost> *, Prefix> Sums;
+  for (const StageSpec &S : Stages) {
+    Prefix &Pr = Sums[S.Units];
+    if (!Pr.Time.empty())
+      continue;
+    for (auto *V : {&Pr.Time, &Pr.Params, &Pr.Saved, &Pr.Inputs})
+      V->assign(L + 3, 0);
+    for (unsigned U = 0; U < L + 2; ++U) {
+      const UnitCost &C = (*S.Units)[U];
+      Pr.Time[U + 1] = Pr.Time[U] + C.total();
+      Pr.Params[U + 1] = Pr.Params[U] + C.Params;
+      Pr.Saved[U + 1] = Pr.Saved[U] + C.Saved;
+      Pr.Inputs[U + 1] = Pr.Inputs[U] + C.InputBytes;
+    }
+  }
+  // A necessary condition, cheap: the stages' capacities must hold every
+  // parameter's states and each stage's activations at the least in-flight
+  // count (skips the search for hopeless strategies).
+  {
+    double Need = 0, Have = 0;
+    unsigned LeastFlight = UINT32_MAX;
+    for (const StageSpec &S : Stages) {
+      Have += S.CapacityBytes;
+      LeastFlight = std::min(LeastFlight, S.InFlight);
+    }
+    const Prefix &Pr = Sums[Stages.front().Units];
+    Need = Mem.BytesPerParam * Pr.Params[L + 2];
+    if (Mem.Recomp != Recompute::Full)
+      Need += LeastFlight * Pr.Saved[L + 2];
+    if (Need > Have)
+      return llvm::None;
+  }
+  const double Inf = std::numeric_limits<double>::infinity();
+  // Best[s][i]: the least slowest-stage time of stages 0..s covering units
+  // 0..i (blocks 1..i); From[s][i] the first unit of stage s.
+  std::vector<std::vector<double>> Best(P, std::vector<double>(L + 2, Inf));
+  std::vector<std::vector<unsigned>> From(P, std::vector<unsigned>(L + 2, 0));
+  for (unsigned S = 0; S < P; ++S) {
+    const StageSpec &St = Stages[S];
+    const Prefix &Pr = Sums[St.Units];
+    const bool Last = S + 1 == P;
+    // Stage S ends at unit I (the epilogue L + 1 for the last stage) and
+    // starts after unit J (J = -1 for the first, which holds the prologue).
+    const unsigned IFirst = Last ? L + 1 : S + 1;
+    const unsigned ILast = Last ? L + 1 : L - (P - 1 - S);
+    for (unsigned I = IFirst; I <= ILast; ++I) {
+      // Starts from the latest down (the range only grows, so memory only
+      // rises: stop at the first overflow). Stage 0 starts at the prologue;
+      // stage S > 0 after the S blocks the stages before it need at least.
+      const unsigned JHigh = S == 0 ? 0 : (Last ? L : I);
+      const unsigned JLow = S == 0 ? 0 : S + 1;
+      double MaxSaved = 0, Largest = 0;
+      for (unsigned K = JHigh + 1; K <= I; ++K) {
+        MaxSaved = std::max(MaxSaved, (*St.Units)[K].Saved);
+        Largest = std::max(Largest, (*St.Units)[K].Largest);
+      }
+      for (unsigned Start = JHigh + 1; Start-- > JLow;) {
+        const UnitCost &U = (*St.Units)[Start];
+        MaxSaved = std::max(MaxSaved, U.Saved);
+        Largest = std::max(Largest, U.Largest);
+        const double Params = Pr.Params[I + 1] - Pr.Params[Start];
+        const double Act =
+            Mem.Recomp == Recompute::Full
+                ? St.InFlight * (Pr.Inputs[I + 1] - Pr.Inputs[Start]) + MaxSaved
+                : St.InFlight * (Pr.Saved[I + 1] - Pr.Saved[Start]);
+        const double Bytes = Mem.BytesPerParam * Params + Act + Largest;
+        if (Bytes > St.CapacityBytes)
+          break;
+        const double T = Pr.Time[I + 1] - Pr.Time[Start];
+        const double V = S == 0 ? T : std::max(Best[S - 1][Start - 1], T);
+        if (V < Best[S][I]) {
+          Best[S][I] = V;
+          From[S][I] = Start;
+        }
+      }
+    }
+  }
+  if (!(Best[P - 1][L + 1] < Inf))
+    return llvm::None;
+  std::vector<unsigned> Sizes(P);
+  unsigned I = L + 1;
+  for (unsigned S = P; S-- > 0;) {
+    const unsigned Start = From[S][I];
+    Sizes[S] = std::min(I, L) + 1 - std::max(Start, 1u);
+    I = Start - 1;
+  }
+  return Sizes;
+}
+
+llvm::Expected<TrainReport>
+predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
+             const TrainOptions &O,
+             const std::vector<std::string> &StageDevices) {
+  if (StageDevices.size() != O.Pp)
+    return fail(llvm::formatv("a mixed plan names {0} stage devices for pp {1}",
+                              StageDevices.size(), O.Pp));
+  if (O.Vp != 1)
+    return fail("mixed GPU types: interleaving (--vp) is not modelled; use "
+                "--vp 1");
+  if (O.Schedule != PipelineSchedule::OneFOneB)
+    return fail("mixed GPU types: only the 1F1B schedule is modelled");
+  auto Types = gpuTypes(C);
+  if (!Types)
+    return Types.takeError();
+  const unsigned PerStage = O.Dp * O.Tp;
+  // Which type each stage runs on; devices used per type.
+  std::vector<unsigned> TypeOf(O.Pp);
+  std::vector<unsigned> Used(Types->size(), 0);
+  for (unsigned S = 0; S < O.Pp; ++S) {
+    auto It = std::find_if(Types->begin(), Types->end(), [&](const GpuType &T) {
+      return T.Dev->Name == StageDevices[S];
+    });
+    if (It == Types->end())
+      return fail(llvm::formatv("stage {0}: cluster '{1}' has no device '{2}'",
+                                S, C.Name, StageDevices[S]));
+    TypeOf[S] = It - Types->begin();
+    Used[TypeOf[S]] += PerStage;
+  }
+  for (size_t T = 0; T < Types->size(); ++T) {
+    if (Used[T] > (*Types)[T].Devices)
+      return fail(llvm::formatv(
+          "the plan puts {0} stages of dp {1} x tp {2} on '{3}', {4} devices, "
+          "but cluster '{5}' has {6}",
+          Used[T] / PerStage, O.Dp, O.Tp, (*Types)[T].Dev->Name, Used[T],
+          C.Name, (*Types)[T].Devices));
+    if (Used[T] && (*Types)[T].PerNode % O.Tp)
+      return fail(llvm::formatv("--tp {0}: a node of '{1}' holds {2} devices; "
+                                "tensor parallelism stays inside a node",
+                                O.Tp, (*Types)[T].Dev->Name,
+                                (*Types)[T].PerNode));
+  }
+  // Each used type's prediction of the whole pipeline: its stages' times
+  // and memory, its links.
+  const unsigned Needed = PerStage * O.Pp;
+  std::vector<hw::Cluster> Subs(Types->size());
+  std::vector<llvm::Optional<TrainReport>> Reports(Types->size());
+  TrainOptions Opt = O;
+  Opt.Timeline = false;
+  auto PredictAll = [&]() -> llvm::Error {
+    for (size_t T = 0; T < Types->size(); ++T) {
+      if (!Used[T])
+        continue;
+      if (Subs[T].Groups.empty())
+        Subs[T] = typeCluster(C, (*Types)[T], Needed);
+      auto R = predictTraining(A, Subs[T], Opt);
+      if (!R)
+        return R.takeError();
+      Reports[T] = std::move(*R);
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error E = PredictAll())
+    return std::move(E);
+  const unsigned L = A.Blocks.NumBlocks;
+  if (O.ChunkBlocks.empty() && O.Pp > 1) {
+    std::vector<StageSpec> Specs(O.Pp);
+    StageMemory Mem;
+    Mem.Recomp = O.Recomp;
+    for (unsigned S = 0; S < O.Pp; ++S) {
+      const unsigned T = TypeOf[S];
+      Specs[S].Units = unitsOf(A, Subs[T], Opt);
+      Specs[S].CapacityBytes = (*Types)[T].Dev->mainMemory().CapacityBytes;
+      Specs[S].InFlight = Reports[T]->Stages[S].InFlight;
+      Mem.BytesPerParam = bytesPerParam(*Reports[T]);
+    }
+    auto Split = splitStages(Specs, L, Mem);
+    if (!Split) { // nothing fits: balance time alone, report the overflow
+      for (StageSpec &S : Specs)
+        S.CapacityBytes = std::numeric_limits<double>::infinity();
+      Split = splitStages(Specs, L, Mem);
+    }
+    if (Split) {
+      Opt.ChunkBlocks = *Split;
+      if (llvm::Error E = PredictAll())
+        return std::move(E);
+    }
+  }
+  // Stage s as its own type predicts it.
+  TrainReport R;
+  const TrainReport &Any = *Reports[TypeOf[0]];
+  R.Devices = Needed;
+  R.MicroBatches = Any.MicroBatches;
+  R.GlobalBatch = Any.GlobalBatch;
+  std::vector<StageTimes> Times;
+  unsigned Slow = 0;
+  for (unsigned S = 0; S < O.Pp; ++S) {
+    const StageReport &St = Reports[TypeOf[S]]->Stages[S];
+    R.Stages.push_back(St);
+    Times.push_back({St.ForwardSeconds + St.TpForwardSeconds,
+                     St.BackwardSeconds + St.RecomputeSeconds +
+                         St.TpCommSeconds - St.TpForwardSeconds});
+    if (St.microBatchSeconds() > R.Stages[Slow].microBatchSeconds())
+      Slow = S;
+  }
+  // Transfers between neighbours: a type's own link inside its stages (as
+  // its prediction has it), the slower inter-node link across types.
+  std::vector<double> Transfers;
+  const double M = R.MicroBatches;
+  double MaxTransfer = 0;
+  for (unsigned S = 0; S + 1 < O.Pp; ++S) {
+    double T;
+    if (TypeOf[S] == TypeOf[S + 1]) {
+      T = Reports[TypeOf[S]]->P2pSeconds / (2 * M);
+    } else {
+      const hw::Link *Link = slowerLink(*(*Types)[TypeOf[S]].Group,
+                                        *(*Types)[TypeOf[S + 1]].Group);
+      if (!Link)
+        return fail(llvm::formatv("cluster '{0}': no link between '{1}' and "
+                                  "'{2}' nodes; add an inter_node_link",
+                                  C.Name, StageDevices[S],
+                                  StageDevices[S + 1]));
+      const double Message =
+          A.BoundaryBytes * (ir::byteSize(O.DType) / 4.0) / O.Tp;
+      T = cost::p2pTime(Message, *Link).Seconds;
+    }
+    Transfers.push_back(T);
+    MaxTransfer = std::max(MaxTransfer, T);
+  }
+  const double End =
+      simulateOneFOneB(Times, unsigned(R.MicroBatches), Transfers, false).End;
+  // Data-parallel exchange and optimizer: the largest among the types
+  // (each type's prediction prices its slowest stage: an upper bound where
+  // a stage of another type holds more parameters).
+  unsigned Tail = TypeOf[0];
+  for (size_t T = 0; T < Types->size(); ++T)
+    if (Reports[T] &&
+        Reports[T]->DpExposedSeconds + Reports[T]->OptimizerSeconds >
+            Reports[Tail]->DpExposedSeconds + Reports[Tail]->OptimizerSeconds)
+      Tail = T;
+  const TrainReport &TR = *Reports[Tail];
+  const StageReport &SS = R.Stages[Slow];
+  R.DpCommSeconds = TR.DpCommSeconds;
+  R.DpExposedSeconds = TR.DpExposedSeconds;
+  R.OptimizerSeconds = TR.OptimizerSeconds;
+  R.TpCommSeconds = M * SS.TpCommSeconds;
+  R.ComputeSeconds =
+      M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds);
+  // The busiest boundary's transfers; the simulated schedule holds those on
+  // its critical path.
+  R.P2pSeconds = 2 * M * MaxTransfer;
+  R.BubbleSeconds = std::max(0.0, End - M * SS.microBatchSeconds());
+  R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
+  R.ExposedCommSeconds = R.TpCommSeconds + R.DpExposedSeconds;
+  R.StepSeconds = End + R.DpExposedSeconds + R.OptimizerSeconds;
+  R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
+  R.ModelFlops = A.FlopsPerMicroBatch * M * O.Dp;
+  R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+  // Fits: every stage in its own device; the peak stage is the fullest.
+  std::string Names;
+  for (unsigned S = 0; S < O.Pp; ++S) {
+    const double Cap = (*Types)[TypeOf[S]].Dev->mainMemory().CapacityBytes;
+    if (R.Stages[S].peakBytes() > Cap)
+      R.Fits = false;
+    if (R.Stages[S].peakBytes() > R.Stages[R.PeakStage].peakBytes())
+      R.PeakStage = S;
+    if (S == 0 || StageDevices[S] != StageDevices[S - 1])
+      Names += (S ? "+" : "") + StageDevices[S];
+  }
+  R.Device = Names;
+  R.CapacityBytes =
+      (*Types)[TypeOf[R.PeakStage]].Dev->mainMemory().CapacityBytes;
+  return R;
+}
 
 llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   const auto Start = Clock::now();
@@ -78,7 +470,6 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                               C.Name, Total));
   if (R.GlobalBatch <= 0)
     return fail("--plan needs --global-batch (samples per step)");
-  const unsigned PerNode = C.Groups.front().devicesPerNode();
 
   std::vector<int64_t> Mbs = pick(F.MicroBatch, R.MicroBatchSizes);
   auto FirstA = R.Analysis(Mbs.front());
@@ -86,6 +477,29 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return FirstA.takeError();
   const unsigned Blocks = (*FirstA)->Blocks.NumBlocks;
   const bool HasTp = (*FirstA)->Blocks.HasTensorParallelPattern;
+  // Mixed GPU types: pipeline stages on types (see the header).
+  const bool Mixed = isMixedCluster(C);
+  std::vector<GpuType> Types;
+  if (Mixed) {
+    auto T = gpuTypes(C);
+    if (!T)
+      return T.takeError();
+    Types = std::move(*T);
+    if (F.Vp && *F.Vp > 1)
+      return fail(llvm::formatv("--vp {0}: interleaving is not modelled on "
+                                "mixed GPU types (cluster '{1}'); use --vp 1",
+                                *F.Vp, C.Name));
+    if (R.Base.Schedule != PipelineSchedule::OneFOneB)
+      return fail("mixed GPU types: only the 1F1B schedule is modelled");
+  }
+  const unsigned PerNode = [&] {
+    if (!Mixed)
+      return C.Groups.front().devicesPerNode();
+    unsigned Most = 0; // a pinned tp must fit a node of some type
+    for (const GpuType &T : Types)
+      Most = std::max(Most, T.PerNode);
+    return Most;
+  }();
 
   // Pinned degrees that no candidate can satisfy.
   if (F.Tp) {
@@ -93,10 +507,10 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       return fail(llvm::formatv(
           "--tp {0}: the model has no Megatron tensor-parallel pattern",
           *F.Tp));
-    if (R.AllowCrossNodeTp ? (*F.Tp == 0 || N % *F.Tp)
-                           : (!isPow2(*F.Tp) || PerNode % *F.Tp))
+    if (R.AllowCrossNodeTp && !Mixed ? (*F.Tp == 0 || N % *F.Tp)
+                                     : (!isPow2(*F.Tp) || PerNode % *F.Tp))
       return fail(
-          R.AllowCrossNodeTp
+          R.AllowCrossNodeTp && !Mixed
               ? llvm::formatv("--tp {0} does not divide the {1} devices used",
                               *F.Tp, N)
                     .str()
@@ -110,10 +524,10 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return fail(llvm::formatv("--pp {0}: the model has {1} blocks, and a "
                               "pipeline stage needs at least one",
                               *F.Pp, Blocks));
-  if (F.Dp && (*F.Dp == 0 || N % *F.Dp))
+  if (F.Dp && (*F.Dp == 0 || (!Mixed && N % *F.Dp)))
     return fail(llvm::formatv("--dp {0} does not divide the {1} devices used",
                               *F.Dp, N));
-  {
+  if (!Mixed) {
     const uint64_t Pinned =
         uint64_t(F.Dp.getValueOr(1)) * F.Tp.getValueOr(1) * F.Pp.getValueOr(1);
     if (N % Pinned)
@@ -140,8 +554,80 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Tps.push_back(T);
   }
   Tps = pick(F.Tp, Tps);
-  std::vector<TrainOptions> Space;
-  for (unsigned Tp : Tps)
+  struct Point {
+    TrainOptions O;
+    std::vector<std::string> Devs; ///< Mixed: each stage's device.
+  };
+  std::vector<Point> Space;
+  // The choices every strategy makes besides its degrees.
+  auto AddRest = [&](TrainOptions O, const std::vector<std::string> &Devs) {
+    for (int64_t Mb : Mbs) {
+      if ((R.GlobalBatch / O.Dp) % Mb)
+        continue;
+      for (Recompute Rc : pick(F.Recomp, {Recompute::None, Recompute::Selective,
+                                          Recompute::Full}))
+        for (bool Sp : pick(F.Sp, {false, true})) {
+          if (Sp && O.Tp == 1)
+            continue;
+          for (unsigned Z : pick(F.Zero, {0u, 1u, 2u, 3u})) {
+            if (Z > 0 && O.Dp == 1 && !F.Zero)
+              continue;
+            O.MicroBatch = Mb;
+            O.GlobalBatch = R.GlobalBatch;
+            O.Recomp = Rc;
+            O.SequenceParallel = Sp;
+            O.Zero = Z;
+            O.Timeline = false;
+            Space.push_back({O, Devs});
+          }
+        }
+    }
+  };
+  if (Mixed) {
+    // Whole types, in every order: tp inside a node of each, dp x tp
+    // dividing each type's devices, one stage per dp x tp of them.
+    std::vector<unsigned> TpsMixed;
+    for (unsigned T = 1; T <= PerNode; T *= 2)
+      if (T == 1 || HasTp)
+        TpsMixed.push_back(T);
+    for (unsigned Tp : pick(F.Tp, TpsMixed))
+      for (unsigned Mask = 1; Mask < (1u << Types.size()); ++Mask) {
+        std::vector<unsigned> Order;
+        unsigned Least = UINT32_MAX;
+        for (unsigned T = 0; T < Types.size(); ++T)
+          if (Mask & (1u << T)) {
+            Order.push_back(T);
+            Least = std::min(Least, Types[T].Devices);
+          }
+        if (llvm::any_of(Order,
+                         [&](unsigned T) { return Types[T].PerNode % Tp; }))
+          continue;
+        do {
+          for (unsigned Dp = 1; uint64_t(Dp) * Tp <= Least; ++Dp) {
+            if (llvm::any_of(Order, [&](unsigned T) {
+                  return Types[T].Devices % (Dp * Tp);
+                }))
+              continue;
+            std::vector<std::string> Devs;
+            for (unsigned T : Order)
+              Devs.insert(Devs.end(), Types[T].Devices / (Dp * Tp),
+                          Types[T].Dev->Name);
+            const unsigned Pp = Devs.size();
+            if (Pp > std::max(1u, Blocks) || (F.Pp && Pp != *F.Pp) ||
+                (F.Dp && Dp != *F.Dp) || R.GlobalBatch % Dp ||
+                (R.Devices && Dp * Tp * Pp != R.Devices))
+              continue;
+            TrainOptions O = R.Base;
+            O.Dp = Dp;
+            O.Tp = Tp;
+            O.Pp = Pp;
+            O.Vp = 1;
+            AddRest(O, Devs);
+          }
+        } while (std::next_permutation(Order.begin(), Order.end()));
+      }
+  }
+  for (unsigned Tp : Mixed ? std::vector<unsigned>{} : Tps)
     for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
       if ((N / Tp) % Pp || (F.Pp && Pp != *F.Pp))
         continue;
@@ -182,7 +668,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                 O.SequenceParallel = Sp;
                 O.Zero = Z;
                 O.Timeline = false;
-                Space.push_back(O);
+                Space.push_back({O, {}});
               }
             }
         }
@@ -209,12 +695,14 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   std::vector<PlanCandidate> All;
   All.reserve(Space.size());
   llvm::Optional<PlanCandidate> Smallest; // the least memory, fitting or not
+  double SmallestCapacity = 0;
   std::string FirstError;
   const double Capacity = C.primaryDevice().mainMemory().CapacityBytes;
   auto LastProgress = Start;
   bool Printed = false;
   std::map<int64_t, const TrainingAnalysis *> Analyses;
-  for (const TrainOptions &O : Space) {
+  for (const Point &Pt : Space) {
+    const TrainOptions &O = Pt.O;
     if (R.TimeLimitSeconds > 0 && Res.Candidates > 0 &&
         since(Start) > R.TimeLimitSeconds) {
       Res.TimedOut = true;
@@ -227,23 +715,53 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         return Got.takeError();
       A = *Got;
     }
-    auto T = predictTraining(*A, C, O);
+    TrainOptions Chosen = O;
+    auto T = Pt.Devs.empty() ? predictTraining(*A, C, O)
+                             : predictMixed(*A, C, O, Pt.Devs);
+    // The time-balanced split overflows a stage: move blocks so that every
+    // stage fits, if any split does (vp 1; mixed plans split for memory
+    // already).
+    if (T && !T->Fits && Pt.Devs.empty() && O.Pp > 1 && O.Vp == 1 &&
+        O.Schedule == PipelineSchedule::OneFOneB && O.ChunkBlocks.empty() &&
+        O.Split == Partition::Balanced)
+      if (const std::vector<UnitCost> *U = unitsOf(*A, C, O)) {
+        std::vector<StageSpec> Specs;
+        for (const StageReport &S : T->Stages)
+          Specs.push_back({U, T->CapacityBytes, S.InFlight});
+        if (auto Split =
+                splitStages(Specs, Blocks, {bytesPerParam(*T), O.Recomp})) {
+          Chosen.ChunkBlocks = *Split;
+          auto Moved = predictTraining(*A, C, Chosen);
+          if (Moved && Moved->Fits)
+            T = std::move(Moved);
+          else
+            Chosen = O;
+        }
+      }
     ++Res.Candidates;
     if (!T) {
       std::string E = llvm::toString(T.takeError());
       if (FirstError.empty())
-        FirstError = describe(O) + ": " + E;
+        FirstError = describe(O, Pt.Devs) + ": " + E;
       continue;
     }
+    // A mixed plan keeps the split it was predicted with.
+    if (!Pt.Devs.empty() && Chosen.Pp > 1 && Chosen.ChunkBlocks.empty())
+      for (const StageReport &S : T->Stages)
+        Chosen.ChunkBlocks.push_back(S.Blocks);
     PlanCandidate P;
-    P.Options = O;
+    P.Options = Chosen;
+    P.StageDevices = Pt.Devs;
     P.StepSeconds = T->StepSeconds;
     P.PeakBytes = T->peak().peakBytes();
     P.TimeNs = int64_t(std::llround(P.StepSeconds * 1e9));
     P.Bytes = int64_t(std::llround(P.PeakBytes));
-    if (!Smallest || P.PeakBytes < Smallest->PeakBytes)
+    P.HeadroomBytes = int64_t(std::floor(headroom(*T, C)));
+    if (!Smallest || P.PeakBytes < Smallest->PeakBytes) {
       Smallest = P;
-    if (P.PeakBytes <= Capacity)
+      SmallestCapacity = T->CapacityBytes;
+    }
+    if (T->Fits)
       All.push_back(P);
     if (R.Progress &&
         std::chrono::duration<double>(Clock::now() - LastProgress).count() >
@@ -261,6 +779,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   Res.EvaluateSeconds = since(Start);
   Res.Feasible = All.size();
   if (All.empty()) {
+    if (Smallest && Mixed)
+      return fail(llvm::formatv(
+          "no strategy fits in the memory of its stages' devices: the "
+          "smallest needs {0} on a {1} device ({2})",
+          gib(Smallest->PeakBytes), gib(SmallestCapacity),
+          describe(Smallest->Options, Smallest->StageDevices)));
     if (Smallest)
       return fail(llvm::formatv(
           "no strategy fits in {0} per device: the smallest needs {1} ({2})",
@@ -318,7 +842,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       }
       // One Boolean per candidate, exactly one true; time and memory are
       // sums of b_i * t_i (linear, integers).
-      z3::expr_vector Chosen(Ctx), Time(Ctx), Memory(Ctx);
+      z3::expr_vector Chosen(Ctx), Time(Ctx), Memory(Ctx), Free(Ctx);
       std::vector<int> Ones(Input.size(), 1);
       const z3::expr Zero = Ctx.int_val(0);
       for (size_t I = 0; I < Input.size(); ++I) {
@@ -327,10 +851,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         Chosen.push_back(B);
         Time.push_back(z3::ite(B, Ctx.int_val(P.TimeNs), Zero));
         Memory.push_back(z3::ite(B, Ctx.int_val(P.Bytes), Zero));
+        Free.push_back(z3::ite(B, Ctx.int_val(P.HeadroomBytes), Zero));
       }
       Opt.add(z3::pbeq(Chosen, Ones.data(), 1));
-      // Memory within a device's.
-      Opt.add(z3::sum(Memory) <= Ctx.int_val(int64_t(Capacity)));
+      // Every stage within its device's memory (free memory not negative;
+      // on one GPU type: the peak at most the capacity).
+      Opt.add(z3::sum(Free) >= Zero);
       // Lexicographic (Z3's default priority): time, then memory.
       Opt.minimize(z3::sum(Time));
       Opt.minimize(z3::sum(Memory));
@@ -353,8 +879,11 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   Res.SolveSeconds = since(SolveStart);
 
   Res.Options = All[Best].Options;
+  Res.StageDevices = All[Best].StageDevices;
   const TrainingAnalysis *A = Analyses[Res.Options.MicroBatch];
-  auto T = predictTraining(*A, C, Res.Options);
+  auto T = Res.StageDevices.empty()
+               ? predictTraining(*A, C, Res.Options)
+               : predictMixed(*A, C, Res.Options, Res.StageDevices);
   if (!T)
     return T.takeError();
   Res.Report = std::move(*T);
@@ -368,7 +897,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     for (const PlanCandidate &P : Sorted) {
       if (Res.Top.size() >= R.TopK)
         break;
-      if (describe(P.Options) != describe(Chosen.Options))
+      if (describe(P.Options, P.StageDevices) !=
+          describe(Chosen.Options, Chosen.StageDevices))
         Res.Top.push_back(P);
     }
   }

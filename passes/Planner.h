@@ -15,10 +15,26 @@
 // non-linear reasoning. `Exhaustive` picks the same minimum with a loop:
 // the reference the Z3 planner is tested against.
 //
-// Pipeline stage boundaries are not a variable of the search: each
-// (pp, vp) is split by predictTraining's balanced partition (contiguous
-// block ranges, unequal where that balances time), or evenly with
-// Partition::Even.
+// Pipeline stage boundaries: each (pp, vp) is split by predictTraining's
+// balanced partition (contiguous block ranges, unequal where that balances
+// time), or evenly with Partition::Even. Where the balanced split overflows
+// a stage's memory (the first stage holds the prologue and the most
+// micro-batches in flight under 1F1B), splitStages moves blocks so that
+// every stage fits, at the least cost in time (vp 1).
+//
+// Mixed clusters (node groups of different GPU types, one type per group):
+// each pipeline stage runs on one type, the types' stages contiguous in an
+// order the search chooses, with unequal layer ranges (splitStages with
+// each type's unit times and capacity) so that the faster GPUs take more
+// layers and every stage fits its own memory, as AMP and Metis do. Every
+// data-parallel group is one stage's replicas, so it is homogeneous and the
+// replicas take equal batch shares: each replica is the same typed
+// pipeline, balanced by layers rather than by batch (uneven batch shares
+// would need pipelines of different shapes per replica, which the step's
+// gradient all-reduce then waits for). A plan uses every device of each
+// type it uses, or none (a homogeneous subset is a candidate too). The step
+// is the 1F1B schedule simulated with per-stage times and per-boundary
+// transfers (passes/Schedule).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_PLANNER_H
@@ -76,15 +92,22 @@ struct PlanRequest {
 
 struct PlanCandidate {
   TrainOptions Options;
+  /// Mixed clusters: the device of each stage; empty: the cluster's one.
+  std::vector<std::string> StageDevices;
   double StepSeconds = 0;
   double PeakBytes = 0;
   int64_t TimeNs = 0; ///< What the planners compare: rounded nanoseconds,
   int64_t Bytes = 0;  ///< then rounded bytes.
+  /// The least free memory over the stages (their devices may differ).
+  int64_t HeadroomBytes = 0;
 };
 
 struct PlanResult {
   TrainOptions Options; ///< The plan.
   TrainReport Report;   ///< Its prediction (stages, memory).
+  /// Mixed clusters: the device of each stage (predictMixed); empty: the
+  /// cluster's one device type (predictTraining).
+  std::vector<std::string> StageDevices;
   /// Proven optimal over the enumerated space: Z3 finished (or the
   /// exhaustive loop saw every candidate) within the time limit.
   bool Optimal = false;
@@ -100,6 +123,50 @@ struct PlanResult {
   std::vector<PlanCandidate> Top;    ///< The TopK best, best first.
   std::vector<PlanCandidate> Pareto; ///< Time/memory front, fastest first.
 };
+
+/// One pipeline stage as the stage-split search sees it.
+struct StageSpec {
+  /// Unit costs on the stage's device (prologue, blocks, epilogue).
+  const std::vector<UnitCost> *Units = nullptr;
+  double CapacityBytes = 0;
+  unsigned InFlight = 1; ///< Micro-batches whose activations it keeps.
+};
+
+/// Memory of a stage as predictTraining counts it (vp 1): model states
+/// BytesPerParam x parameters, activations saved per micro-batch in flight
+/// (only block inputs and one block's under full recomputation), and the
+/// largest activation as workspace.
+struct StageMemory {
+  double BytesPerParam = 0;
+  Recompute Recomp = Recompute::None;
+};
+
+/// Blocks per stage (Stages.size() contiguous ranges; the prologue joins
+/// the first, the epilogue the last) minimising the slowest stage's time
+/// per micro-batch with every stage within its capacity; None when no split
+/// fits. A binary search on the time bound over a greedy fill that gives
+/// each stage as many blocks as fit (optimal: both bounds only grow with a
+/// range).
+llvm::Optional<std::vector<unsigned>>
+splitStages(const std::vector<StageSpec> &Stages, unsigned NumBlocks,
+            const StageMemory &Mem);
+
+/// Predicts a step whose stage s runs on the cluster's device named
+/// StageDevices[s] (O.Pp entries, vp 1, 1F1B): each type's stages are
+/// predicted on that type (its node group, links and capacity), the step
+/// is the 1F1B schedule of their times with the transfers between
+/// neighbours (across types over the slower inter-node link), plus the
+/// largest exposed data-parallel exchange and optimizer step among the
+/// types. Without O.ChunkBlocks the layers are split by splitStages (by
+/// time alone when no split fits). Report: Stages[s].Device, Fits when
+/// every stage fits its own device, CapacityBytes of the peak stage's.
+llvm::Expected<TrainReport>
+predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
+             const TrainOptions &O,
+             const std::vector<std::string> &StageDevices);
+
+/// Whether the cluster's node groups hold more than one device type.
+bool isMixedCluster(const hw::Cluster &C);
 
 /// Plans a training step. Errors are one line naming the constraint that
 /// fails: more devices than the cluster has, an impossible pinned degree, a

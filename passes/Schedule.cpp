@@ -15,8 +15,11 @@ struct Op {
 
 /// Runs each stage's program in order, each op as soon as its inputs are
 /// there.
-Timeline run(const std::vector<StageTimes> &Stages, unsigned M, double Transfer,
-             const std::vector<std::vector<Op>> &Program) {
+/// Transfers[s] is the time from stage s to s + 1 (and back); Record keeps
+/// the events (a planner wants only the end).
+Timeline run(const std::vector<StageTimes> &Stages, unsigned M,
+             const std::vector<double> &Transfers,
+             const std::vector<std::vector<Op>> &Program, bool Record) {
   Timeline T;
   const unsigned P = Stages.size();
   // Finish times; a negative entry is not computed yet.
@@ -35,22 +38,23 @@ Timeline run(const std::vector<StageTimes> &Stages, unsigned M, double Transfer,
         if (O.Forward && S > 0) {
           if (FwdEnd[S - 1][O.Micro] < 0)
             break;
-          Ready = std::max(Ready, FwdEnd[S - 1][O.Micro] + Transfer);
+          Ready = std::max(Ready, FwdEnd[S - 1][O.Micro] + Transfers[S - 1]);
         }
         if (!O.Forward && S + 1 < P) {
           if (BwdEnd[S + 1][O.Micro] < 0)
             break;
-          Ready = std::max(Ready, BwdEnd[S + 1][O.Micro] + Transfer);
+          Ready = std::max(Ready, BwdEnd[S + 1][O.Micro] + Transfers[S]);
         }
         if (!O.Forward && FwdEnd[S][O.Micro] < 0)
           break;
         const double Dur = O.Forward ? Stages[S].Forward : Stages[S].Backward;
         (O.Forward ? FwdEnd : BwdEnd)[S][O.Micro] = Ready + Dur;
         Free[S] = Ready + Dur;
-        T.Events.push_back(
-            {(O.Forward ? "forward " : "backward ") + std::to_string(O.Micro),
-             O.Forward ? "forward" : "backward", S, 0, Ready, Dur,
-             int(O.Micro)});
+        if (Record)
+          T.Events.push_back(
+              {(O.Forward ? "forward " : "backward ") + std::to_string(O.Micro),
+               O.Forward ? "forward" : "backward", S, 0, Ready, Dur,
+               int(O.Micro)});
         T.End = std::max(T.End, Ready + Dur);
         ++Next[S];
         Progress = true;
@@ -66,6 +70,14 @@ Timeline run(const std::vector<StageTimes> &Stages, unsigned M, double Transfer,
 
 Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
                           unsigned MicroBatches, double Transfer) {
+  return simulateOneFOneB(
+      Stages, MicroBatches,
+      std::vector<double>(Stages.empty() ? 0 : Stages.size() - 1, Transfer));
+}
+
+Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
+                          unsigned MicroBatches,
+                          const std::vector<double> &Transfers, bool Record) {
   const unsigned P = Stages.size();
   const unsigned M = MicroBatches;
   if (P == 0 || M == 0)
@@ -84,7 +96,7 @@ Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
     while (B < M)
       Program[S].push_back({false, B++});
   }
-  return run(Stages, M, Transfer, Program);
+  return run(Stages, M, Transfers, Program, Record);
 }
 
 Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
@@ -101,7 +113,7 @@ Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
     for (unsigned B = M; B-- > 0;)
       Program[S].push_back({false, B});
   }
-  return run(Stages, M, Transfer, Program);
+  return run(Stages, M, std::vector<double>(P - 1, Transfer), Program, true);
 }
 
 } // namespace perfc

@@ -44,6 +44,14 @@ struct StageTimes {
 Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
                           unsigned MicroBatches, double Transfer);
 
+/// 1F1B with Transfers[s] between stages s and s + 1 (Stages.size() - 1
+/// entries: links differ where stages sit on different GPU types); without
+/// Record only End is filled (a planner's step time, no events).
+Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
+                          unsigned MicroBatches,
+                          const std::vector<double> &Transfers,
+                          bool Record = true);
+
 /// GPipe: every forward, then every backward, on each stage.
 Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
                        unsigned MicroBatches, double Transfer);

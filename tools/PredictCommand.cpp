@@ -643,7 +643,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       AtMb = std::move(*M);
       TrainGraph = &AtMb->Graph;
     }
-    auto T = Planned != Analyses.end()
+    // A plan over mixed GPU types is predicted stage by stage on each
+    // type (predictMixed); the planner's report is that prediction.
+    const bool MixedPlan = R.Plan && !R.Plan->Result.StageDevices.empty();
+    if (!MixedPlan && isMixedCluster(*Cluster))
+      return fail(ModelPath + ": cluster '" + Cluster->Name +
+                  "' mixes GPU types; plan it with --plan (each pipeline "
+                  "stage on one type)");
+    auto T = MixedPlan ? llvm::Expected<TrainReport>(R.Plan->Result.Report)
+             : Planned != Analyses.end()
                  ? predictTraining(*Planned->second.second, *Cluster, TrainOpts)
                  : predictTraining(*TrainGraph, *Cluster, TrainOpts);
     if (!T)

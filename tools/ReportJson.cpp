@@ -83,6 +83,8 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
         J.object([&] {
           J.attribute("stage", int64_t(S.Stage));
           J.attribute("devices", int64_t(PerStage));
+          // The GPU type it runs on (mixed clusters: each stage one type).
+          J.attribute("device", S.Device);
           // Units are prologue 0, blocks 1..L, epilogue L + 1.
           J.attributeArray("layers", [&] {
             for (auto [First, Last] : S.Chunks) {
@@ -259,6 +261,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         for (const StageReport &S : T.Stages)
           J.object([&] {
             J.attribute("stage", int64_t(S.Stage));
+            J.attribute("device", S.Device);
             J.attributeArray("chunks", [&] {
               for (auto [First, Last] : S.Chunks)
                 J.value(llvm::json::Array{int64_t(First), int64_t(Last)});

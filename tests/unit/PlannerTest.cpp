@@ -8,8 +8,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
+#include <set>
 
 using namespace perfc;
 
@@ -81,6 +84,47 @@ PlanRequest request(Model &M, const hw::Cluster &C, int64_t Global,
   R.Devices = Devices;
   R.Base.DType = ir::DType::BF16;
   return R;
+}
+
+/// The cluster with its (first) device's memory set to Bytes.
+hw::Cluster withCapacity(const hw::Cluster &C, double Bytes) {
+  hw::Cluster D = C;
+  auto Dev =
+      std::make_shared<hw::Device>(*C.Groups.front().Devices.front().Dev);
+  Dev->Memory.front().CapacityBytes = Bytes;
+  D.Groups.front().Devices.front().Dev = Dev;
+  D.Name = llvm::formatv("{0}-{1}B", C.Name, int64_t(Bytes)).str();
+  return D;
+}
+
+hw::Cluster mixedCluster() {
+  auto C = hw::loadHardware(std::string(PERFC_SOURCE_DIR) +
+                            "/tests/data/hwdb/mixed-a100-v100.yaml");
+  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+  return std::move(*C);
+}
+
+/// Every split of L blocks into P stages of at least one, in order.
+void compositions(unsigned L, unsigned P, std::vector<unsigned> &Cur,
+                  std::vector<std::vector<unsigned>> &Out) {
+  if (P == 1) {
+    Cur.push_back(L);
+    Out.push_back(Cur);
+    Cur.pop_back();
+    return;
+  }
+  for (unsigned First = 1; First + (P - 1) <= L; ++First) {
+    Cur.push_back(First);
+    compositions(L - First, P - 1, Cur, Out);
+    Cur.pop_back();
+  }
+}
+
+std::vector<std::vector<unsigned>> compositions(unsigned L, unsigned P) {
+  std::vector<unsigned> Cur;
+  std::vector<std::vector<unsigned>> Out;
+  compositions(L, P, Cur, Out);
+  return Out;
 }
 
 std::string planError(const PlanRequest &R) {
@@ -232,5 +276,348 @@ TEST_SUITE("planner") {
     Odd.Fixed.Dp = 8;
     CHECK(planError(Odd).rfind("no strategy satisfies the constraints", 0) ==
           0);
+  }
+
+  TEST_CASE("splitStages: the least slowest stage within every capacity") {
+    // Synthetic units on two device types (the second 2.5x slower), the
+    // first stages keeping more micro-batches in flight; against every
+    // split, with memory as the header defines it.
+    uint64_t Seed = 12345;
+    auto Rand = [&] {
+      Seed = Seed * 6364136223846793005ull + 1442695040888963407ull;
+      return double(Seed >> 33) / double(1ull << 31);
+    };
+    unsigned Checked = 0, Infeasible = 0;
+    for (unsigned Trial = 0; Trial < 90; ++Trial) {
+      const unsigned L = 3 + Trial % 6, P = 2 + Trial % 3;
+      if (L < P)
+        continue;
+      std::vector<UnitCost> Fast(L + 2), Slow(L + 2);
+      for (unsigned U = 0; U < L + 2; ++U) {
+        UnitCost C;
+        C.Forward = 1 + Rand();
+        C.Backward = 2 * C.Forward;
+        C.Params = (U == 0 || U == L + 1 ? 5 : 1) * (1 + Rand());
+        C.Saved = 1 + Rand();
+        C.InputBytes = 0.1 * C.Saved;
+        C.Largest = 0.5 * Rand();
+        Fast[U] = C;
+        C.Forward *= 2.5;
+        C.Backward *= 2.5;
+        Slow[U] = C;
+      }
+      const Recompute Rc = Trial % 4 == 3 ? Recompute::Full : Recompute::None;
+      const StageMemory Mem{2.0, Rc};
+      std::vector<StageSpec> Specs;
+      for (unsigned S = 0; S < P; ++S)
+        Specs.push_back(
+            {S < (P + 1) / 2 ? &Fast : &Slow,
+             (S < (P + 1) / 2 ? 1.0 : 0.6) * (8 + 30 * Rand()) * L / P, P - S});
+      auto Got = splitStages(Specs, L, Mem);
+      double BestTime = std::numeric_limits<double>::infinity();
+      for (const std::vector<unsigned> &Sizes : compositions(L, P)) {
+        unsigned First = 1;
+        double Worst = 0;
+        bool Fits = true;
+        for (unsigned S = 0; S < P; ++S) {
+          const unsigned Lo = S == 0 ? 0 : First;
+          const unsigned Hi = S + 1 == P ? L + 1 : First + Sizes[S] - 1;
+          First += Sizes[S];
+          double T = 0, Params = 0, Saved = 0, Inputs = 0, MaxSaved = 0,
+                 Largest = 0;
+          for (unsigned U = Lo; U <= Hi; ++U) {
+            const UnitCost &C = (*Specs[S].Units)[U];
+            T += C.total();
+            Params += C.Params;
+            Saved += C.Saved;
+            Inputs += C.InputBytes;
+            MaxSaved = std::max(MaxSaved, C.Saved);
+            Largest = std::max(Largest, C.Largest);
+          }
+          const double Act = Rc == Recompute::Full
+                                 ? Specs[S].InFlight * Inputs + MaxSaved
+                                 : Specs[S].InFlight * Saved;
+          Fits &= Mem.BytesPerParam * Params + Act + Largest <=
+                  Specs[S].CapacityBytes;
+          Worst = std::max(Worst, T);
+        }
+        if (Fits)
+          BestTime = std::min(BestTime, Worst);
+      }
+      CAPTURE(Trial);
+      if (!std::isfinite(BestTime)) {
+        CHECK_FALSE(Got);
+        ++Infeasible;
+        continue;
+      }
+      REQUIRE(Got);
+      REQUIRE(Got->size() == P);
+      unsigned Sum = 0;
+      for (unsigned B : *Got) {
+        CHECK(B >= 1);
+        Sum += B;
+      }
+      CHECK(Sum == L);
+      // Its split's slowest stage is the brute-force optimum.
+      unsigned First = 1;
+      double Worst = 0;
+      for (unsigned S = 0; S < P; ++S) {
+        const unsigned Lo = S == 0 ? 0 : First;
+        const unsigned Hi = S + 1 == P ? L + 1 : First + (*Got)[S] - 1;
+        First += (*Got)[S];
+        double T = 0;
+        for (unsigned U = Lo; U <= Hi; ++U)
+          T += (*Specs[S].Units)[U].total();
+        Worst = std::max(Worst, T);
+      }
+      CHECK(Worst == doctest::Approx(BestTime).epsilon(1e-12));
+      ++Checked;
+    }
+    MESSAGE(
+        llvm::formatv("{0} splits checked, {1} infeasible", Checked, Infeasible)
+            .str());
+    CHECK(Checked >= 30);
+    CHECK(Infeasible >= 3);
+  }
+
+  TEST_CASE("memory-tight: blocks move off the overflowing stage") {
+    // Pinned dp 1, tp 1, pp 4, no recomputation: the time-balanced split
+    // overflows the first stage (embeddings, four micro-batches in flight
+    // under 1F1B). With the capacity halfway between that split's peak and
+    // the least peak of any split, the planner must move blocks so that
+    // every stage fits, at the least step time of any split that fits.
+    Model M(8, 2048, 16, 2048);
+    const hw::Cluster Dgx = cluster("dgx-a100");
+    TrainOptions O;
+    O.DType = ir::DType::BF16;
+    O.Pp = 4;
+    O.MicroBatch = 1;
+    O.GlobalBatch = 16;
+    auto A = M.at(1);
+    REQUIRE(bool(A));
+    auto Balanced = predictTraining(**A, Dgx, O);
+    REQUIRE_MESSAGE(bool(Balanced), llvm::toString(Balanced.takeError()));
+    const double BalancedPeak = Balanced->peak().peakBytes();
+    double LeastPeak = BalancedPeak;
+    for (const std::vector<unsigned> &Sizes : compositions(8, 4)) {
+      TrainOptions X = O;
+      X.ChunkBlocks = Sizes;
+      auto T = predictTraining(**A, Dgx, X);
+      REQUIRE(bool(T));
+      LeastPeak = std::min(LeastPeak, T->peak().peakBytes());
+    }
+    REQUIRE(LeastPeak < 0.97 * BalancedPeak);
+    const double Capacity = (LeastPeak + BalancedPeak) / 2;
+    const hw::Cluster Tight = withCapacity(Dgx, Capacity);
+    // The fastest split that fits, by brute force.
+    double BestFitting = std::numeric_limits<double>::infinity();
+    for (const std::vector<unsigned> &Sizes : compositions(8, 4)) {
+      TrainOptions X = O;
+      X.ChunkBlocks = Sizes;
+      auto T = predictTraining(**A, Tight, X);
+      REQUIRE(bool(T));
+      if (T->Fits)
+        BestFitting = std::min(BestFitting, T->StepSeconds);
+    }
+    auto Before = predictTraining(**A, Tight, O);
+    REQUIRE(bool(Before));
+    CHECK_FALSE(Before->Fits);
+    for (PlannerKind K : {PlannerKind::Z3, PlannerKind::Exhaustive}) {
+      PlanRequest R = request(M, Tight, 16, 4);
+      R.Planner = K;
+      R.Fixed.Dp = 1;
+      R.Fixed.Tp = 1;
+      R.Fixed.Pp = 4;
+      R.Fixed.MicroBatch = 1;
+      R.Fixed.Recomp = Recompute::None;
+      R.Fixed.Zero = 0;
+      auto P = planTraining(R);
+      REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+      CHECK(P->Report.Fits);
+      CHECK(P->Report.peak().peakBytes() <= Capacity);
+      REQUIRE(P->Options.ChunkBlocks.size() == 4);
+      // Blocks moved off the first stage.
+      CHECK(P->Report.Stages.front().Blocks < Balanced->Stages.front().Blocks);
+      CHECK(P->Report.StepSeconds <= BestFitting * 1.01);
+      CHECK(P->Report.StepSeconds >= BestFitting);
+    }
+  }
+
+  TEST_CASE("mixed GPU types: faster GPUs take more layers") {
+    Model M(12, 2048, 16, 2048);
+    const hw::Cluster Mixed = mixedCluster();
+    REQUIRE(isMixedCluster(Mixed));
+    PlanRequest R = request(M, Mixed, 64);
+    R.Base.DType = ir::DType::F16; // V100 has no bf16
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    const TrainOptions &O = P->Options;
+    CAPTURE(O.Dp);
+    CAPTURE(O.Tp);
+    CAPTURE(O.Pp);
+    CHECK(P->Optimal);
+    CHECK(P->Report.Fits);
+    REQUIRE(P->StageDevices.size() == O.Pp);
+    REQUIRE(P->Report.Stages.size() == O.Pp);
+    // Both types used; every A100 stage holds more layers than any V100's.
+    unsigned FastLeast = UINT32_MAX, SlowMost = 0;
+    for (unsigned S = 0; S < O.Pp; ++S) {
+      const StageReport &St = P->Report.Stages[S];
+      CHECK(St.Device == P->StageDevices[S]);
+      const double Cap = St.Device == "a100-sxm4-80gb" ? 80.0 * (1ull << 30)
+                                                       : 32.0 * (1ull << 30);
+      CHECK(St.peakBytes() <= Cap);
+      if (St.Device == "a100-sxm4-80gb")
+        FastLeast = std::min(FastLeast, St.Blocks);
+      else
+        SlowMost = std::max(SlowMost, St.Blocks);
+    }
+    REQUIRE(FastLeast != UINT32_MAX);
+    REQUIRE(SlowMost > 0);
+    CHECK(FastLeast > SlowMost);
+    CHECK(O.Dp * O.Tp * O.Pp == 32);
+    auto A = M.at(O.MicroBatch);
+    REQUIRE(bool(A));
+    // An even split of the same strategy is slower.
+    if (12 % O.Pp == 0) {
+      TrainOptions Even = O;
+      Even.ChunkBlocks.assign(O.Pp, 12 / O.Pp);
+      auto E = predictMixed(**A, Mixed, Even, P->StageDevices);
+      REQUIRE(bool(E));
+      CHECK(P->Report.StepSeconds < E->StepSeconds);
+    }
+    // So is the best plan on either type alone, priced the same way.
+    for (const char *Type : {"v100-sxm2-32gb", "a100-sxm4-80gb"}) {
+      CAPTURE(Type);
+      PlanRequest One = request(M, Mixed, 64, 16);
+      One.Base.DType = ir::DType::F16;
+      auto Q = planTraining(One);
+      REQUIRE_MESSAGE(bool(Q), llvm::toString(Q.takeError()));
+      // --devices 16 leaves one whole type; pick each by pinning its plan
+      // onto it.
+      TrainOptions X = Q->Options;
+      X.ChunkBlocks.clear();
+      auto Alone = predictMixed(**M.at(X.MicroBatch), Mixed, X,
+                                std::vector<std::string>(X.Pp, Type));
+      REQUIRE_MESSAGE(bool(Alone), llvm::toString(Alone.takeError()));
+      CHECK(P->Report.StepSeconds < Alone->StepSeconds);
+      if (std::string(Type) == "a100-sxm4-80gb")
+        CHECK(P->Report.StepSeconds < Q->Report.StepSeconds);
+    }
+  }
+
+  TEST_CASE("mixed GPU types: one type alone as predictTraining has it") {
+    // predictMixed with every stage on one type: the same stages (times,
+    // memory) as predictTraining on that type; the step differs only in
+    // the transfers the simulated 1F1B overlaps.
+    Model M(8, 2048, 16, 2048);
+    const hw::Cluster Mixed = mixedCluster();
+    hw::Cluster V100 = Mixed;
+    V100.Groups.erase(V100.Groups.begin());
+    V100.Name = "v100-only";
+    TrainOptions O;
+    O.DType = ir::DType::F16;
+    O.Dp = 4;
+    O.Tp = 2;
+    O.Pp = 2;
+    O.MicroBatch = 1;
+    O.GlobalBatch = 32;
+    O.ChunkBlocks = {5, 3};
+    auto A = M.at(1);
+    REQUIRE(bool(A));
+    auto Ref = predictTraining(**A, V100, O);
+    REQUIRE(bool(Ref));
+    auto Got =
+        predictMixed(**A, Mixed, O, {"v100-sxm2-32gb", "v100-sxm2-32gb"});
+    REQUIRE_MESSAGE(bool(Got), llvm::toString(Got.takeError()));
+    for (unsigned S = 0; S < 2; ++S) {
+      CHECK(Got->Stages[S].Blocks == Ref->Stages[S].Blocks);
+      CHECK(Got->Stages[S].peakBytes() == Ref->Stages[S].peakBytes());
+      CHECK(Got->Stages[S].microBatchSeconds() ==
+            Ref->Stages[S].microBatchSeconds());
+    }
+    // The closed form charges (pp - 1) x the slowest stage for the bubble
+    // and every transfer; the schedule at least the slowest stage's
+    // micro-batches.
+    CHECK(Got->StepSeconds <= Ref->StepSeconds);
+    CHECK(Got->StepSeconds >=
+          Ref->MicroBatches * Ref->Stages[0].microBatchSeconds() +
+              Ref->OptimizerSeconds + Ref->DpExposedSeconds);
+  }
+
+  TEST_CASE("mixed GPU types: Z3's plan has the exhaustive optimum's time") {
+    Model Small(4, 768, 12, 1024), Xl(6, 2048, 16, 2048);
+    hw::Cluster Full = mixedCluster();
+    // One node of each type too.
+    hw::Cluster Two = Full;
+    for (hw::NodeGroup &G : Two.Groups)
+      G.Count = 1;
+    Two.Name = "mixed-2";
+    struct Case {
+      Model *M;
+      const hw::Cluster *C;
+      int64_t Global;
+    };
+    const std::vector<Case> Cases = {
+        {&Small, &Two, 16}, {&Small, &Full, 64}, {&Xl, &Two, 32},
+        {&Xl, &Two, 128},   {&Xl, &Full, 64},    {&Small, &Full, 256},
+    };
+    unsigned BothTypes = 0;
+    for (const Case &K : Cases) {
+      CAPTURE(K.C->Name);
+      CAPTURE(K.Global);
+      PlanRequest R = request(*K.M, *K.C, K.Global);
+      R.Base.DType = ir::DType::F16;
+      R.Planner = PlannerKind::Exhaustive;
+      auto Ex = planTraining(R);
+      REQUIRE_MESSAGE(bool(Ex), llvm::toString(Ex.takeError()));
+      R.Planner = PlannerKind::Z3;
+      auto Z = planTraining(R);
+      REQUIRE_MESSAGE(bool(Z), llvm::toString(Z.takeError()));
+      CHECK(Z->Optimal);
+      CHECK(Ex->Optimal);
+      CHECK(Z->Candidates == Ex->Candidates);
+      CHECK(Z->Report.StepSeconds == Ex->Report.StepSeconds);
+      CHECK(Z->Report.peak().peakBytes() == Ex->Report.peak().peakBytes());
+      CHECK(Z->Report.Fits);
+      if (std::set<std::string>(Z->StageDevices.begin(), Z->StageDevices.end())
+              .size() > 1)
+        ++BothTypes;
+    }
+    CHECK(BothTypes >= 3);
+  }
+
+  TEST_CASE("mixed GPU types: errors name the constraint") {
+    Model Small(4, 768, 12, 1024), Huge(8, 12288, 96, 2048);
+    const hw::Cluster Mixed = mixedCluster();
+    PlanRequest Vp = request(Small, Mixed, 64);
+    Vp.Fixed.Vp = 2;
+    CHECK(planError(Vp) == "--vp 2: interleaving is not modelled on mixed "
+                           "GPU types (cluster 'mixed-a100-v100'); use --vp 1");
+    PlanRequest Many = request(Small, Mixed, 64, 64);
+    CHECK(planError(Many) ==
+          "--devices 64: cluster 'mixed-a100-v100' has 32 devices");
+    PlanRequest Nowhere = request(Huge, Mixed, 64);
+    Nowhere.Base.DType = ir::DType::F16;
+    Nowhere.Fixed.Tp = 1;
+    Nowhere.Fixed.Pp = 1;
+    Nowhere.Fixed.Zero = 0;
+    const std::string E = planError(Nowhere);
+    CHECK(E.rfind("no strategy fits in the memory of its stages' devices: "
+                  "the smallest needs ",
+                  0) == 0);
+    CHECK(E.find("stages ") != std::string::npos);
+    auto A = Small.at(1);
+    REQUIRE(bool(A));
+    TrainOptions O;
+    O.Pp = 2;
+    O.Dp = 16;
+    O.GlobalBatch = 64;
+    auto Over =
+        predictMixed(**A, Mixed, O, {"v100-sxm2-32gb", "v100-sxm2-32gb"});
+    REQUIRE_FALSE(bool(Over));
+    CHECK(llvm::toString(Over.takeError()) ==
+          "the plan puts 2 stages of dp 16 x tp 1 on 'v100-sxm2-32gb', 32 "
+          "devices, but cluster 'mixed-a100-v100' has 16");
   }
 }
