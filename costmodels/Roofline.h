@@ -82,6 +82,9 @@ struct OpTime {
   double ComputeSeconds = 0;
   double MemorySeconds = 0;
   double OverheadSeconds = 0;
+  /// CPUs: a GEMM's elementwise epilogue run as a pass of its own (see
+  /// opTime); included in ComputeSeconds. 0 elsewhere.
+  double EpilogueSeconds = 0;
   cost::Bound Bound = cost::Bound::Overhead;
   /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
   double PeakFlops = 0;

@@ -257,6 +257,36 @@ TEST_SUITE("roofline") {
           doctest::Approx(0.8));
   }
 
+  TEST_CASE("CPUs run a GEMM's elementwise epilogue as a pass of its own") {
+    const char *const Cpu = R"(device:
+  name: rcpu
+  kind: cpu
+  compute:
+    simd: {fp32: 100 GFLOPS}
+  memory:
+    - {name: DRAM, capacity: 16 GB, bandwidth: 100 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.5}
+    gemm: {compute: 0.5, memory: 1}
+    elementwise: {compute: 0.1, memory: 0.5}
+)";
+    OpWork W = gemm(1000, 1000, 1000, ir::DType::F32);
+    W.Flops += 1e8; // a GELU chain of 100 FLOP per output element
+    const OpTime T = opTime(W, load(Cpu));
+    // Products: 2 GFLOP / (100 GFLOPS x 0.5) = 40 ms; epilogue: max(0.1
+    // GFLOP / (100 GFLOPS x 0.1), 8 MB / (100 GB/s x 0.5)) = 10 ms.
+    CHECK(T.EpilogueSeconds == doctest::Approx(10e-3));
+    CHECK(T.ComputeSeconds == doctest::Approx(50e-3));
+    CHECK(T.Seconds == doctest::Approx(50e-3 + 1e-6));
+    CHECK(explain(T).find("epilogue") != std::string::npos);
+    // A GPU keeps the epilogue in the GEMM's registers.
+    CHECK(opTime(W, load(TestGpu)).EpilogueSeconds == 0);
+    // Convolutions keep theirs on CPUs too (MLAS activations, folded BN).
+    W.Class = OpClass::Conv;
+    CHECK(opTime(W, load(Cpu)).EpilogueSeconds == 0);
+  }
+
   TEST_CASE("explain plugs the numbers into the formula") {
     const hw::Device D = load(TestGpu);
     const OpTime T = opTime(elementwise(1e6, ir::DType::F32), D);
