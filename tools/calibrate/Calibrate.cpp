@@ -171,6 +171,36 @@ void describeMachine(Measurements &M) {
   M.Isa = S.Isa;
 }
 
+/// True where two of the CPUs this process may run on are SMT siblings
+/// (or where the topology cannot be read).
+bool sharesCores() {
+  cpu_set_t Set;
+  CPU_ZERO(&Set);
+  if (sched_getaffinity(0, sizeof(Set), &Set) != 0)
+    return true;
+  for (int Cpu = 0; Cpu < CPU_SETSIZE; ++Cpu) {
+    if (!CPU_ISSET(Cpu, &Set))
+      continue;
+    const std::string Path = "/sys/devices/system/cpu/cpu" +
+                             std::to_string(Cpu) +
+                             "/topology/thread_siblings_list";
+    const std::string List =
+        llvm::StringRef(readFileText(Path.c_str())).trim().str();
+    if (List.empty())
+      return true;
+    // "3" alone: no sibling; "3,67" or "2-3": siblings, shared if allowed.
+    for (llvm::StringRef Part : llvm::split(List, ','))
+      for (llvm::StringRef Num : llvm::split(Part, '-')) {
+        unsigned Other = 0;
+        if (Num.trim().getAsInteger(10, Other))
+          return true;
+        if (int(Other) != Cpu && Other < CPU_SETSIZE && CPU_ISSET(Other, &Set))
+          return true;
+      }
+  }
+  return false;
+}
+
 //===----------------------------------------------------------------------===//
 // The measurements.
 //===----------------------------------------------------------------------===//
@@ -199,7 +229,7 @@ private:
   void vectorKernels(SpinPool &Pool);
   void dispatch(SpinPool &Pool);
   void gemm(const Blas &B);
-  void conv(const Blas &B);
+  void conv(SpinPool &Pool);
   void summarize();
 
   const CalibrateOptions &O;
@@ -248,7 +278,21 @@ void Calibrator::peaks(SpinPool &Pool) {
   M.PeakF32OneThread = best(fmaLoopF32, false);
   M.PeakF32 = best(fmaLoopF32, true);
   M.PeakF64 = best(fmaLoopF64, true);
-  if (Pool.size() > 1 && M.PeakF32 < 0.75 * Pool.size() * M.PeakF32OneThread)
+  // Cores of their own (no SMT sibling among the CPUs we may run on): the
+  // peak is the one-thread peak times the threads, a property of the
+  // hardware; a lower all-thread reading is other work taking turns on
+  // the CPUs (the one-thread loop, shorter, finds a free CPU more easily).
+  const double Scaled = Pool.size() * M.PeakF32OneThread;
+  if (Pool.size() > 1 && M.PeakF32 < 0.97 * Scaled && !sharesCores()) {
+    note("the FMA peak on " + std::to_string(Pool.size()) + " threads read " +
+         fx(M.PeakF32 / 1e9, 1) + " GFLOPS, below " +
+         std::to_string(Pool.size()) + " x the one-thread peak; the CPUs " +
+         "have no SMT siblings, so other work took turns: " +
+         std::to_string(Pool.size()) + " x one-thread peak used");
+    M.PeakF64 *= Scaled / M.PeakF32;
+    M.PeakF32 = Scaled;
+  } else if (Pool.size() > 1 &&
+             M.PeakF32 < 0.75 * Pool.size() * M.PeakF32OneThread)
     note("the FMA peak on " + std::to_string(Pool.size()) +
          " threads is only " + fx(M.PeakF32 / M.PeakF32OneThread, 2) +
          " times that of one: other work shares the CPUs, or the threads "
@@ -591,70 +635,147 @@ void Calibrator::gemm(const Blas &B) {
   M.SmallGemmSeconds = Small.Low / Batch;
 }
 
-void Calibrator::conv(const Blas &B) {
-  struct Shape {
-    int Cin, H, Cout, K, Stride, Pad;
+/// 64-byte aligned floats (as runtimes allocate tensors), zero-filled.
+struct AlignedBuffer {
+  struct Free {
+    void operator()(float *P) const { std::free(P); }
   };
-  // ResNet-50's convolutions, batch 1 (NCHW).
-  std::vector<Shape> Shapes = {{3, 224, 64, 7, 2, 3},   {64, 56, 64, 3, 1, 1},
-                               {128, 28, 128, 3, 1, 1}, {256, 14, 256, 3, 1, 1},
-                               {512, 7, 512, 3, 1, 1},  {256, 56, 64, 1, 1, 0},
-                               {1024, 14, 256, 1, 1, 0}};
+  std::unique_ptr<float, Free> P;
+  size_t N = 0;
+  explicit AlignedBuffer(size_t N)
+      : P(static_cast<float *>(
+            std::aligned_alloc(64, (N * sizeof(float) + 63) / 64 * 64))),
+        N(N) {
+    std::memset(P.get(), 0, N * sizeof(float));
+  }
+  float *data() { return P.get(); }
+};
+
+/// Sizes within 30% of each other share a point: the FLOPs of the group
+/// over its time, as a network mixing those shapes weighs them.
+Curve groupBySize(std::vector<KernelRate> Rates, double Peak) {
+  llvm::sort(Rates, [](const KernelRate &A, const KernelRate &B) {
+    return A.Work < B.Work;
+  });
+  Curve C;
+  double First = 0, Work = 0, Seconds = 0, Count = 0;
+  auto flush = [&] {
+    if (Seconds > 0)
+      C.push_back({Work / Count, clampEff(Work / Seconds / Peak)});
+    Work = Seconds = Count = 0;
+  };
+  for (const KernelRate &R : Rates) {
+    if (Seconds > 0 && R.Work > 1.3 * First)
+      flush();
+    if (Seconds == 0)
+      First = R.Work;
+    Work += R.Work;
+    Seconds += R.Seconds;
+    ++Count;
+  }
+  flush();
+  return C;
+}
+
+void Calibrator::conv(SpinPool &Pool) {
+  struct Shape {
+    int Cin, H, Cout, K, Stride;
+    bool Depthwise;
+    const char *From;
+  };
+  // Batch 1, the shapes of the zoo's CNNs: ResNet's 3x3 and 1x1 stages, a
+  // VGG-sized 3x3, MobileNet/EfficientNet pointwise (narrow, few FLOPs) and
+  // depthwise 3x3/5x5, ConvNeXt's depthwise 7x7. Channel counts that are not
+  // a multiple of the vector width are padded, as in the runtime (the
+  // FLOPs counted are the real ones).
+  std::vector<Shape> Shapes = {
+      {64, 56, 64, 3, 1, false, "ResNet"},
+      {128, 28, 128, 3, 1, false, "ResNet"},
+      {256, 14, 256, 3, 1, false, "ResNet"},
+      {512, 7, 512, 3, 1, false, "ResNet"},
+      {128, 56, 128, 3, 2, false, "ResNet"},
+      {256, 56, 256, 3, 1, false, "VGG"},
+      {256, 56, 64, 1, 1, false, "ResNet"},
+      {64, 56, 256, 1, 1, false, "ResNet"},
+      {1024, 14, 256, 1, 1, false, "ResNet"},
+      {512, 7, 2048, 1, 1, false, "ResNet"},
+      {16, 112, 96, 1, 1, false, "MobileNet"},
+      {144, 56, 24, 1, 1, false, "MobileNet"},
+      {32, 112, 16, 1, 1, false, "MobileNet"},
+      {160, 7, 960, 1, 1, false, "MobileNet"},
+      {64, 14, 384, 1, 1, false, "MobileNet"},
+      {32, 112, 32, 3, 1, true, "MobileNet"},
+      {96, 112, 96, 3, 2, true, "MobileNet"},
+      {144, 56, 144, 3, 1, true, "MobileNet"},
+      {192, 28, 192, 3, 1, true, "MobileNet"},
+      {576, 14, 576, 3, 1, true, "MobileNet"},
+      {960, 7, 960, 3, 1, true, "MobileNet"},
+      {240, 28, 240, 5, 1, true, "EfficientNet"},
+      {96, 56, 96, 7, 1, true, "ConvNeXt"},
+      {384, 14, 384, 7, 1, true, "ConvNeXt"},
+      {768, 7, 768, 7, 1, true, "ConvNeXt"},
+  };
   if (O.Quick)
-    Shapes = {{64, 56, 64, 3, 1, 1}, {256, 14, 256, 3, 1, 1}};
-  double Flops = 0, Seconds = 0;
+    Shapes = {{64, 28, 64, 3, 1, false, "ResNet"},
+              {256, 7, 256, 1, 1, false, "ResNet"},
+              {96, 28, 96, 3, 1, true, "MobileNet"},
+              {96, 14, 96, 7, 1, true, "ConvNeXt"}};
+  const ConvKernelInfo Info = convKernelInfo();
+  M.ConvKernel = std::string(Info.Isa) + ", " + std::to_string(Info.Lanes) +
+                 "-channel blocks, " + std::to_string(Info.TileBlocks) + "x" +
+                 std::to_string(Info.TilePixels) + " register tile";
+  const int L = Info.Lanes;
+  double DenseFlops = 0, DenseSeconds = 0, DwFlops = 0, DwSeconds = 0;
   for (const Shape &S : Shapes) {
-    int OH = (S.H + 2 * S.Pad - S.K) / S.Stride + 1, OW = OH;
-    size_t Rows = size_t(S.Cin) * S.K * S.K, Cols = size_t(OH) * OW;
-    Buffer X(size_t(S.Cin) * S.H * S.H), W(size_t(S.Cout) * Rows),
-        Y(size_t(S.Cout) * Cols);
-    bool Direct = S.K == 1 && S.Stride == 1 && S.Pad == 0;
-    Buffer Col(Direct ? 1 : Rows * Cols);
+    const int Pad = S.K / 2;
+    ConvGeometry G;
+    G.CinBlocks = (S.Cin + L - 1) / L;
+    G.CoutBlocks = (S.Cout + L - 1) / L;
+    G.Hp = G.Wp = S.H + 2 * Pad;
+    G.K = S.K;
+    G.Stride = S.Stride;
+    G.Pad = Pad;
+    G.OH = G.OW = (S.H + 2 * Pad - S.K) / S.Stride + 1;
+    const size_t Lanes = size_t(L);
+    AlignedBuffer X(size_t(G.CinBlocks) * G.Hp * G.Wp * Lanes);
+    AlignedBuffer W(S.Depthwise ? size_t(G.CoutBlocks) * S.K * S.K * Lanes
+                                : size_t(G.CoutBlocks) * G.CinBlocks * S.K *
+                                      S.K * Lanes * Lanes);
+    AlignedBuffer Y(size_t(G.CoutBlocks) * G.OH * G.OW * Lanes);
     for (size_t I = 0; I < X.N; ++I)
       X.data()[I] = float(I % 11) * 0.01f;
     for (size_t I = 0; I < W.N; ++I)
       W.data()[I] = float(I % 5) * 0.01f;
+    const size_t Items = convWorkItems(G, S.Depthwise);
     Timing Tm = timeIt(
         [&] {
-          const float *In = X.data();
-          if (!Direct) {
-            im2col(Col.data(), X.data(), S.Cin, S.H, S.H, S.K, S.K, S.Stride,
-                   S.Pad, OH, OW);
-            In = Col.data();
-          }
-          B.sgemm(S.Cout, int(Cols), int(Rows), W.data(), In, Y.data());
+          Pool.parallelFor(Items, [&](size_t Lo, size_t Hi, unsigned) {
+            convNchwc(G, S.Depthwise, X.data(), W.data(), Y.data(), Lo, Hi);
+          });
         },
-        budget(0.4), 3);
-    // The im2col share (single-threaded; the SGEMM uses every thread).
-    double Im2colShare = 0;
-    if (!Direct) {
-      Timing Ti = timeIt(
-          [&] {
-            im2col(Col.data(), X.data(), S.Cin, S.H, S.H, S.K, S.K, S.Stride,
-                   S.Pad, OH, OW);
-          },
-          budget(0.1), 3);
-      Im2colShare = std::min(1.0, Ti.Low / Tm.Low);
-    }
+        budget(S.Depthwise ? 0.15 : 0.25), 3);
     KernelRate R;
-    R.What = "conv " + std::to_string(S.K) + "x" + std::to_string(S.K) + "/" +
-             std::to_string(S.Stride) + " " + std::to_string(S.Cin) + "->" +
-             std::to_string(S.Cout) + " " + std::to_string(S.H) + "x" +
-             std::to_string(S.H) +
-             (Direct ? " (direct SGEMM)"
-                     : " (im2col " + fx(Im2colShare * 100, 0) + "% of it)");
-    R.Work = 2.0 * S.Cout * double(Cols) * double(Rows);
+    R.What = std::string(S.Depthwise ? "depthwise " : "conv ") +
+             std::to_string(S.K) + "x" + std::to_string(S.K) + "/" +
+             std::to_string(S.Stride) + " " + std::to_string(S.Cin) +
+             (S.Depthwise ? "" : "->" + std::to_string(S.Cout)) + " " +
+             std::to_string(S.H) + "x" + std::to_string(S.H) + " (" + S.From +
+             ")";
+    R.Work = 2.0 * S.Cout * double(G.OH) * G.OW * S.K * S.K *
+             (S.Depthwise ? 1.0 : double(S.Cin));
     R.Seconds = Tm.Low;
     R.Rate = R.Work / R.Seconds;
     R.Efficiency = clampEff(R.Rate / M.PeakF32);
-    M.Conv.push_back(R);
-    Flops += R.Work;
-    Seconds += R.Seconds;
+    (S.Depthwise ? M.DepthwiseConv : M.Conv).push_back(R);
+    (S.Depthwise ? DwFlops : DenseFlops) += R.Work;
+    (S.Depthwise ? DwSeconds : DenseSeconds) += R.Seconds;
     log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
         fx(R.Efficiency, 2) + ")");
   }
-  // All the shapes together, as a network weighs them.
-  M.ConvCompute = clampEff(Flops / Seconds / M.PeakF32);
+  M.ConvCompute = clampEff(DenseFlops / DenseSeconds / M.PeakF32);
+  M.DepthwiseConvCompute = clampEff(DwFlops / DwSeconds / M.PeakF32);
+  M.ConvComputeCurve = groupBySize(M.Conv, M.PeakF32);
+  M.DepthwiseComputeCurve = groupBySize(M.DepthwiseConv, M.PeakF32);
 }
 
 llvm::Error Calibrator::run() {
@@ -680,6 +801,7 @@ llvm::Error Calibrator::run() {
     memory(Pool);
     vectorKernels(Pool);
     dispatch(Pool);
+    conv(Pool);
   }
   auto B = loadBlas(O.Threads, O.BlasCoreType);
   if (!B)
@@ -691,7 +813,6 @@ llvm::Error Calibrator::run() {
          " (the CPU's widest kernels); --blas-core env keeps it");
   log("OpenBLAS " + B->CoreName + " kernels (" + B->Path + ")");
   gemm(*B);
-  conv(*B);
   M.WallSeconds = now() - Start;
   log("done in " + fx(M.WallSeconds, 1) + " s");
   return llvm::Error::success();
@@ -843,7 +964,7 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
        << bandwidth(R.Rate) << "\n";
   for (const KernelRate &R : M.Vector)
     OS << "#   " << R.What << " in cache: " << flops(R.Rate) << "\n";
-  for (const auto *List : {&M.Gemm, &M.GemmShapes, &M.Conv})
+  for (const auto *List : {&M.Gemm, &M.GemmShapes, &M.Conv, &M.DepthwiseConv})
     for (const KernelRate &R : *List)
       OS << "#   " << R.What << ": " << flops(R.Rate) << " in "
          << seconds(R.Seconds) << " (" << num(R.Efficiency) << ")\n";
@@ -902,9 +1023,18 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << "    gemm:\n"
      << "      compute: " << curve(M.GemmCompute, work) << "\n"
      << "      memory: " << eff(M.GemmMemory) << "\n"
-     << "    # im2col + SGEMM over ResNet-50's convolutions, all together\n"
-     << "    conv: {compute: " << eff(M.ConvCompute)
-     << ", memory: " << eff(M.GemmMemory) << "}\n"
+     << "    # direct NCHWc convolution (" << M.ConvKernel
+     << "), ResNet/VGG/MobileNet\n"
+     << "    # shapes by FLOPs; all together " << num(M.ConvCompute) << "\n"
+     << "    conv:\n"
+     << "      compute: " << curve(M.ConvComputeCurve, work) << "\n"
+     << "      memory: " << eff(M.GemmMemory) << "\n"
+     << "    # the same kernels' depthwise form (one load per FMA), MobileNet\n"
+     << "    # 3x3, EfficientNet 5x5, ConvNeXt 7x7 by FLOPs; all together "
+     << num(M.DepthwiseConvCompute) << "\n"
+     << "    depthwise_conv:\n"
+     << "      compute: " << curve(M.DepthwiseComputeCurve, work) << "\n"
+     << "      memory: " << eff(M.GemmMemory) << "\n"
      << "    # a small GEMM per step: the 128^3 SGEMM\n"
      << "    recurrent: {compute: " << eff(M.RecurrentCompute)
      << ", memory: " << eff(M.GemmMemory) << "}\n"

@@ -11,7 +11,12 @@
 //  * gemm: OpenBLAS SGEMM at square sizes (an efficiency curve over FLOPs)
 //    and at transformer and classifier shapes (reported); SGEMV over a
 //    matrix larger than the last-level cache (GEMM's memory efficiency);
-//  * conv: im2col + SGEMM over ResNet-50's convolution shapes;
+//  * conv: direct convolution in the NCHWc layout (ConvKernels.inc, the
+//    loop nest of ONNX Runtime's MLAS kernels, AVX-512/AVX2/portable
+//    picked at run time) over the zoo's CNN shapes: dense (ResNet, VGG,
+//    MobileNet pointwise) and depthwise (MobileNet, EfficientNet,
+//    ConvNeXt), each an efficiency curve over FLOPs. im2col + SGEMM, what
+//    this measured before, reaches half of what runtimes do on CPUs;
 //  * memory: STREAM-like copy and triad over arrays much larger than the
 //    last-level cache (main-memory bandwidth, the best of the repetitions),
 //    and the same kernels on cache-resident arrays (cache bandwidths);
@@ -100,17 +105,21 @@ struct Measurements {
   double StreamArrayBytes = 0;
 
   // Kernels.
-  std::vector<KernelRate> Gemm;       ///< Square SGEMMs (the curve).
-  std::vector<KernelRate> GemmShapes; ///< Model-shaped SGEMMs, SGEMV.
-  KernelRate Gemv;                    ///< SGEMV larger than the caches.
-  std::vector<KernelRate> Conv;
-  std::vector<KernelRate> Memory; ///< Streaming kernels by size.
-  std::vector<KernelRate> Vector; ///< exp, sum, layer norm in cache.
+  std::vector<KernelRate> Gemm;          ///< Square SGEMMs (the curve).
+  std::vector<KernelRate> GemmShapes;    ///< Model-shaped SGEMMs, SGEMV.
+  KernelRate Gemv;                       ///< SGEMV larger than the caches.
+  std::vector<KernelRate> Conv;          ///< Dense NCHWc direct convolutions.
+  std::vector<KernelRate> DepthwiseConv; ///< Depthwise NCHWc convolutions.
+  std::string ConvKernel;                ///< ISA and tile of those kernels.
+  std::vector<KernelRate> Memory;        ///< Streaming kernels by size.
+  std::vector<KernelRate> Vector;        ///< exp, sum, layer norm in cache.
 
   // Efficiencies as written to the description.
   Curve GemmCompute;
   double GemmMemory = 0;
-  double ConvCompute = 0;
+  double ConvCompute = 0;          ///< All dense shapes together.
+  double DepthwiseConvCompute = 0; ///< All depthwise shapes together.
+  Curve ConvComputeCurve, DepthwiseComputeCurve; ///< By FLOPs.
   double RecurrentCompute = 0;
   double ElementwiseCompute = 0, ReductionCompute = 0, NormalizationCompute = 0;
   Curve ElementwiseMemory, ReductionMemory, NormalizationMemory,

@@ -86,6 +86,9 @@ int main() {
     checkCurve(D.efficiency(Class).Memory,
                hw::opClassKey(Class) + " memory efficiency");
   }
+  check(D.DepthwiseConv.hasValue(), "depthwise_conv efficiency");
+  if (D.DepthwiseConv)
+    checkCurve(D.DepthwiseConv->Compute, "depthwise_conv compute efficiency");
   check(!D.efficiency(OpClass::Gemm).Compute.isConstant(),
         "gemm compute efficiency is a curve over size");
   check(!D.Sources.empty() &&
@@ -94,10 +97,10 @@ int main() {
         "source cites the calibration");
   for (double V : {M.PeakF32, M.PeakF64, M.CopyBandwidth, M.TriadBandwidth,
                    M.DispatchSeconds, M.ForkJoinSeconds, M.SmallGemmSeconds,
-                   M.ConvCompute, M.GemmMemory})
+                   M.ConvCompute, M.DepthwiseConvCompute, M.GemmMemory})
     check(positive(V), "measured figure " + std::to_string(V));
-  for (const auto *List :
-       {&M.Gemm, &M.GemmShapes, &M.Conv, &M.Memory, &M.Vector})
+  for (const auto *List : {&M.Gemm, &M.GemmShapes, &M.Conv, &M.DepthwiseConv,
+                           &M.Memory, &M.Vector})
     for (const calibrate::KernelRate &R : *List)
       check(positive(R.Work) && positive(R.Seconds) && positive(R.Rate) &&
                 positive(R.Efficiency) && R.Efficiency <= 1,

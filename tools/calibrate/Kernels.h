@@ -55,6 +55,35 @@ void transposeKernel(float *__restrict Y, const float *__restrict X, size_t C,
 void im2col(float *__restrict Col, const float *__restrict X, int C, int H,
             int W, int KH, int KW, int Stride, int Pad, int OH, int OW);
 
+/// A convolution in the NCHWc layout ONNX Runtime's MLAS converts CNNs to:
+/// input [CinBlocks][Hp][Wp][lanes] (padding already applied: Hp = H + 2
+/// pad), dense filters [CoutBlocks][CinBlocks][K][K][lanes in][lanes out],
+/// depthwise filters [CoutBlocks][K][K][lanes], output
+/// [CoutBlocks][OH][OW][lanes]; lanes is convKernelInfo().Lanes.
+struct ConvGeometry {
+  int CinBlocks = 1, CoutBlocks = 1; ///< Depthwise: both the channel blocks.
+  int Hp = 1, Wp = 1;
+  int K = 1, Stride = 1;
+  int Pad = 0; ///< Already in Hp, Wp; edge pixels run one at a time.
+  int OH = 1, OW = 1;
+};
+
+/// The direct-convolution kernel picked for this CPU at run time.
+struct ConvKernelInfo {
+  int Lanes;       ///< Floats per vector: the channel block.
+  int TileBlocks;  ///< Output-channel blocks per register tile.
+  int TilePixels;  ///< Output pixels per register tile.
+  const char *Isa; ///< "avx512f", "avx2+fma", "portable C++".
+};
+ConvKernelInfo convKernelInfo();
+
+/// Independent work items of a convolution (rows of output pixels times
+/// register tiles of channels), to split over threads.
+size_t convWorkItems(const ConvGeometry &G, bool Depthwise);
+/// Computes the work items [Begin, End) of the convolution (ConvKernels.cpp).
+void convNchwc(const ConvGeometry &G, bool Depthwise, const float *X,
+               const float *W, float *Y, size_t Begin, size_t End);
+
 } // namespace perfc::calibrate
 
 #endif // PERFC_TOOLS_CALIBRATE_KERNELS_H
