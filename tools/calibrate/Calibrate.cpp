@@ -574,27 +574,37 @@ void Calibrator::gemm(const Blas &B) {
                            "x" + std::to_string(S),
                        S, S, S, 0.5);
     M.Gemm.push_back(R);
-    M.GemmCompute.push_back({R.Work, R.Efficiency});
+    // Beyond 1024^3 the curve follows the shapes models have (below): a
+    // 17 GFLOP square product is no batch-1 model's, while a language
+    // model's head is (and runs at half the square product's rate).
+    if (S <= 1024)
+      M.GemmCompute.push_back({R.Work, R.Efficiency});
     log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
         fx(R.Efficiency, 2) + " of peak)");
   }
   struct Shape {
     const char *What;
     int Mm, Nn, Kk;
+    bool InCurve; ///< A point of the gemm curve, beside the squares.
   };
   std::vector<Shape> Shapes = {
-      {"sgemm 128x768x768 (BERT/GPT-2 projection, seq 128)", 128, 768, 768},
-      {"sgemm 128x3072x768 (BERT/GPT-2 MLP up, seq 128)", 128, 3072, 768},
-      {"sgemm 128x768x3072 (BERT/GPT-2 MLP down, seq 128)", 128, 768, 3072},
-      {"sgemm 197x768x768 (ViT-B/16 projection)", 197, 768, 768},
-      {"sgemm 128x128x64 (attention scores, one head)", 128, 128, 64},
-      {"sgemv 1x1000x2048 (ResNet-50 classifier)", 1, 1000, 2048},
+      {"sgemm 128x768x768 (BERT/GPT-2 projection, seq 128)", 128, 768, 768,
+       true},
+      {"sgemm 128x3072x768 (BERT/GPT-2 MLP up, seq 128)", 128, 3072, 768, true},
+      {"sgemm 128x768x3072 (BERT/GPT-2 MLP down, seq 128)", 128, 768, 3072,
+       true},
+      {"sgemm 197x768x768 (ViT-B/16 projection)", 197, 768, 768, true},
+      {"sgemm 128x128x64 (attention scores, one head)", 128, 128, 64, false},
+      {"sgemv 1x1000x2048 (ResNet-50 classifier)", 1, 1000, 2048, false},
+      {"sgemm 128x50257x768 (GPT-2 LM head, seq 128)", 128, 50257, 768, true},
   };
   if (O.Quick)
     Shapes.resize(2);
   for (const Shape &S : Shapes) {
     KernelRate R = run(S.What, S.Mm, S.Nn, S.Kk, 0.3);
     M.GemmShapes.push_back(R);
+    if (S.InCurve)
+      M.GemmCompute.push_back({R.Work, R.Efficiency});
     log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
         fx(R.Efficiency, 2) + ")");
   }
@@ -1019,7 +1029,12 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << "  efficiency:\n"
      << "    default: {compute: " << eff(M.ElementwiseCompute)
      << ", memory: " << curve(M.ElementwiseMemory, capacity) << "}\n"
-     << "    # OpenBLAS SGEMM, square sizes; memory: SGEMV beyond the caches\n"
+     << "    # OpenBLAS SGEMM: squares to 1024^3, then transformer shapes at "
+        "seq 128\n"
+     << "    # (projections, MLP, LM head); beyond the last point its "
+        "efficiency holds\n"
+     << "    # (re-calibrate for larger batches); memory: SGEMV beyond the "
+        "caches\n"
      << "    gemm:\n"
      << "      compute: " << curve(M.GemmCompute, work) << "\n"
      << "      memory: " << eff(M.GemmMemory) << "\n"

@@ -8,9 +8,12 @@
 //  * peaks: FP32 and FP64 FMA loops on every thread (the hardware peak the
 //    efficiencies are fractions of), the clock from a chain of dependent
 //    integer adds, SIMD width from CPUID, FMA pipes per core from both;
-//  * gemm: OpenBLAS SGEMM at square sizes (an efficiency curve over FLOPs)
-//    and at transformer and classifier shapes (reported); SGEMV over a
-//    matrix larger than the last-level cache (GEMM's memory efficiency);
+//  * gemm: OpenBLAS SGEMM at square sizes to 1024^3 and at the shapes of
+//    batch-1 transformers (seq 128 projections, MLP, GPT-2's LM head, which
+//    runs at half a square product's rate): one efficiency curve over
+//    FLOPs; 2048^3, one attention head and a classifier SGEMV are reported;
+//    SGEMV over a matrix larger than the last-level cache (GEMM's memory
+//    efficiency);
 //  * conv: direct convolution in the NCHWc layout (ConvKernels.inc, the
 //    loop nest of ONNX Runtime's MLAS kernels, AVX-512/AVX2/portable
 //    picked at run time) over the zoo's CNN shapes: dense (ResNet, VGG,
