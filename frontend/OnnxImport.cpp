@@ -1,6 +1,7 @@
 //===- OnnxImport.cpp - ONNX models into the perfc IR ---------------------===//
 #include "frontend/OnnxImport.h"
 
+#include "frontend/CommonShapes.h"
 #include "frontend/OnnxToIr.h"
 #include "frontend/ShapeFolding.h"
 #include "frontend/WeightStripper.h"
@@ -14,6 +15,10 @@
 
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
 
 namespace perfc::frontend {
 namespace {
@@ -49,25 +54,34 @@ std::string nodeLabel(const onnx::NodeProto &N, int Index) {
 /// shape inference needs it).
 llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
                               const ErrorPrefix &Err) {
-  llvm::StringMap<int> Producer; // -1: input or initializer.
+  // -1: input or initializer.
+  llvm::StringMap<int> Producer(G.input_size() + G.initializer_size() +
+                                G.node_size());
   for (const auto &In : G.input())
     Producer[In.name()] = -1;
-  llvm::StringSet<> Inits;
   for (const auto &T : G.initializer()) {
-    if (!Inits.insert(T.name()).second)
+    // -2 marks initializers, to find one defined twice.
+    auto Ins = Producer.try_emplace(T.name(), -2);
+    if (!Ins.second && Ins.first->second == -2)
       return Err("initializer '" + T.name() + "' is defined twice");
-    Producer[T.name()] = -1;
+    Ins.first->second = -2;
   }
   const int N = G.node_size();
+  // Op types known to the registry: a model has a few kinds of ops many
+  // times over, and a registry lookup costs a hundred map probes.
+  llvm::SmallVector<llvm::StringRef, 16> KnownOps;
   for (int I = 0; I < N; ++I) {
     const auto &Node = G.node(I);
     if (isDefaultDomain(Node.domain()) &&
-        !onnx::OpSchemaRegistry::Schema(Node.op_type(), static_cast<int>(Opset),
-                                        onnx::ONNX_DOMAIN))
-      return Err(nodeLabel(Node, I) + ": '" + Node.op_type() +
-                 "' is not an op of the standard ONNX op set at opset " +
-                 std::to_string(Opset) +
-                 "; check the op type or the model's opset_import");
+        !llvm::is_contained(KnownOps, Node.op_type())) {
+      if (!onnx::OpSchemaRegistry::Schema(
+              Node.op_type(), static_cast<int>(Opset), onnx::ONNX_DOMAIN))
+        return Err(nodeLabel(Node, I) + ": '" + Node.op_type() +
+                   "' is not an op of the standard ONNX op set at opset " +
+                   std::to_string(Opset) +
+                   "; check the op type or the model's opset_import");
+      KnownOps.push_back(Node.op_type());
+    }
     for (const std::string &Out : Node.output()) {
       if (Out.empty())
         continue;
@@ -288,7 +302,17 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   if (!Stripped)
     return Err.wrap(Stripped.takeError());
 
-  onnx::ModelProto Model;
+  // On an arena: a model is thousands of small messages and strings, and
+  // allocating and freeing them one by one cost as much as everything else
+  // the import does. The first block fits a typical stripped model.
+  google::protobuf::ArenaOptions ArenaOpts;
+  ArenaOpts.start_block_size =
+      std::max<size_t>(16 << 10, 2 * Stripped->Bytes.size());
+  ArenaOpts.max_block_size =
+      std::max<size_t>(ArenaOpts.start_block_size, size_t(1) << 20);
+  google::protobuf::Arena Arena(ArenaOpts);
+  onnx::ModelProto &Model =
+      *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
   if (!Model.ParseFromString(Stripped->Bytes))
     return Err("not an ONNX model: the protobuf does not parse as a "
                "ModelProto");
@@ -338,7 +362,9 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   if (*Changed)
     dropRecordedShapes(G);
 
-  std::string InferenceFailure = inferShapesWithFolding(Model);
+  std::string InferenceFailure;
+  if (!Options.CommonShapes || !inferCommonShapes(Model, Opset))
+    InferenceFailure = inferShapesWithFolding(Model);
 
   auto Graph =
       convertGraph(G, Opset, Options.AllowUnknownShapes, Result.Warnings);

@@ -35,6 +35,10 @@ struct ImportOptions {
   /// shape is fed at run time) are an error by default; with this set they
   /// are a warning and their unknown dimensions count as 0.
   bool AllowUnknownShapes = false;
+  /// Infer the shapes of common ops with perfc's own formulas and run ONNX's
+  /// inference only for models they do not cover (CommonShapes.h). Off
+  /// only to check the formulas against ONNX.
+  bool CommonShapes = true;
 };
 
 struct ImportedModel {

@@ -237,6 +237,11 @@ public:
       if (auto E = checkValue(**V, nullptr))
         return std::move(E);
     }
+    // Each initializer fits in 2^62 bytes (checkValue), but a file may
+    // declare many huge ones cheaply (stored externally): their total is
+    // bounded too, so that parameter counts summed over the graph (uint64)
+    // cannot wrap.
+    uint64_t InitializerBytes = 0;
     for (const auto &T : GP.initializer()) {
       auto V = G.addValue(T.name(), convertDType(T.data_type()),
                           shapeOfDims(T.dims()), ir::ValueKind::Initializer);
@@ -248,6 +253,13 @@ public:
         (*V)->setData(std::move(*D));
       if (auto E = checkValue(**V, nullptr))
         return std::move(E);
+      auto Sum = ir::checkedAdd(InitializerBytes, (*V)->bytes());
+      if (!Sum)
+        return makeError("initializer '" + T.name() + "' of shape " +
+                         (*V)->shape().str() +
+                         " brings the weights past 2^62 bytes in total: "
+                         "the dimensions overflow");
+      InitializerBytes = *Sum;
     }
     for (int I = 0; I < GP.node_size(); ++I)
       if (auto E = convertNode(GP.node(I), I))
@@ -460,11 +472,14 @@ private:
 
   /// Applies the shape policy of convertGraph to one value.
   llvm::Error checkValue(ir::Value &V, const ir::Node *Producer) {
+    ShapeState State = checkShape(V);
+    if (State == ShapeState::Static)
+      return llvm::Error::success();
     std::string Where = Producer
                             ? " (output of node '" + Producer->name().str() +
                                   "', " + Producer->opType().str() + ")"
                             : "";
-    switch (checkShape(V)) {
+    switch (State) {
     case ShapeState::Static:
       return llvm::Error::success();
     case ShapeState::Negative:

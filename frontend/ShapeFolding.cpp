@@ -4,6 +4,7 @@
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <onnx/defs/schema.h>
@@ -1758,8 +1759,9 @@ bool hasSubgraph(const onnx::NodeProto &N) {
 /// copy W in which the nodes that computed them are Constants.
 class Folder {
 public:
-  Folder(onnx::ModelProto &W, int64_t Opset) : W(W), Opset(Opset), Eval(Opset) {
-    onnx::GraphProto &G = *W.mutable_graph();
+  Folder(onnx::ModelProto &Model, int64_t Opset)
+      : W(&Model), Opset(Opset), Eval(Opset) {
+    onnx::GraphProto &G = *W->mutable_graph();
     for (const auto &T : G.initializer())
       if (auto V = fromProto(T))
         remember(T.name(), std::move(*V));
@@ -1783,7 +1785,7 @@ public:
   /// shapes its evaluations reveal are known downstream in the same pass.
   SweepResult sweep() {
     SweepResult Result;
-    onnx::GraphProto &G = *W.mutable_graph();
+    onnx::GraphProto &G = *W->mutable_graph();
     Types.clear();
     TypePtrs.clear();
     auto AddType = [this](const std::string &Name, const onnx::TypeProto &T) {
@@ -1824,7 +1826,7 @@ public:
   /// Rewrites W: each node whose outputs are all known becomes one
   /// Constant per output, which ONNX's inference reads as input data.
   unsigned fold() {
-    onnx::GraphProto &G = *W.mutable_graph();
+    onnx::GraphProto &G = *W->mutable_graph();
     google::protobuf::RepeatedPtrField<onnx::NodeProto> Nodes;
     Nodes.Reserve(G.node_size());
     std::vector<int> NewOrigin;
@@ -1857,6 +1859,10 @@ public:
     Origin = std::move(NewOrigin);
     return Folded;
   }
+
+  /// Moves the working model to Copy, a copy of the current one (the
+  /// caller's model is swept in place until the first fold).
+  void moveTo(onnx::ModelProto &Copy) { W = &Copy; }
 
   /// The index in the original model of W's node I; -1 for a folded one.
   int origin(int I) const { return Origin[I]; }
@@ -2020,7 +2026,7 @@ private:
     }
   }
 
-  onnx::ModelProto &W;
+  onnx::ModelProto *W;
   int64_t Opset;
   Evaluator Eval;
   uint64_t Work = 0;
@@ -2037,6 +2043,36 @@ private:
   std::vector<int> Origin;
 };
 
+/// Whether every output of every node of G's default domain has a type
+/// that says everything (elem type and each dimension), seen as the
+/// folder's sweep sees types (value_info, then graph outputs, the later
+/// winning). Then a sweep cannot learn anything and folding is skipped.
+bool allNodeOutputsStatic(const onnx::GraphProto &G) {
+  llvm::StringMap<const onnx::TypeProto *> Types;
+  for (const auto &V : G.value_info())
+    Types[V.name()] = &V.type();
+  for (const auto &V : G.output())
+    Types[V.name()] = &V.type();
+  for (const auto &N : G.node()) {
+    if (!isDefaultDomain(N.domain()))
+      continue;
+    for (const std::string &Out : N.output()) {
+      if (Out.empty())
+        continue;
+      auto It = Types.find(Out);
+      if (It == Types.end() || !It->second->has_tensor_type())
+        return false;
+      const auto &TT = It->second->tensor_type();
+      if (TT.elem_type() == TP::UNDEFINED || !TT.has_shape())
+        return false;
+      for (const auto &D : TT.shape().dim())
+        if (!D.has_dim_value())
+          return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 std::string inferShapesWithFolding(onnx::ModelProto &M, FoldingStats *Stats) {
@@ -2046,24 +2082,36 @@ std::string inferShapesWithFolding(onnx::ModelProto &M, FoldingStats *Stats) {
   int64_t Opset = defaultOpset(M);
   if (Opset < 1)
     Opset = 1;
-  std::string Failure;
+  // The first inference pass and the first sweep work on M itself: most
+  // models need no folding, and copying a ModelProto costs as much as
+  // inferring its shapes. Only a fold, which rewrites nodes, needs the
+  // working copy W; what inference learns on it then moves back to M.
+  const std::string FirstFailure = runInference(M);
+  std::string Failure = FirstFailure;
+  ++St.InferencePasses;
+  if (allNodeOutputsStatic(M.graph()))
+    return Failure; // A sweep would learn nothing.
   try {
-    onnx::ModelProto W = M;
-    Failure = runInference(W);
-    ++St.InferencePasses;
-    Folder F(W, Opset);
+    llvm::Optional<onnx::ModelProto> W;
+    Folder F(M, Opset);
     for (unsigned Round = 0; Round < MaxRounds; ++Round) {
       ++St.Rounds;
       Folder::SweepResult R = F.sweep();
       if (!R.Improved)
-        break; // W's last pass is as good as anything folding would give.
+        break; // The last pass is as good as anything folding would give.
+      if (!W) {
+        W.emplace(M);
+        F.moveTo(*W);
+      }
       St.NodesFolded += F.fold();
-      Failure = runInference(W);
+      Failure = runInference(*W);
       ++St.InferencePasses;
     }
+    if (!W)
+      return Failure;
     // M keeps its nodes; only what inference learned moves over.
     onnx::GraphProto &G = *M.mutable_graph();
-    const onnx::GraphProto &WG = W.graph();
+    const onnx::GraphProto &WG = W->graph();
     *G.mutable_value_info() = WG.value_info();
     for (int I = 0; I < G.output_size() && I < WG.output_size(); ++I)
       *G.mutable_output(I)->mutable_type() = WG.output(I).type();
@@ -2074,9 +2122,10 @@ std::string inferShapesWithFolding(onnx::ModelProto &M, FoldingStats *Stats) {
     }
     return Failure;
   } catch (...) {
-    // Out of memory, most likely: plain inference is still worth having.
+    // Out of memory, most likely: M holds the first pass's shapes, which
+    // are still worth having.
   }
-  return runInference(M);
+  return FirstFailure;
 }
 
 bool evaluateNode(const onnx::NodeProto &Node, int64_t Opset,

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <initializer_list>
 
 #include <unistd.h>
@@ -88,6 +89,11 @@ public:
   ByteSource(int FD, uint64_t Size) : FD(FD), Size(Size) {}
 
   uint64_t size() const { return Size; }
+
+  /// The bytes, when they are in memory; null for a file.
+  const uint8_t *memory() const {
+    return FD < 0 ? reinterpret_cast<const uint8_t *>(Memory.data()) : nullptr;
+  }
 
   /// The byte at Offset (< size()).
   llvm::Expected<uint8_t> byteAt(uint64_t Offset) {
@@ -165,7 +171,7 @@ struct Field {
 class Reader {
 public:
   Reader(ByteSource &Source, Span Message)
-      : Source(Source), Pos(Message.Offset),
+      : Source(Source), Mem(Source.memory()), Pos(Message.Offset),
         End(Message.Offset + Message.Length) {}
 
   bool atEnd() const { return Pos >= End; }
@@ -216,6 +222,18 @@ public:
   llvm::Error readVarint(uint64_t &V) {
     V = 0;
     uint64_t Start = Pos;
+    if (Mem) {
+      // In memory: no window to check, and most numbers are one byte.
+      for (unsigned Shift = 0; Shift < 64; Shift += 7) {
+        if (Pos >= End)
+          return wireError(Start, "the data ends inside a number");
+        uint8_t B = Mem[Pos++];
+        V |= uint64_t(B & 0x7f) << Shift;
+        if (!(B & 0x80))
+          return llvm::Error::success();
+      }
+      return wireError(Start, "a number longer than 10 bytes");
+    }
     for (unsigned Shift = 0; Shift < 64; Shift += 7) {
       if (Pos >= End)
         return wireError(Start, "the data ends inside a number");
@@ -238,6 +256,7 @@ private:
   }
 
   ByteSource &Source;
+  const uint8_t *Mem;
   uint64_t Pos;
   uint64_t End;
 };
@@ -257,6 +276,8 @@ public:
 
   llvm::Expected<StrippedModel> run() {
     StrippedModel Result;
+    if (Source.memory())
+      Result.Bytes.reserve(Source.size());
     if (auto E = filterModel({0, Source.size()}, Result.Bytes))
       return std::move(E);
     Result.DroppedBytes = Dropped;
@@ -294,8 +315,16 @@ private:
           return E;
         continue;
       }
-      std::string Sub;
-      if (auto E = (this->*Fn)(F.Payload, Sub))
+      // One buffer per nesting level, reused: a model has thousands of
+      // nodes and attributes, each filtered into a buffer of its own.
+      if (Level == Scratch.size())
+        Scratch.emplace_back();
+      std::string &Sub = Scratch[Level];
+      Sub.clear();
+      ++Level;
+      llvm::Error E = (this->*Fn)(F.Payload, Sub);
+      --Level;
+      if (E)
         return E;
       appendVarint(Out, (uint64_t(F.Number) << 3) | LengthDelimited);
       appendVarint(Out, Sub.size());
@@ -420,6 +449,9 @@ private:
   uint64_t Dropped = 0;
   uint64_t Nodes = 0;
   unsigned Depth = 0;
+  /// Filter buffers by nesting level (a deque: references stay valid).
+  std::deque<std::string> Scratch;
+  size_t Level = 0;
 };
 
 } // namespace
