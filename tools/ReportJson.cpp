@@ -141,6 +141,17 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
       for (const PlanCandidate &C : Ps)
         J.object([&] {
           writeChoice(J, C.Options);
+          // Mixed GPU types: each stage's device and layer count.
+          if (!C.StageDevices.empty()) {
+            J.attributeArray("stage_devices", [&] {
+              for (const std::string &D : C.StageDevices)
+                J.value(D);
+            });
+            J.attributeArray("stage_blocks", [&] {
+              for (unsigned B : C.Options.ChunkBlocks)
+                J.value(int64_t(B));
+            });
+          }
           J.attribute("step_time_s", C.StepSeconds);
           J.attribute("peak_bytes", C.PeakBytes);
         });

@@ -110,6 +110,20 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         T.Fits ? "" : " -- DOES NOT FIT", P.Stage, formatBytes(P.WeightsBytes),
         formatBytes(P.GradientsBytes), formatBytes(P.OptimizerBytes),
         formatBytes(P.ActivationsBytes), formatBytes(P.WorkspaceBytes));
+    // A planner's own split (for memory, or over mixed GPU types): which
+    // blocks each stage holds, on what, in how much memory.
+    if (!O.ChunkBlocks.empty() && O.Vp == 1) {
+      unsigned First = 0; // layers numbered from 0, as plan.stages has them
+      for (const StageReport &S : T.Stages) {
+        OS << fmt::format("{:<10}{}: layers {}-{} on {}, {}, {} per "
+                          "micro-batch\n",
+                          S.Stage == 0 ? "stages" : "", S.Stage, First,
+                          First + S.Blocks - 1, S.Device,
+                          formatBytes(S.peakBytes()),
+                          formatSeconds(S.microBatchSeconds()));
+        First += S.Blocks;
+      }
+    }
   }
   if (R.Plan) {
     const PlanResult &Res = R.Plan->Result;
@@ -121,11 +135,17 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                       formatSeconds(Res.SolveSeconds));
     auto Row = [&](const PlanCandidate &C) {
       const TrainOptions &O = C.Options;
+      // Mixed GPU types: each stage's device and layer count.
+      std::string Stages;
+      for (size_t I = 0; I < C.StageDevices.size(); ++I)
+        Stages +=
+            fmt::format("{}{} {}", I ? ", " : " stages ", C.StageDevices[I],
+                        I < O.ChunkBlocks.size() ? O.ChunkBlocks[I] : 0u);
       return fmt::format("dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
-                         "{}: {}, {}",
+                         "{}{}: {}, {}",
                          O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,
                          O.SequenceParallel ? " sp" : "", name(O.Recomp),
-                         O.Zero, formatSeconds(C.StepSeconds),
+                         O.Zero, Stages, formatSeconds(C.StepSeconds),
                          formatBytes(C.PeakBytes));
     };
     if (Res.Top.size() > 1) {
