@@ -269,6 +269,25 @@ perfc_expect_error(plan_fits_nowhere
   "no strategy fits in 40 GiB per device: the smallest needs [0-9.]+ GiB \\(dp 1, tp 1, pp 1"
   ${ZOO_OUT} --hw a100-sxm4-40gb --train --plan --global-batch 8 --dtype bf16 --micro-batch 1)
 set_tests_properties(cli.error.plan_fits_nowhere PROPERTIES FIXTURES_REQUIRED zoo_llama)
+# Mixed GPU types: each stage on one type, named in the plan; --train on a
+# mixed cluster without --plan is refused (which type would it run on?).
+set(MIXED_HW ${PROJECT_SOURCE_DIR}/tests/data/hwdb/mixed-a100-v100.yaml)
+add_test(NAME cli.plan_mixed_gpus
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --plan --format json)
+# Both types among plan.stages (the only stages with "devices" before
+# "device"), in either order.
+set_tests_properties(cli.plan_mixed_gpus PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"devices\": [0-9]+,[^\"]*\"device\": \"v100-sxm2-32gb\".*\"devices\": [0-9]+,[^\"]*\"device\": \"a100-sxm4-80gb\"|\"devices\": [0-9]+,[^\"]*\"device\": \"a100-sxm4-80gb\".*\"devices\": [0-9]+,[^\"]*\"device\": \"v100-sxm2-32gb\"")
+perfc_expect_error(train_mixed_without_plan
+  "cluster 'mixed-a100-v100' mixes GPU types; plan it with --plan"
+  ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train --dp 32
+  --global-batch 64 --dtype fp16)
+perfc_expect_error(plan_mixed_vp
+  "--vp 2: interleaving is not modelled on mixed GPU types"
+  ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train --plan
+  --global-batch 64 --dtype fp16 --vp 2)
 perfc_expect_error(plan_needs_global_batch "--plan needs --global-batch"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --plan)
 perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
