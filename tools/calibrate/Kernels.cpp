@@ -346,36 +346,3 @@ PERFC_CLONES void perfc::calibrate::transposeKernel(float *__restrict Y,
     }
   }
 }
-
-void perfc::calibrate::im2col(float *__restrict Col, const float *__restrict X,
-                              int C, int H, int W, int KH, int KW, int Stride,
-                              int Pad, int OH, int OW) {
-  for (int Ch = 0; Ch < C; ++Ch)
-    for (int Ky = 0; Ky < KH; ++Ky)
-      for (int Kx = 0; Kx < KW; ++Kx) {
-        float *Out = Col + ((size_t(Ch) * KH + Ky) * KW + Kx) * OH * OW;
-        const float *In = X + size_t(Ch) * H * W;
-        for (int Oy = 0; Oy < OH; ++Oy) {
-          int Iy = Oy * Stride - Pad + Ky;
-          float *O = Out + size_t(Oy) * OW;
-          if (Iy < 0 || Iy >= H) {
-            std::fill(O, O + OW, 0.0f);
-            continue;
-          }
-          const float *Row = In + size_t(Iy) * W;
-          if (Stride == 1) {
-            int Lo = std::max(0, Pad - Kx), Hi = std::min(OW, W + Pad - Kx);
-            std::fill(O, O + std::max(0, Lo), 0.0f);
-            if (Hi > Lo)
-              std::memcpy(O + Lo, Row + Lo - Pad + Kx,
-                          size_t(Hi - Lo) * sizeof(float));
-            std::fill(O + std::max(Hi, Lo), O + OW, 0.0f);
-          } else {
-            for (int Ox = 0; Ox < OW; ++Ox) {
-              int Ix = Ox * Stride - Pad + Kx;
-              O[Ox] = (Ix >= 0 && Ix < W) ? Row[Ix] : 0.0f;
-            }
-          }
-        }
-      }
-}

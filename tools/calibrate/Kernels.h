@@ -50,10 +50,6 @@ void layerNormKernel(float *__restrict Y, const float *__restrict X,
 /// Y[C][HW] -> Y[HW][C] for the rows [RowBegin, RowEnd) of HW, in tiles.
 void transposeKernel(float *__restrict Y, const float *__restrict X, size_t C,
                      size_t HW, size_t RowBegin, size_t RowEnd);
-/// im2col of one NCHW image (no padding beyond Pad, dilation 1): Col is
-/// (C*KH*KW) x (OH*OW).
-void im2col(float *__restrict Col, const float *__restrict X, int C, int H,
-            int W, int KH, int KW, int Stride, int Pad, int OH, int OW);
 
 /// A convolution in the NCHWc layout ONNX Runtime's MLAS converts CNNs to:
 /// input [CinBlocks][Hp][Wp][lanes] (padding already applied: Hp = H + 2
