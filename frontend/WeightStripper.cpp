@@ -54,6 +54,22 @@ namespace sparse {
 constexpr uint32_t Values = 1, Indices = 2;
 }
 
+/// TensorProto fields that hold the elements.
+bool isDataField(uint32_t Number) {
+  switch (Number) {
+  case tensor::FloatData:
+  case tensor::Int32Data:
+  case tensor::StringData:
+  case tensor::Int64Data:
+  case tensor::RawData:
+  case tensor::DoubleData:
+  case tensor::Uint64Data:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// ONNX TensorProto.DataType values that are integers (shape constants).
 bool isIntegerDataType(uint64_t T) {
   switch (T) {
@@ -179,7 +195,9 @@ public:
   llvm::Error next(Field &F) {
     uint64_t Start = Pos;
     uint64_t Key = 0;
-    if (auto E = readVarint(Key))
+    if (Mem && Pos < End && Mem[Pos] < 0x80)
+      Key = Mem[Pos++]; // The usual one-byte key, without a call.
+    else if (auto E = readVarint(Key))
       return E;
     F.Number = static_cast<uint32_t>(Key >> 3);
     F.Type = static_cast<WireType>(Key & 7);
@@ -200,7 +218,9 @@ public:
       break;
     case LengthDelimited: {
       uint64_t Len = 0;
-      if (auto E = readVarint(Len))
+      if (Mem && Pos < End && Mem[Pos] < 0x80)
+        Len = Mem[Pos++];
+      else if (auto E = readVarint(Len))
         return E;
       if (Len > End - Pos)
         return wireError(Start, "a field of " + llvm::Twine(Len) +
@@ -276,8 +296,28 @@ public:
 
   llvm::Expected<StrippedModel> run() {
     StrippedModel Result;
-    if (Source.memory())
+    if (Source.memory()) {
+      // Models made for perfc (and most models in a search loop) come
+      // without weights: a first walk that writes nothing finds out, and
+      // then the bytes are the result as they are. Any error, and any
+      // change to make, goes to the copying walk, which says it the usual
+      // way.
+      Scanning = true;
+      llvm::Error E = filterModel({0, Source.size()}, Result.Bytes);
+      Scanning = false;
+      if (!E && !Changed) {
+        Result.Bytes.assign(reinterpret_cast<const char *>(Source.memory()),
+                            Source.size());
+        Result.Nodes = Nodes;
+        return Result;
+      }
+      llvm::consumeError(std::move(E));
+      Nodes = 0;
+      Dropped = 0;
+      Depth = 0;
+      Level = 0;
       Result.Bytes.reserve(Source.size());
+    }
     if (auto E = filterModel({0, Source.size()}, Result.Bytes))
       return std::move(E);
     Result.DroppedBytes = Dropped;
@@ -304,6 +344,7 @@ private:
         return E;
       if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
         Dropped += F.Raw.Length;
+        Changed = true;
         continue;
       }
       FilterFn Fn = nullptr;
@@ -311,6 +352,8 @@ private:
         if (Filter.Number == F.Number && F.Type == LengthDelimited)
           Fn = Filter.Fn;
       if (!Fn) {
+        if (Scanning)
+          continue;
         if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
           return E;
         continue;
@@ -326,6 +369,8 @@ private:
       --Level;
       if (E)
         return E;
+      if (Scanning)
+        continue;
       appendVarint(Out, (uint64_t(F.Number) << 3) | LengthDelimited);
       appendVarint(Out, Sub.size());
       Out += Sub;
@@ -385,7 +430,7 @@ private:
     Reader R(Source, Msg);
     Field F;
     uint64_t Elements = 1, DataType = 0;
-    bool External = false;
+    bool External = false, HasData = false;
     auto MulDim = [&Elements](uint64_t D) {
       // Saturate: an absurd dim only needs to read as "large" here; the
       // importer rejects it with a proper message.
@@ -411,31 +456,30 @@ private:
         DataType = F.Int;
       } else if (F.Number == tensor::DataLocation && F.Type == Varint) {
         External = F.Int == tensor::LocationExternal;
+      } else {
+        HasData |= isDataField(F.Number);
       }
     }
     bool Keep =
         Elements <= Limits.KeptAnyElements ||
         (isIntegerDataType(DataType) && Elements <= Limits.KeptIntElements);
     if (Keep)
-      return Source.append(Msg.Offset, Msg.Length, Out);
+      return Scanning ? llvm::Error::success()
+                      : Source.append(Msg.Offset, Msg.Length, Out);
+    if (Scanning) {
+      Changed |= !External || HasData;
+      return llvm::Error::success();
+    }
     Reader Copy(Source, Msg);
     while (!Copy.atEnd()) {
       if (auto E = Copy.next(F))
         return E;
-      switch (F.Number) {
-      case tensor::FloatData:
-      case tensor::Int32Data:
-      case tensor::StringData:
-      case tensor::Int64Data:
-      case tensor::RawData:
-      case tensor::DoubleData:
-      case tensor::Uint64Data:
+      if (isDataField(F.Number)) {
         Dropped += F.Raw.Length;
         continue;
-      default:
-        if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
-          return E;
       }
+      if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
+        return E;
     }
     if (!External) {
       appendVarint(Out, (uint64_t(tensor::DataLocation) << 3) | Varint);
@@ -452,6 +496,10 @@ private:
   /// Filter buffers by nesting level (a deque: references stay valid).
   std::deque<std::string> Scratch;
   size_t Level = 0;
+  /// The first walk over memory: nothing written, Changed says whether
+  /// the copy would differ from the input.
+  bool Scanning = false;
+  bool Changed = false;
 };
 
 } // namespace
