@@ -536,7 +536,10 @@ def report(models, measured, preds, hw, tag):
         "# perfc latency accuracy against ONNX Runtime (CPU)",
         "",
         f"Machine: {mach['cpu']} (family {mach['family']}, model {mach['model']}), "
-        f"{mach['logical_cpus']} logical CPUs, host `{mach['host']}`; measured {mach['date']}.",
+        f"{mach['logical_cpus']} logical CPUs, host `{mach['host']}`; measured "
+        + (f"in runs of {', '.join(measured['run_dates'])} (per model the lowest median "
+           "counts; the others are under 'other runs')."
+           if len(measured.get("run_dates", [])) > 1 else f"{mach['date']}."),
         f"ONNX Runtime {measured.get('onnxruntime_version')} (onnxruntime-node, "
         f"node {measured.get('node_version')}), CPU execution provider, batch 1, "
         f"intraOpNumThreads {s['intra_op_threads']}, interOpNumThreads {s['inter_op_threads']}, "
@@ -680,6 +683,10 @@ def main(argv=None):
             merged = old.get("models", {}) if same else {}
             if same and old.get("notes"):
                 measured["notes"] = old["notes"]
+            # The medians kept may come from any of these runs.
+            if same:
+                measured["run_dates"] = (old.get("run_dates") or [old["machine"]["date"]]) + [
+                    measured["machine"]["date"]]
             for name, entry in measured["models"].items():
                 prev = merged.get(name)
                 if args.replace or prev is None or entry["median_ms"] <= prev["median_ms"]:

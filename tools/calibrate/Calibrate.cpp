@@ -958,8 +958,8 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << " s).\n"
      << "# Peaks are FMA loops on every thread and bandwidths STREAM-like\n"
      << "# copy and triad, the best of several runs; efficiencies are kernel\n"
-     << "# rates (10th percentile of call times) over them, clamped to\n"
-     << "# (0, 1]. [1] is this run.\n"
+     << "# rates (10th percentile of call times; convolutions: the best call)\n"
+     << "# over them, clamped to (0, 1]. [1] is this run.\n"
      << "#\n";
   for (const std::string &N : M.Notes)
     OS << "# Note: " << N << ".\n";

@@ -33,10 +33,11 @@
 // Peaks and bandwidths are the best of several repetitions (as STREAM
 // reports); kernel rates and overheads are the 10th percentile of their
 // call times (robust against a machine shared with other work, which only
-// ever slows calls down). Efficiencies are kernel rates over the peak or
-// bandwidth, clamped to (0, 1] as the schema requires: a cache-resident kernel
-// faster than main memory gets 1 on the main-memory curve, and the cache levels
-// carry their own measured bandwidths.
+// ever slows calls down), convolutions' the best call (the VGG shape's
+// 10 ms calls are seldom left alone for 10% of them). Efficiencies are kernel
+// rates over the peak or bandwidth, clamped to (0, 1] as the schema requires: a
+// cache-resident kernel faster than main memory gets 1 on the main-memory
+// curve, and the cache levels carry their own measured bandwidths.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_TOOLS_CALIBRATE_CALIBRATE_H
