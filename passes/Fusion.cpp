@@ -3,7 +3,9 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace perfc {
@@ -146,6 +148,115 @@ private:
     return true;
   }
 
+  bool isLayoutOp(const ir::Node *N) const {
+    return N && Plan.Exec[N->index()] == NodeExec::Kernel &&
+           (N->opType() == "Transpose" || N->opType() == "Split");
+  }
+
+  /// Whether every user of V (through views) is in Allowed.
+  bool onlyUsedBy(const ir::Value *V,
+                  const llvm::SmallVectorImpl<const ir::Node *> &Allowed,
+                  unsigned Depth = 0) const {
+    if (V->isGraphOutput() || Depth > 16)
+      return false;
+    for (const ir::Node *U : V->users()) {
+      if (Plan.Exec[U->index()] == NodeExec::View) {
+        for (const ir::Value *Out : U->outputs())
+          if (Out && !onlyUsedBy(Out, Allowed, Depth + 1))
+            return false;
+      } else if (!llvm::is_contained(Allowed, U)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// From an operand of an attention product back through views and
+  /// Transpose/Split kernels used only by this attention: those join the
+  /// attention kernel (Chain); the node before them, a projection, goes to
+  /// Projections.
+  void absorbLayout(const ir::Value *V,
+                    llvm::SmallVectorImpl<const ir::Node *> &Chain,
+                    llvm::SmallVectorImpl<const ir::Node *> &Projections) {
+    for (unsigned Depth = 0; V && Depth < 8; ++Depth) {
+      const ir::Node *P = dataProducer(V);
+      if (!P || llvm::is_contained(Chain, P) || llvm::is_contained(Pending, P))
+        return;
+      if (!isLayoutOp(P)) {
+        if (Plan.KernelOf[P->index()] >= 0 &&
+            !llvm::is_contained(Projections, P))
+          Projections.push_back(P);
+        return;
+      }
+      Chain.push_back(P);
+      bool Private = true;
+      for (const ir::Value *Out : P->outputs())
+        if (Out && !onlyUsedBy(Out, Chain))
+          Private = false;
+      if (!Private) {
+        Chain.pop_back();
+        // A Split of a packed QKV feeds all three operands: it qualifies
+        // once the other operands' Transposes have joined (checked after
+        // all three). Anything else read elsewhere stays its own kernel.
+        if (P->opType() == "Split")
+          Pending.push_back(P);
+        return;
+      }
+      V = P->input(0);
+    }
+  }
+
+  /// The Transpose merging the heads of P.V's output, if only it reads it.
+  const ir::Node *layoutConsumer(const ir::Value *V) const {
+    if (!V || V->isGraphOutput() || V->users().size() != 1)
+      return nullptr;
+    const ir::Node *U = V->users()[0];
+    return U->opType() == "Transpose" &&
+                   Plan.Exec[U->index()] == NodeExec::Kernel
+               ? U
+               : nullptr;
+  }
+
+  /// Q, K and V projections of one input (MatMul or Gemm on a constant
+  /// weight, in kernels of their own) run as one GEMM over the
+  /// concatenated weights, as TensorRT and ONNX Runtime's packed-QKV
+  /// attention do: one kernel, the input read once, N summed.
+  bool fuseProjections(llvm::ArrayRef<const ir::Node *> Ends) {
+    llvm::SmallVector<int, 3> Kernels;
+    const ir::Value *Input = nullptr;
+    for (const ir::Node *E : Ends) {
+      const int K = Plan.KernelOf[E->index()];
+      if (K < 0 || llvm::is_contained(Kernels, K))
+        continue;
+      const ir::Node &H = *G.nodes()[Plan.Kernels[K].Head];
+      const OpWork &W = Work.Nodes[H.index()];
+      if ((H.opType() != "MatMul" && H.opType() != "Gemm") || !W.Gemm.valid() ||
+          H.numInputs() < 2 || !H.input(0) || !H.input(1) ||
+          !isLoadTimeConstant(dataRoot(H.input(1))))
+        return false;
+      const ir::Value *In = dataRoot(H.input(0));
+      if (Input && In != Input)
+        return false;
+      Input = In;
+      Kernels.push_back(K);
+    }
+    if (Kernels.size() < 2)
+      return false;
+    std::sort(Kernels.begin(), Kernels.end());
+    const int Into = Kernels.front();
+    for (unsigned I = 1; I < Kernels.size(); ++I) {
+      const int From = Kernels[I];
+      ExtraN[Plan.Kernels[Into].Head] +=
+          Work.Nodes[Plan.Kernels[From].Head].Gemm.N;
+      for (unsigned M : Plan.Kernels[From].Members) {
+        Plan.Kernels[Into].Members.push_back(M);
+        Plan.KernelOf[M] = Into;
+      }
+      Plan.Kernels[From].Members.clear();
+    }
+    return true;
+  }
+
   /// Attention as FlashAttention, TensorRT's MHA plugin and ONNX Runtime's
   /// Attention kernel run it: P = softmax(mask(scale(Q.K^T))), O = P.V in
   /// one kernel whose scores never reach memory. Finds each Softmax between
@@ -202,6 +313,34 @@ private:
         continue;
       const int Into = Plan.KernelOf[A->index()];
       Chain.push_back(B);
+      // Fused attention kernels read Q, K and V where the projections left
+      // them and write the heads merged (TensorRT's MHA plugin reads the
+      // packed QKV GEMM output; FlashAttention takes strided Q, K, V): the
+      // head split and merge Transposes (and a Split of a packed QKV) run
+      // inside the kernel.
+      llvm::SmallVector<const ir::Node *, 4> Projections;
+      Chain.push_back(
+          A); // already in the kernel; a user the layout ops may have
+      for (const ir::Value *In : {A->input(0), A->input(1), B->input(1)})
+        if (In)
+          absorbLayout(In, Chain, Projections);
+      if (const ir::Node *M = layoutConsumer(B->output(0)))
+        Chain.push_back(M);
+      for (const ir::Node *Sp : Pending) {
+        bool Private = true;
+        for (const ir::Value *Out : Sp->outputs())
+          if (Out && !onlyUsedBy(Out, Chain))
+            Private = false;
+        if (!Private)
+          continue;
+        Chain.push_back(Sp);
+        if (const ir::Node *P =
+                Sp->input(0) ? dataProducer(Sp->input(0)) : nullptr)
+          if (Plan.KernelOf[P->index()] >= 0 &&
+              !llvm::is_contained(Projections, P))
+            Projections.push_back(P);
+      }
+      Pending.clear();
       for (const ir::Node *N : Chain) {
         const int From = Plan.KernelOf[N->index()];
         if (From < 0 || From == Into)
@@ -213,6 +352,7 @@ private:
         Plan.Kernels[From].Members.clear();
         Merged = true;
       }
+      Merged |= fuseProjections(Projections);
     }
     if (!Merged)
       return;
@@ -270,8 +410,15 @@ private:
     llvm::DenseSet<const ir::Value *> Read;
     const ir::Node &HeadNode = *G.nodes()[K.Head];
     for (const ir::Value *In : HeadNode.inputs())
-      if (In)
+      if (In) {
         Read.insert(dataRoot(In));
+        // An operand computed inside the kernel (a Transpose absorbed into
+        // attention) is not read from memory.
+        if (kernelOfValue(In) == Self)
+          K.Work.BytesRead =
+              std::max(0.0, K.Work.BytesRead -
+                                static_cast<double>(dataRoot(In)->bytes()));
+      }
     K.Work.BytesWritten = 0;
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
@@ -293,6 +440,9 @@ private:
         if (Out && escapes(Out, Self))
           K.Work.BytesWritten += static_cast<double>(Out->bytes());
     }
+    auto Extra = ExtraN.find(K.Head);
+    if (Extra != ExtraN.end())
+      K.Work.Gemm.N += Extra->second;
     if (!Head.Formula.empty())
       K.Work.Formula = Head.Formula + " + " +
                        std::to_string(K.Members.size() - 1) + " fused op(s)";
@@ -302,6 +452,11 @@ private:
   const GraphWork &Work;
   const FusionOptions &Options;
   KernelPlan Plan;
+  /// Splits of a packed QKV seen while absorbing one attention's operands.
+  llvm::SmallVector<const ir::Node *, 2> Pending;
+  /// Horizontally fused projections: the N of the other GEMMs, by the
+  /// kernel's head.
+  llvm::DenseMap<unsigned, double> ExtraN;
 };
 
 } // namespace

@@ -206,9 +206,23 @@ TEST_SUITE("fusion") {
     const Kernel &K0 = Fused.Kernels[Attn];
     CHECK(K0.Work.BytesRead == doctest::Approx(3 * 64 * 32 * 4 + 4)); // + c
     CHECK(K0.Work.BytesWritten == doctest::Approx(64 * 32 * 4));
+    // The K^T Transpose runs inside (the kernel reads K as it is), and the
+    // Q, K, V projections of x run as one GEMM with N = 96.
+    CHECK(Fused.KernelOf[Kt->index()] == Attn);
+    const int Qkv = Fused.KernelOf[Q->index()];
+    CHECK(Fused.KernelOf[K->index()] == Qkv);
+    CHECK(Fused.KernelOf[V->index()] == Qkv);
+    CHECK(Fused.Kernels.size() == 2);
+    CHECK(Fused.Kernels[Qkv].Work.Gemm.N == 96);
+    CHECK(Fused.Kernels[Qkv].Work.BytesRead ==
+          doctest::Approx((64 * 32 + 3 * 32 * 32) * 4));
+    CHECK(Fused.Kernels[Qkv].Work.BytesWritten ==
+          doctest::Approx(3 * 64 * 32 * 4));
     FusionOptions NoAttention;
     NoAttention.FuseAttention = false;
     KernelPlan Unfused = planKernels(B.G, computeWork(B.G), NoAttention);
     CHECK(Unfused.KernelOf[P->index()] != Unfused.KernelOf[S->index()]);
+    CHECK(Unfused.KernelOf[Kt->index()] != Unfused.KernelOf[S->index()]);
+    CHECK(Unfused.Kernels.size() == 7);
   }
 }
