@@ -28,7 +28,7 @@ A100_40 = ("a100-sxm4-40gb", os.path.join(DATA, "dgx-a100-40gb.yaml"))
 V100_32 = ("v100-sxm2-32gb", os.path.join(DATA, "dgx1-v100-32gb.yaml"))
 
 # (name, model, seq, hw pair, table, gpus, precision, dtype, micro, global, optimizer, published, source, note)
-RN = "ResNet-50 v1.5 (PyTorch 21.03, img/s = train.total_ips, incl. data loading)"
+RN = "ResNet-50 v1.5 (PyTorch 21.03, img/s = train.total_ips, incl. data loading by the PyTorch loader)"
 BP = "BERT-large pretraining phase 1 (PyTorch 20.06, LAMB, grad accumulation)"
 BS = "BERT-large SQuAD v1.1 fine-tuning (PyTorch 20.06, BertAdam)"
 FIGURES = []
@@ -129,14 +129,19 @@ Misses, each with its cause:
 
 1. **ResNet-50 AMP, 8 x A100 (+25%)**: the published 8-GPU figure scales
    6.73x over one GPU, against 7.73x for TF32 on the same machine, because
-   `train.total_ips` includes waiting for data (DALI on the host's CPUs,
-   shared by 8 GPUs at 2,077 img/s each). perfc has no input pipeline and
-   predicts 7.99x: the miss is the data loader, not the GPU.
-2. **ResNet-50 TF32, A100 (+40%, +45%)**: the published AMP/TF32 ratio is
-   2.63 (MXNet's DLE: 2.13), perfc's 1.98. TF32 convolutions reach less of
-   the 156 TFLOPS TF32 peak than fp16 ones of 312 (each operand moves
-   twice the bytes through shared memory per FLOP), and the description has
-   one `conv` efficiency for both types.
+   `train.total_ips` includes waiting for data: configs.yml runs these
+   benchmarks with `data_backend: pytorch` (JPEG decoding and augmentation
+   on the host, 16 workers per GPU on a DGX A100), which at 2,077 img/s per
+   GPU, 16,621 for the node, is the limit. perfc has no input pipeline and
+   predicts 7.99x: the miss is the data loader, not the GPU, and is left
+   unfitted.
+2. **ResNet-50 TF32, A100 (+40%, +45%)**: configs.yml gives
+   `memory_format: nhwc` only to the AMP runs; TF32 trains in NCHW, so
+   cuDNN converts each convolution's activations, gradients and filters to
+   NHWC and back around its tensor-core kernels (fprop, dgrad and wgrad),
+   extra memory passes in fp32 that perfc does not model (no layout in the
+   IR). The published AMP/TF32 ratio is 2.63 (MXNet's DLE, NHWC throughout:
+   2.13), perfc's 1.98.
 3. **ResNet-50 FP32, V100 (-27%, -25%)**: the convolutions alone, at 0.55 of
    15.7 TFLOPS, take 318 ms of the 315 ms step the figure implies. cuDNN
    runs the 3x3 stride-1 convolutions (about 40% of the FLOPs) with
