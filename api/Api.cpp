@@ -98,10 +98,16 @@ static frontend::ImportOptions importOptions(const ImportOptions &O) {
 }
 
 static Model makeModel(llvm::Expected<frontend::ImportedModel> IM,
-                       const std::string &Path) {
+                       const std::string &Path, const ImportOptions &Options,
+                       std::shared_ptr<const std::string> Bytes) {
   if (!IM)
     throwError(IM.takeError());
   auto M = std::make_shared<Model::Impl>();
+  if (Bytes)
+    M->SourceBytes = std::move(Bytes);
+  else
+    M->SourcePath = Path;
+  M->SourceOptions = Options;
   M->Graph = std::move(IM->Graph);
   M->Info.Name = IM->Name;
   M->Info.Path = Path;
@@ -119,8 +125,8 @@ static Model makeModel(llvm::Expected<frontend::ImportedModel> IM,
 
 Model Model::fromOnnxFile(const std::string &Path,
                           const ImportOptions &Options) {
-  return makeModel(frontend::importOnnxFile(Path, importOptions(Options)),
-                   Path);
+  return makeModel(frontend::importOnnxFile(Path, importOptions(Options)), Path,
+                   Options, nullptr);
 }
 
 namespace {
@@ -136,24 +142,26 @@ public:
                                           const std::string &Key) {
     std::lock_guard<std::mutex> Lock(Mutex);
     for (auto It = Entries.begin(); It != Entries.end(); ++It)
-      if (It->Key == Key && It->Bytes.size() == Bytes.size() &&
-          std::memcmp(It->Bytes.data(), Bytes.data(), Bytes.size()) == 0) {
+      if (It->Key == Key && It->Bytes->size() == Bytes.size() &&
+          std::memcmp(It->Bytes->data(), Bytes.data(), Bytes.size()) == 0) {
         Entries.splice(Entries.begin(), Entries, It);
         return It->M;
       }
     return nullptr;
   }
-  void insert(std::string_view Bytes, std::string Key,
+  /// Bytes: the model's own copy (Model::Impl::SourceBytes), shared.
+  void insert(std::shared_ptr<const std::string> Bytes, std::string Key,
               std::shared_ptr<const Model::Impl> M) {
     std::lock_guard<std::mutex> Lock(Mutex);
-    Entries.push_front({std::string(Bytes), std::move(Key), std::move(M)});
+    Entries.push_front({std::move(Bytes), std::move(Key), std::move(M)});
     if (Entries.size() > Capacity)
       Entries.pop_back();
   }
 
 private:
   struct Entry {
-    std::string Bytes, Key;
+    std::shared_ptr<const std::string> Bytes;
+    std::string Key;
     std::shared_ptr<const Model::Impl> M;
   };
   std::mutex Mutex;
@@ -175,11 +183,12 @@ Model Model::fromOnnxBytes(std::string_view Bytes, const ImportOptions &Options,
     Key += '\0' + N + '=' + std::to_string(V);
   if (auto Hit = bytesCache().find(Bytes, Key))
     return Model(std::move(Hit));
+  auto Copy = std::make_shared<const std::string>(Bytes);
   Model M = makeModel(
       frontend::importOnnxBytes(llvm::StringRef(Bytes.data(), Bytes.size()),
                                 Name, importOptions(Options)),
-      Name);
-  bytesCache().insert(Bytes, std::move(Key), M.P);
+      Name, Options, Copy);
+  bytesCache().insert(std::move(Copy), std::move(Key), M.P);
   return M;
 }
 
@@ -202,6 +211,8 @@ llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
   throwError("unknown compute type '" + S +
              "': use fp32, tf32, fp16, bf16, fp8 or int8");
 }
+
+} // namespace
 
 perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   auto Bad = [](const char *What, const std::string &V, const char *Choices) {
@@ -264,8 +275,6 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   }
   return O;
 }
-
-} // namespace
 
 Prediction predict(const Model &M, const Hardware *Hw,
                    const PredictOptions &Options) {
@@ -342,7 +351,10 @@ std::optional<double> Prediction::latencySeconds() const {
 std::optional<TrainSummary> Prediction::train() const {
   if (!P->R.Train)
     return std::nullopt;
-  const TrainReport &T = *P->R.Train;
+  return summarize(*P->R.Train);
+}
+
+TrainSummary summarize(const TrainReport &T) {
   TrainSummary S;
   S.stepSeconds = T.StepSeconds;
   S.computeSeconds = T.ComputeSeconds;
@@ -386,8 +398,12 @@ std::vector<OpRow> Prediction::ops() const {
 }
 
 std::vector<std::string> Prediction::warnings() const {
+  return warningLines(P->R.Warnings);
+}
+
+std::vector<std::string> warningLines(const std::vector<Warning> &Warnings) {
   std::vector<std::string> Out;
-  for (const Warning &W : P->R.Warnings)
+  for (const Warning &W : Warnings)
     Out.push_back(W.Node.empty() ? W.Message
                                  : "node '" + W.Node + "': " + W.Message);
   return Out;
@@ -403,8 +419,10 @@ std::string toJson(const Prediction &P, bool Compact) {
     llvm::raw_string_ostream OS(S);
     writeReportJson(Full ? Full->R : I.R, OS);
   }
-  if (!Compact)
-    return S;
+  return Compact ? compactJson(S) : S;
+}
+
+std::string compactJson(const std::string &S) {
   // The writer indents; drop whitespace outside strings.
   std::string Out;
   Out.reserve(S.size());

@@ -28,7 +28,30 @@ struct Model::Impl {
   ModelInfo Info;
   std::vector<Warning> Warnings;
   int64_t Batch = 1;
+  /// Where an ONNX model came from (a path, or bytes shared with the import
+  /// cache) and how it was imported, so that plan() can import it again at
+  /// other micro-batch sizes. Neither for a built model.
+  std::string SourcePath;
+  std::shared_ptr<const std::string> SourceBytes;
+  ImportOptions SourceOptions;
 };
+
+struct Plan::Impl {
+  Report R; ///< With Plan, Strategy and Train set.
+};
+
+/// The API's training options as the passes' (micro-batch as given);
+/// throws Error on a bad name.
+perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch);
+
+/// The passes' training report as the API's summary.
+TrainSummary summarize(const TrainReport &T);
+
+/// The report writer's JSON on one line without spaces.
+std::string compactJson(const std::string &S);
+
+/// The report's warnings as lines ("node 'X': message").
+std::vector<std::string> warningLines(const std::vector<Warning> &W);
 
 struct Prediction::Impl {
   Report R;

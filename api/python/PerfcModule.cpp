@@ -151,6 +151,82 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
   return D;
 }
 
+/// PlanOptions from a dict of options (perfc.plan's options and keyword
+/// arguments), keys as the CLI's flags in snake case.
+PlanOptions planOptions(py::dict Options) {
+  PlanOptions O;
+  for (auto [K, V] : Options) {
+    std::string Key = K.cast<std::string>();
+    if (Key == "global_batch")
+      O.globalBatch = V.cast<int64_t>();
+    else if (Key == "devices")
+      O.devices = V.cast<unsigned>();
+    else if (Key == "planner")
+      O.planner = V.cast<std::string>();
+    else if (Key == "time_limit")
+      O.timeLimitSeconds = V.cast<double>();
+    else if (Key == "top")
+      O.top = V.cast<unsigned>();
+    else if (Key == "pareto")
+      O.pareto = V.cast<bool>();
+    else if (Key == "cross_node_tp")
+      O.crossNodeTp = V.cast<bool>();
+    else if (Key == "dp")
+      O.dp = V.cast<unsigned>();
+    else if (Key == "tp")
+      O.tp = V.cast<unsigned>();
+    else if (Key == "pp")
+      O.pp = V.cast<unsigned>();
+    else if (Key == "vp")
+      O.vp = V.cast<unsigned>();
+    else if (Key == "zero")
+      O.zero = V.cast<unsigned>();
+    else if (Key == "sp")
+      O.sp = V.cast<bool>();
+    else if (Key == "micro_batch")
+      O.microBatch = V.cast<int64_t>();
+    else if (Key == "recompute")
+      O.recompute = V.cast<std::string>();
+    else if (Key == "dtype")
+      O.dtype = V.cast<std::string>();
+    else if (Key == "optimizer")
+      O.optimizer = V.cast<std::string>();
+    else if (Key == "partition")
+      O.partition = V.cast<std::string>();
+    else if (Key == "grad_compression")
+      O.gradCompression = V.cast<std::string>();
+    else if (Key == "compute_type")
+      O.computeType = V.cast<std::string>();
+    else if (Key == "fusion")
+      O.fusion = V.cast<bool>();
+    else
+      throw py::value_error(
+          "unknown plan option '" + Key +
+          "': use global_batch, devices, planner, time_limit, top, pareto, "
+          "cross_node_tp, dp, tp, pp, vp, zero, sp, micro_batch, recompute, "
+          "dtype, optimizer, partition, grad_compression, compute_type, "
+          "fusion");
+  }
+  return O;
+}
+
+/// perfc.plan's options argument merged with its keyword arguments.
+std::string planJson(const Model &M, const Hardware &Hw, py::object Options,
+                     py::kwargs Kwargs, bool Compact) {
+  py::dict All;
+  if (!Options.is_none()) {
+    if (!py::isinstance<py::dict>(Options))
+      throw py::type_error("options: a dict of plan options");
+    for (auto [K, V] : Options.cast<py::dict>())
+      All[K] = V;
+  }
+  for (auto [K, V] : Kwargs)
+    All[K] = V;
+  PlanOptions O = planOptions(All);
+  py::gil_scoped_release NoGil;
+  return toJson(plan(M, Hw, O), Compact);
+}
+
 const Hardware *hwOrNull(py::object Hw) {
   return Hw.is_none() ? nullptr : Hw.cast<const Hardware *>();
 }
@@ -283,4 +359,30 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("compact") = false,
       "The CLI's JSON report (perfc MODEL --format json) as a string.");
+  m.def(
+      "plan",
+      [](const Model &M, const Hardware &Hw, py::object Options, bool Report,
+         py::kwargs Kwargs) {
+        std::string J = planJson(M, Hw, Options, Kwargs, /*Compact=*/true);
+        py::object D = py::module_::import("json").attr("loads")(J);
+        return Report ? D : py::object(D["plan"]);
+      },
+      py::arg("model"), py::arg("hw"), py::arg("options") = py::none(),
+      py::kw_only(), py::arg("report") = false,
+      "Plans the training of model on hw (perfc --train --plan): options is "
+      "a dict (or keyword arguments) of global_batch (required), devices, "
+      "planner, time_limit, top, pareto, cross_node_tp, pinned dp, tp, pp, "
+      "vp, zero, sp, micro_batch, recompute, and dtype, optimizer, "
+      "partition, grad_compression, compute_type, fusion. Returns the CLI's "
+      "JSON 'plan' object as a dict; report=True: the whole report (with "
+      "'plans' and 'pareto' when asked for).");
+  m.def(
+      "plan_json",
+      [](const Model &M, const Hardware &Hw, py::object Options, bool Compact,
+         py::kwargs Kwargs) {
+        return planJson(M, Hw, Options, Kwargs, Compact);
+      },
+      py::arg("model"), py::arg("hw"), py::arg("options") = py::none(),
+      py::kw_only(), py::arg("compact") = false,
+      "The CLI's JSON report of perfc --train --plan, as a string.");
 }

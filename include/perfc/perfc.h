@@ -273,6 +273,64 @@ inline Prediction predict(const Model &M, const Hardware &Hw,
 /// on one line, without spaces (as `perfc batch` writes it).
 PERFC_API std::string toJson(const Prediction &P, bool Compact = false);
 
+/// What the training planner may choose and what it keeps (`perfc --train
+/// --plan`, passes/Planner.h). The choices left unset are searched.
+struct PlanOptions {
+  int64_t globalBatch = 0;    ///< Samples per step; required.
+  unsigned devices = 0;       ///< Devices used; 0: every device of the cluster.
+  std::string planner = "z3"; ///< z3 or exhaustive
+  double timeLimitSeconds = 0; ///< 0: none; else the best plan found so far.
+  unsigned top = 1;            ///< Plans listed (JSON "plans"), best first.
+  bool pareto = false;         ///< Also the time/memory front ("pareto").
+  bool crossNodeTp = false;    ///< Tensor parallelism may span nodes.
+  /// Pinned choices. A model made with ModelBuilder has one batch, so its
+  /// micro-batch is its batch(); an ONNX model is imported again at each
+  /// micro-batch size the planner considers (1, 2, 4, 8).
+  std::optional<unsigned> dp, tp, pp, vp, zero;
+  std::optional<bool> sp;
+  std::optional<int64_t> microBatch;
+  std::optional<std::string> recompute; ///< none, selective, full
+  /// Kept as given (as TrainOptions).
+  std::string dtype = "fp32";
+  std::string optimizer = "adam";
+  std::string partition = "balanced";
+  std::string gradCompression = "none";
+  /// The inference part of the report (as PredictOptions).
+  std::string computeType;
+  bool fusion = true;
+};
+
+/// What plan() found: the CLI's report with its "plan" section. Immutable.
+class PERFC_API Plan {
+public:
+  /// The chosen strategy; its micro-batch is microBatch().
+  TrainOptions strategy() const;
+  int64_t microBatch() const;
+  /// The predicted training step of the plan.
+  TrainSummary train() const;
+  /// Proven best over the searched space (false after a time limit).
+  bool optimal() const;
+  /// Mixed clusters: the GPU type of each pipeline stage; else empty.
+  std::vector<std::string> stageDevices() const;
+  std::vector<std::string> warnings() const;
+
+  struct Impl;
+  const Impl &impl() const { return *P; }
+  explicit Plan(std::shared_ptr<const Impl> P) : P(std::move(P)) {}
+
+private:
+  std::shared_ptr<const Impl> P;
+};
+
+/// The parallel strategy with the lowest predicted step time that fits
+/// Hardware's memory, as `perfc MODEL --train --plan --hw HW`.
+PERFC_API Plan plan(const Model &M, const Hardware &Hw,
+                    const PlanOptions &Options);
+
+/// The CLI's JSON (`perfc MODEL --train --plan --format json`): the
+/// report with "plan" (and "plans", "pareto" when asked for).
+PERFC_API std::string toJson(const Plan &P, bool Compact = false);
+
 } // namespace perfc::api
 
 #endif // PERFC_PERFC_H

@@ -185,3 +185,106 @@ TEST_CASE("concurrent predictions share one Hardware and one Model") {
   for (int B : Bad)
     CHECK(B == 0);
 }
+
+namespace {
+
+/// The JSON's "plan" object up to its search statistics (which hold times).
+std::string planPart(const std::string &Json) {
+  size_t Begin = Json.find("\"plan\": {");
+  size_t End = Json.find("\"search\": {", Begin);
+  REQUIRE(Begin != std::string::npos);
+  REQUIRE(End != std::string::npos);
+  return Json.substr(Begin, End - Begin);
+}
+
+} // namespace
+
+TEST_CASE("plan: the CLI's planner through the API") {
+  api::Hardware Hw = api::Hardware::load("dgx-a100");
+  api::ImportOptions IO;
+  IO.dims = {{"seq", 1024}};
+  api::Model M = api::Model::fromOnnxFile(zoo("gpt2_small.onnx"), IO);
+  api::PlanOptions O;
+  O.globalBatch = 64;
+  O.dtype = "bf16";
+  api::Plan P = api::plan(M, Hw, O);
+  CHECK(P.optimal());
+  api::TrainOptions S = P.strategy();
+  CHECK(S.dp * S.tp * S.pp == Hw.devices());
+  CHECK(S.globalBatch == 64);
+  CHECK(S.dtype == "bf16");
+  CHECK(64 % (P.microBatch() * S.dp) == 0);
+  api::TrainSummary T = P.train();
+  CHECK(T.fits);
+  CHECK(T.stepSeconds > 0);
+  CHECK(T.devices == Hw.devices());
+  std::string J = api::toJson(P);
+  CHECK(J.find("\"schema_version\": 1") != std::string::npos);
+  CHECK(J.find("\"optimal\": true") != std::string::npos);
+  CHECK(J.find("\"predicted\": {") != std::string::npos);
+  CHECK(api::toJson(P, true).find('\n') == std::string::npos);
+
+  // The strategy, predicted on its own at the plan's micro-batch, is the
+  // step the plan predicted (as `perfc --strategy plan.json`).
+  IO.batch = P.microBatch();
+  api::Model AtMb = api::Model::fromOnnxFile(zoo("gpt2_small.onnx"), IO);
+  api::PredictOptions PO;
+  PO.train = S;
+  api::Prediction R = api::predict(AtMb, Hw, PO);
+  REQUIRE(R.train());
+  CHECK(R.train()->stepSeconds == doctest::Approx(T.stepSeconds));
+  CHECK(R.train()->peakBytes == doctest::Approx(T.peakBytes));
+
+  // The exhaustive loop finds the same plan; from bytes too.
+  O.planner = "exhaustive";
+  api::Model FromBytes = api::Model::fromOnnxBytes(
+      readFile(zoo("gpt2_small.onnx")), {{}, {{"seq", 1024}}, false},
+      zoo("gpt2_small.onnx"));
+  CHECK(planPart(api::toJson(api::plan(FromBytes, Hw, O))) == planPart(J));
+
+  // Top K and the Pareto front, as --top and --pareto.
+  O.top = 3;
+  O.pareto = true;
+  std::string J3 = api::toJson(api::plan(M, Hw, O));
+  CHECK(J3.find("\"plans\": [") != std::string::npos);
+  CHECK(J3.find("\"pareto\": [") != std::string::npos);
+
+  // A pinned choice is kept.
+  O = api::PlanOptions();
+  O.globalBatch = 64;
+  O.tp = 2;
+  CHECK(api::plan(M, Hw, O).strategy().tp == 2);
+}
+
+TEST_CASE("plan: a built model plans at its own batch") {
+  api::Hardware Hw = api::Hardware::load("dgx-a100");
+  api::Model M = cnn(4);
+  api::PlanOptions O;
+  O.globalBatch = 256;
+  api::Plan P = api::plan(M, Hw, O);
+  CHECK(P.microBatch() == 4);
+  CHECK(P.train().globalBatch == 256);
+  O.microBatch = 8;
+  CHECK_THROWS_WITH_AS(api::plan(M, Hw, O),
+                       doctest::Contains("has one batch (4)"), api::Error);
+}
+
+TEST_CASE("plan: errors") {
+  api::Hardware Hw = api::Hardware::load("dgx-a100");
+  api::Model M = cnn(1);
+  api::PlanOptions O;
+  CHECK_THROWS_WITH_AS(api::plan(M, Hw, O),
+                       doctest::Contains("needs globalBatch"), api::Error);
+  O.globalBatch = 8;
+  O.planner = "greedy";
+  CHECK_THROWS_WITH_AS(api::plan(M, Hw, O),
+                       doctest::Contains("unknown planner 'greedy'"),
+                       api::Error);
+  O.planner = "z3";
+  O.dp = 3; // 8 devices: no dp x tp x pp with dp 3.
+  CHECK_THROWS_AS(api::plan(M, Hw, O), api::Error);
+  O.dp.reset();
+  O.dtype = "fp12";
+  CHECK_THROWS_WITH_AS(api::plan(M, Hw, O), doctest::Contains("fp12"),
+                       api::Error);
+}

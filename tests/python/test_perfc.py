@@ -109,3 +109,53 @@ def test_threads_share_hw_and_model(hw):
     for t in ts:
         t.join()
     assert not bad
+
+
+def _without_times(plan):
+    """The plan object less the search's timings, which vary run to run."""
+    plan = dict(plan)
+    plan["search"] = {k: v for k, v in plan["search"].items()
+                      if k not in ("evaluate_s", "solve_s",
+                                   "candidates_per_s")}
+    return plan
+
+
+def test_plan_is_the_clis_plan():
+    dgx = perfc.load_hw("dgx-a100")
+    path = os.path.join(ZOO, "gpt2_small.onnx")
+    m = perfc.Model.from_onnx(path, dims={"seq": 1024})
+    p = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16"})
+    assert p["dp"] * p["tp"] * p["pp"] == dgx.devices
+    assert p["global_batch"] == 64 and p["dtype"] == "bf16"
+    assert p["optimal"] is True
+    assert p["predicted"]["step_time_s"] > 0
+    assert len(p["stages"]) == p["pp"] * p["vp"] or len(p["stages"]) == p["pp"]
+    exe = os.environ.get("PERFC_BIN")
+    if exe:
+        cli = json.loads(subprocess.run(
+            [exe, path, "--dim", "seq=1024", "--hw", "dgx-a100", "--train",
+             "--global-batch", "64", "--dtype", "bf16", "--plan", "--format",
+             "json"], check=True, capture_output=True, text=True).stdout)
+        assert _without_times(cli["plan"]) == _without_times(p)
+    # Keyword arguments work as the options dict does; pins are kept.
+    q = perfc.plan(m, dgx, global_batch=64, dtype="bf16", tp=2, top=3,
+                   pareto=True, report=True)
+    assert q["plan"]["tp"] == 2
+    assert len(q["plans"]) >= 1 and len(q["pareto"]) >= 1
+    assert q["step"]["time_s"] == pytest.approx(
+        q["plan"]["predicted"]["step_time_s"])
+    s = perfc.plan_json(m, dgx, {"global_batch": 64}, compact=True)
+    assert "\n" not in s and json.loads(s)["plan"]["global_batch"] == 64
+
+
+def test_plan_errors():
+    dgx = perfc.load_hw("dgx-a100")
+    m = cnn(batch=2)
+    with pytest.raises(perfc.Error, match="needs globalBatch"):
+        perfc.plan(m, dgx)
+    with pytest.raises(ValueError, match="unknown plan option 'gbs'"):
+        perfc.plan(m, dgx, gbs=8)
+    with pytest.raises(perfc.Error, match="has one batch"):
+        perfc.plan(m, dgx, global_batch=16, micro_batch=4)
+    p = perfc.plan(m, dgx, global_batch=16)
+    assert p["micro_batch"] == 2

@@ -1,0 +1,225 @@
+//===- Plan.cpp - perfc/perfc.h: the training planner ---------------------===//
+//
+// plan() assembles the report `perfc MODEL --train --plan --format json`
+// prints (tools/PredictCommand.cpp): the inference prediction, the
+// planner's result (passes/Planner.h) and the training step of the chosen
+// strategy, and toJson() writes it with the CLI's writer.
+//
+//===----------------------------------------------------------------------===//
+#include "api/ApiImpl.h"
+
+#include "frontend/OnnxImport.h"
+#include "passes/Planner.h"
+#include "passes/TrainStep.h"
+#include "tools/ReportWriters.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace perfc::api {
+namespace {
+
+/// The graph and training analysis of a model at one micro-batch size.
+struct AtMicroBatch {
+  std::unique_ptr<frontend::ImportedModel> Imported; ///< Null: the model's.
+  std::unique_ptr<TrainingAnalysis> Analysis;
+};
+
+/// The model imported again at micro-batch Mb, as the CLI does.
+llvm::Expected<frontend::ImportedModel> reimport(const Model::Impl &MI,
+                                                 int64_t Mb) {
+  frontend::ImportOptions At;
+  At.Batch = Mb;
+  for (const auto &D : MI.SourceOptions.dims)
+    At.Dims.push_back(D);
+  At.AllowUnknownShapes = MI.SourceOptions.allowUnknownShapes;
+  if (MI.SourceBytes)
+    return frontend::importOnnxBytes(*MI.SourceBytes, MI.Info.Path, At);
+  return frontend::importOnnxFile(MI.SourcePath, At);
+}
+
+} // namespace
+
+Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
+  const Model::Impl &MI = M.impl();
+  const hw::Cluster &Cluster = Hw.impl().Cluster;
+  const std::string &Where = MI.Info.Path.empty() ? MI.Info.Name : MI.Info.Path;
+  if (Options.globalBatch <= 0)
+    throwError("plan needs globalBatch (samples per step)");
+  if (Options.planner != "z3" && Options.planner != "exhaustive")
+    throwError("unknown planner '" + Options.planner +
+               "': use z3 or exhaustive");
+  if (Options.timeLimitSeconds < 0)
+    throwError("the time limit must be positive (seconds)");
+  const bool Built = !MI.SourceBytes && MI.SourcePath.empty();
+  if (Built && Options.microBatch && *Options.microBatch != MI.Batch)
+    throwError(Where + ": a model made with ModelBuilder has one batch (" +
+               std::to_string(MI.Batch) + "): build it at micro-batch " +
+               std::to_string(*Options.microBatch) +
+               ", or leave microBatch "
+               "unset");
+
+  // The inference part of the report, as `perfc MODEL --hw HW` prints it.
+  PredictOptions PO;
+  PO.computeType = Options.computeType;
+  PO.fusion = Options.fusion;
+  Report R = makePrediction(M, &Hw, PO, /*Explain=*/true)->R;
+
+  TrainOptions Base;
+  Base.globalBatch = Options.globalBatch;
+  Base.recompute = Options.recompute.value_or("none");
+  Base.dtype = Options.dtype;
+  Base.optimizer = Options.optimizer;
+  Base.partition = Options.partition;
+  Base.gradCompression = Options.gradCompression;
+  Base.zero = Options.zero.value_or(0);
+  perfc::TrainOptions TrainOpts = trainOptions(Base, MI.Batch);
+  TrainOpts.Unfused = !Options.fusion;
+
+  std::map<int64_t, AtMicroBatch> Analyses;
+  PlanRequest Req;
+  Req.Analysis = [&](int64_t Mb) -> llvm::Expected<const TrainingAnalysis *> {
+    AtMicroBatch &Slot = Analyses[Mb];
+    if (!Slot.Analysis) {
+      if (Mb == MI.Batch) {
+        Slot.Analysis =
+            std::make_unique<TrainingAnalysis>(MI.Graph, !Options.fusion);
+      } else {
+        auto IM = reimport(MI, Mb);
+        if (!IM)
+          return IM.takeError();
+        Slot.Imported =
+            std::make_unique<frontend::ImportedModel>(std::move(*IM));
+        Slot.Analysis = std::make_unique<TrainingAnalysis>(Slot.Imported->Graph,
+                                                           !Options.fusion);
+      }
+    }
+    return Slot.Analysis.get();
+  };
+  Req.Cluster = &Cluster;
+  Req.GlobalBatch = Options.globalBatch;
+  Req.Devices = Options.devices;
+  Req.Base = TrainOpts;
+  Req.AllowCrossNodeTp = Options.crossNodeTp;
+  Req.Planner =
+      Options.planner == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;
+  Req.TimeLimitSeconds = Options.timeLimitSeconds;
+  Req.TopK = std::max(1u, Options.top);
+  Req.Pareto = Options.pareto;
+  PlanFixed &F = Req.Fixed;
+  if (Options.dp)
+    F.Dp = *Options.dp;
+  if (Options.tp)
+    F.Tp = *Options.tp;
+  if (Options.pp)
+    F.Pp = *Options.pp;
+  if (Options.vp)
+    F.Vp = *Options.vp;
+  if (Options.sp)
+    F.Sp = *Options.sp;
+  if (Options.microBatch) {
+    if (*Options.microBatch <= 0)
+      throwError("microBatch must be positive");
+    F.MicroBatch = *Options.microBatch;
+  }
+  if (Built) {
+    // One graph, one batch: the only micro-batch there is.
+    F.MicroBatch = MI.Batch;
+    Req.MicroBatchSizes = {MI.Batch};
+  }
+  if (Options.recompute)
+    F.Recomp = TrainOpts.Recomp;
+  if (Options.zero)
+    F.Zero = *Options.zero;
+
+  auto Res = planTraining(Req);
+  if (!Res)
+    throwError(Where + ": " + llvm::toString(Res.takeError()));
+  TrainOpts = Res->Options;
+  Report::PlanInfo Info;
+  Info.Result = std::move(*Res);
+  Info.ModelName = MI.Info.GraphName;
+  Info.ModelNodes = MI.Graph.nodes().size();
+  Info.ModelParams = R.Total.Params;
+  Info.DevicesPerNode = Cluster.Groups.front().devicesPerNode();
+  Info.TimeLimitSeconds = Options.timeLimitSeconds;
+  R.Plan = std::move(Info);
+
+  // The chosen strategy's step, as the CLI predicts it after planning.
+  const bool MixedPlan = !R.Plan->Result.StageDevices.empty();
+  if (!MixedPlan && isMixedCluster(Cluster))
+    throwError(Where + ": cluster '" + Cluster.Name +
+               "' mixes GPU types and the plan does not say each stage's");
+  llvm::Expected<TrainReport> T = R.Plan->Result.Report;
+  if (!MixedPlan) {
+    auto At = Req.Analysis(TrainOpts.MicroBatch);
+    if (!At)
+      throwError(Where + ": " + llvm::toString(At.takeError()));
+    T = predictTraining(**At, Cluster, TrainOpts);
+  }
+  if (!T)
+    throwError(Where + ": " + llvm::toString(T.takeError()));
+  R.Strategy = TrainOpts;
+  R.Train = std::move(*T);
+  if (!R.Train->Fits)
+    R.Warnings.push_back(
+        {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
+                           "{1}, {2:F1} GiB available",
+                           R.Train->peak().peakBytes() / (1u << 30),
+                           R.Train->peak().Stage,
+                           R.Train->CapacityBytes / (1u << 30))
+                 .str()});
+  auto I = std::make_shared<Plan::Impl>();
+  I->R = std::move(R);
+  return Plan(std::move(I));
+}
+
+TrainOptions Plan::strategy() const {
+  const perfc::TrainOptions &O = *P->R.Strategy;
+  TrainOptions T;
+  T.dp = O.Dp;
+  T.tp = O.Tp;
+  T.pp = O.Pp;
+  T.vp = O.Vp;
+  T.sp = O.SequenceParallel;
+  T.globalBatch = O.GlobalBatch;
+  T.recompute = name(O.Recomp);
+  T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();
+  T.optimizer = name(O.Optimizer);
+  T.partition = O.Split == Partition::Even ? "even" : "balanced";
+  switch (O.GradCompression.Kind) {
+  case cost::CompressionKind::Fp16:
+    T.gradCompression = "fp16";
+    break;
+  case cost::CompressionKind::TopK:
+    T.gradCompression = "topk:" + std::to_string(O.GradCompression.Ratio);
+    break;
+  default:
+    T.gradCompression = "none";
+  }
+  T.zero = O.Zero;
+  return T;
+}
+
+int64_t Plan::microBatch() const { return P->R.Strategy->MicroBatch; }
+TrainSummary Plan::train() const { return summarize(*P->R.Train); }
+bool Plan::optimal() const { return P->R.Plan->Result.Optimal; }
+std::vector<std::string> Plan::stageDevices() const {
+  return P->R.Plan->Result.StageDevices;
+}
+std::vector<std::string> Plan::warnings() const {
+  return warningLines(P->R.Warnings);
+}
+
+std::string toJson(const Plan &P, bool Compact) {
+  std::string S;
+  {
+    llvm::raw_string_ostream OS(S);
+    writeReportJson(P.impl().R, OS);
+  }
+  return Compact ? compactJson(S) : S;
+}
+
+} // namespace perfc::api
