@@ -8,6 +8,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,8 +29,20 @@ class ErrorPrefix {
 public:
   explicit ErrorPrefix(llvm::StringRef File) : File(File) {}
   llvm::Error operator()(const llvm::Twine &Msg) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   File + ": " + Msg);
+    // Names in a model are arbitrary bytes: control characters are escaped
+    // ("\0A", as llvm::printEscapedString writes them) so that the error
+    // stays one line. Found by tools/fuzz/fuzz_onnx.
+    std::string Line;
+    for (char C : (File + ": " + Msg).str()) {
+      if (static_cast<unsigned char>(C) < 0x20 || C == 0x7f) {
+        Line += '\\';
+        Line += llvm::hexdigit((C >> 4) & 0xf);
+        Line += llvm::hexdigit(C & 0xf);
+      } else {
+        Line += C;
+      }
+    }
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Line);
   }
   llvm::Error wrap(llvm::Error E) const {
     return (*this)(llvm::toString(std::move(E)));

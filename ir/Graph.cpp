@@ -181,6 +181,22 @@ llvm::Error Graph::verify() const {
       if (Out && Out->Producer != N.get())
         return irError("tensor '" + Out->name() + "' has the wrong producer");
   }
+  uint64_t InitializerBytes = 0;
+  for (const auto &V : Values) {
+    if (!V->shape().isStatic())
+      continue;
+    auto Elements = V->shape().numElements();
+    if (!Elements || !checkedMul(*Elements, std::max(1u, byteSize(V->type()))))
+      return irError("tensor '" + V->name() + "' of shape " + V->shape().str() +
+                     " holds more than 2^62 bytes: the dimensions overflow");
+    if (V->kind() != ValueKind::Initializer)
+      continue;
+    auto Sum = checkedAdd(InitializerBytes, V->bytes());
+    if (!Sum)
+      return irError("initializer '" + V->name() +
+                     "' brings the weights past 2^62 bytes in total");
+    InitializerBytes = *Sum;
+  }
   return llvm::Error::success();
 }
 

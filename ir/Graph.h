@@ -163,7 +163,9 @@ public:
   llvm::Error sortTopologically();
 
   /// Checks the invariants passes rely on: topological order, producer and
-  /// user links, unique names.
+  /// user links, unique names, and sizes: every tensor of static shape
+  /// holds at most MaxTensorSize bytes, and so do the initializers together
+  /// (so that parameter and byte counts summed over the graph cannot wrap).
   llvm::Error verify() const;
 
   /// Opset version of the standard op set the model was written against

@@ -47,10 +47,23 @@ llvm::SmallVector<int64_t, 4> Shape::sizes() const {
 llvm::Optional<uint64_t> Shape::numElements() const {
   if (!Ranked)
     return llvm::None;
+  // Two passes, so that the answer does not depend on the order of the
+  // dimensions: [0, 2^40, 2^40] and [2^40, 2^40, 0] are both empty. First,
+  // every dimension must be known and fit in MaxTensorSize on its own (a
+  // dimension is itself an element count: a slice along it holds that
+  // many, and op formulas multiply single dimensions). Then a zero
+  // dimension makes the tensor empty, which is exact, not an overflow:
+  // ONNX models hold such tensors (an empty KV cache [b, h, 0, d]).
+  bool Empty = false;
+  for (const Dim &D : Dims) {
+    if (!D.isKnown() || static_cast<uint64_t>(D.Value) > MaxTensorSize)
+      return llvm::None;
+    Empty |= D.Value == 0;
+  }
+  if (Empty)
+    return uint64_t(0);
   uint64_t N = 1;
   for (const Dim &D : Dims) {
-    if (!D.isKnown())
-      return llvm::None;
     auto P = checkedMul(N, static_cast<uint64_t>(D.Value));
     if (!P)
       return llvm::None;

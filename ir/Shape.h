@@ -65,8 +65,10 @@ public:
   int64_t size(int I) const;
   /// Sizes of all dimensions, unknown ones as 0.
   llvm::SmallVector<int64_t, 4> sizes() const;
-  /// Product of the dimensions; None if any is unknown or it overflows
-  /// MaxTensorSize.
+  /// Product of the dimensions; None if any is unknown, any exceeds
+  /// MaxTensorSize, or the product does (0 when a dimension is 0 and every
+  /// dimension fits: the result never depends on the order of the
+  /// dimensions).
   llvm::Optional<uint64_t> numElements() const;
   /// Element count, with unknown dimensions counted as 0 (a shape perfc could
   /// not infer costs nothing rather than something made up).

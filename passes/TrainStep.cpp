@@ -96,7 +96,12 @@ private:
       return fail(llvm::formatv(
           "dp {0} x tp {1} x pp {2} = {3} devices, but cluster '{4}' has {5}",
           O.Dp, O.Tp, O.Pp, Needed, C.Name, C.numDevices()));
-    const int64_t PerStep = O.MicroBatch * O.Dp;
+    // Both come from the user (flags or a plan file): multiply checked.
+    int64_t PerStep = 0;
+    if (__builtin_mul_overflow(O.MicroBatch, int64_t(O.Dp), &PerStep))
+      return fail(llvm::formatv("--micro-batch {0} x dp {1} overflows; use "
+                                "smaller values",
+                                O.MicroBatch, O.Dp));
     GlobalBatch = O.GlobalBatch ? O.GlobalBatch : PerStep;
     if (GlobalBatch % PerStep != 0)
       return fail(llvm::formatv("--global-batch {0} is not a multiple of "
@@ -329,13 +334,15 @@ private:
 
   /// Chunks as ranges of units; chunk c runs on stage c % pp.
   llvm::Expected<std::vector<std::pair<unsigned, unsigned>>> partition() {
-    const unsigned NumChunks = O.Pp * O.Vp;
+    // In 64 bits: pp x vp from the user could wrap to 0 in 32.
+    const uint64_t Product = uint64_t(O.Pp) * O.Vp;
     const unsigned L = Blocks.NumBlocks;
-    if (NumChunks > std::max(1u, L))
+    if (Product > std::max(1u, L))
       return fail(llvm::formatv(
           "pp {0} x vp {1} = {2} pipeline chunks, but the model has {3} "
           "blocks; use fewer stages",
-          O.Pp, O.Vp, NumChunks, L));
+          O.Pp, O.Vp, Product, L));
+    const unsigned NumChunks = unsigned(Product);
     std::vector<std::pair<unsigned, unsigned>> Chunks;
     if (NumChunks == 1) {
       Chunks.push_back({0, Blocks.numUnits() - 1});

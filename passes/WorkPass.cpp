@@ -56,11 +56,19 @@ static const OpWork &costlier(const OpWork &A, const OpWork &B) {
   return A.bytes() >= B.bytes() ? A : B;
 }
 
-static OpWork scaled(OpWork W, double Times) {
-  W.Macs *= Times;
-  W.Flops *= Times;
-  W.BytesRead *= Times;
-  W.BytesWritten *= Times;
+/// W repeated Times times. Trip counts come from the file (up to 2^63 per
+/// Loop, nested up to 32 deep), so the products may pass the range of a
+/// double. They saturate at 1e300 rather than become inf, which JSON cannot
+/// carry; the cap leaves room to sum two million such nodes without inf.
+/// Saturated tells the caller to warn.
+static OpWork scaled(OpWork W, double Times, bool &Saturated) {
+  for (double *X : {&W.Macs, &W.Flops, &W.BytesRead, &W.BytesWritten}) {
+    *X *= Times;
+    if (!(*X <= 1e300)) {
+      *X = 1e300;
+      Saturated = true;
+    }
+  }
   return W;
 }
 
@@ -69,6 +77,7 @@ static OpWork controlFlowWork(const ir::Node &N, const OpRegistry &Registry,
                               std::vector<Warning> &Warnings) {
   OpWork W;
   W.Class = OpClass::Control;
+  bool Saturated = false;
   std::vector<OpWork> Bodies;
   for (const auto &Sub : N.subgraphs()) {
     GraphWork SubWork = computeWork(*Sub, Registry);
@@ -97,7 +106,7 @@ static OpWork controlFlowWork(const ir::Node &N, const OpRegistry &Registry,
            "Loop trip count is not a constant: body costed once"});
       W.Formula = "body * 1 (trip count unknown)";
     }
-    W += scaled(Bodies.front(), Trips);
+    W += scaled(Bodies.front(), Trips, Saturated);
   } else { // Scan
     int64_t Axis = 0;
     std::vector<int64_t> Axes = N.getInts("scan_input_axes");
@@ -113,9 +122,13 @@ static OpWork controlFlowWork(const ir::Node &N, const OpRegistry &Registry,
       if (Len > 0)
         Trips = static_cast<double>(Len);
     }
-    W += scaled(Bodies.front(), Trips);
+    W += scaled(Bodies.front(), Trips, Saturated);
     W.Formula = "body * scan_length";
   }
+  if (Saturated)
+    Warnings.push_back({N.name().str(),
+                        "the work of its body times the trip count passes "
+                        "the range perfc counts in: saturated at 1e300"});
   W.Params = 0;
   return W;
 }
@@ -124,6 +137,7 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
   GraphWork Result;
   Result.Nodes.resize(G.numNodes());
   llvm::DenseSet<const ir::Value *> CountedParams;
+  bool Saturated = false;
   for (const auto &NodePtr : G.nodes()) {
     const ir::Node &N = *NodePtr;
     OpWork &W = Result.Nodes[N.index()];
@@ -150,7 +164,23 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
       if (!In || !isParameter(*In, Info, I) || CountedParams.contains(In))
         continue;
       CountedParams.insert(In);
-      W.Params += In->numElements();
+      // The frontend and Graph::verify bound the initializers' total, so
+      // this cannot wrap for a graph that passed them; a graph built
+      // otherwise gets a count saturated at MaxTensorSize and a warning,
+      // never a wrapped one. Total + W stays within MaxTensorSize.
+      const uint64_t Room = ir::MaxTensorSize - Result.Total.Params - W.Params;
+      const uint64_t Count = In->numElements();
+      if (Count > Room) {
+        if (!Saturated)
+          Result.Warnings.push_back(
+              {N.name().str(), "the parameter count passes 2^62 at '" +
+                                   In->name().str() +
+                                   "': the total is saturated at 2^62"});
+        Saturated = true;
+        W.Params += Room;
+      } else {
+        W.Params += Count;
+      }
     }
     Result.Total += W;
   }

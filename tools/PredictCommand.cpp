@@ -13,6 +13,7 @@
 #include "perfc/Version.h"
 #include "tools/CliCommon.h"
 #include "tools/Commands.h"
+#include "tools/PlanJson.h"
 #include "tools/ReportWriters.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -109,95 +110,6 @@ llvm::Error parseStrategy(llvm::StringRef Recomp, llvm::StringRef DType,
     O.Split = Partition::Even;
   else
     return Bad("--partition", Split, "balanced or even");
-  return llvm::Error::success();
-}
-
-/// The model a plan was made for (written under plan.model).
-struct PlanFingerprint {
-  std::string Name;
-  int64_t Nodes = -1;
-  double Params = -1;
-};
-
-/// --strategy FILE: a plan perfc wrote (its whole JSON output, or the plan
-/// object alone) sets the strategy as explicit flags would.
-llvm::Error readStrategy(llvm::StringRef Path, TrainOptions &O,
-                         PlanFingerprint &Model) {
-  auto Fail = [&](const llvm::Twine &What) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   Path + ": " + What);
-  };
-  auto Buf = llvm::MemoryBuffer::getFile(Path);
-  if (!Buf)
-    return Fail("cannot read the plan: " + Buf.getError().message());
-  auto Doc = llvm::json::parse((*Buf)->getBuffer());
-  if (!Doc)
-    return Fail("not JSON: " + llvm::toString(Doc.takeError()));
-  const llvm::json::Object *Top = Doc->getAsObject();
-  if (!Top)
-    return Fail("expected a JSON object (a plan written by perfc --plan)");
-  const llvm::json::Object *P = Top->getObject("plan");
-  if (!P) {
-    if (!Top->get("tp"))
-      return Fail("no 'plan' object; write one with perfc --train --plan "
-                  "--format json");
-    P = Top;
-  }
-  auto Int = [&](llvm::StringRef Key, int64_t Min,
-                 int64_t &Out) -> llvm::Error {
-    llvm::Optional<int64_t> V = P->getInteger(Key);
-    if (!V)
-      return Fail("'plan." + Key + "' is missing or not an integer");
-    if (*V < Min)
-      return Fail("'plan." + Key + "' is " + llvm::Twine(*V) +
-                  ", below its minimum " + llvm::Twine(Min));
-    Out = *V;
-    return llvm::Error::success();
-  };
-  int64_t Dp, Tp, Pp, Vp, Mb, Zero, Global = 0;
-  for (auto [Key, Min, Out] :
-       {std::make_tuple("dp", 1, &Dp), std::make_tuple("tp", 1, &Tp),
-        std::make_tuple("pp", 1, &Pp), std::make_tuple("vp", 1, &Vp),
-        std::make_tuple("micro_batch", 1, &Mb),
-        std::make_tuple("zero", 0, &Zero)})
-    if (llvm::Error E = Int(Key, Min, *Out))
-      return E;
-  if (P->get("global_batch"))
-    if (llvm::Error E = Int("global_batch", 1, Global))
-      return E;
-  llvm::Optional<bool> Sp = P->getBoolean("sp");
-  if (!Sp)
-    return Fail("'plan.sp' is missing or not true/false");
-  llvm::Optional<llvm::StringRef> Recomp = P->getString("recompute");
-  if (!Recomp)
-    return Fail("'plan.recompute' is missing or not a string");
-  auto Str = [&](llvm::StringRef Key, llvm::StringRef Default) {
-    llvm::Optional<llvm::StringRef> V = P->getString(Key);
-    return V ? *V : Default;
-  };
-  if (llvm::Error E = parseStrategy(
-          *Recomp, Str("dtype", ir::name(O.DType)),
-          Str("optimizer", name(O.Optimizer)),
-          Str("partition", O.Split == Partition::Even ? "even" : "balanced"),
-          O))
-    return Fail("'plan': " + llvm::toString(std::move(E)));
-  O.Dp = Dp;
-  O.Tp = Tp;
-  O.Pp = Pp;
-  O.Vp = Vp;
-  O.MicroBatch = Mb;
-  O.Zero = Zero;
-  O.SequenceParallel = *Sp;
-  if (Global)
-    O.GlobalBatch = Global;
-  if (const llvm::json::Object *M = P->getObject("model")) {
-    if (auto N = M->getString("name"))
-      Model.Name = N->str();
-    if (auto N = M->getInteger("nodes"))
-      Model.Nodes = *N;
-    if (auto N = M->getNumber("params"))
-      Model.Params = *N;
-  }
   return llvm::Error::success();
 }
 
@@ -393,7 +305,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                 "'perfc --help')");
 
   TrainOptions TrainOpts;
-  PlanFingerprint PlannedFor;
+  PlanModel PlannedFor;
   if (Train) {
     if (Place)
       return fail("--place places inference kernels; for training use "
@@ -442,8 +354,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       if (Plan)
         return fail("--strategy and --plan: give one (a plan to predict, or "
                     "a search)");
-      if (llvm::Error E = readStrategy(StrategyPath, TrainOpts, PlannedFor))
-        return fail(std::move(E));
+      auto Read = readPlanJson(StrategyPath, TrainOpts);
+      if (!Read)
+        return fail(Read.takeError());
+      TrainOpts = std::move(Read->Options);
+      PlannedFor = std::move(Read->Model);
     }
     if (Plan) {
       if (PlannerOpt != "z3" && PlannerOpt != "exhaustive")
@@ -543,21 +458,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   const double ModelParams = R.Total.Params;
   if (Train && !StrategyPath.empty()) {
-    // A plan made for another model is an error, not a silent prediction.
-    const bool NameOk =
-        PlannedFor.Name.empty() || PlannedFor.Name == Model->GraphName;
-    const bool NodesOk =
-        PlannedFor.Nodes < 0 ||
-        uint64_t(PlannedFor.Nodes) == Model->Graph.nodes().size();
-    const bool ParamsOk =
-        PlannedFor.Params < 0 || PlannedFor.Params == ModelParams;
-    if (!NameOk || !NodesOk || !ParamsOk)
-      return fail(llvm::formatv(
-          "{0}: the plan is for model '{1}' ({2} nodes, {3} parameters), not "
-          "'{4}' ({5} nodes, {6} parameters); plan this model with --plan",
-          StrategyPath, PlannedFor.Name, PlannedFor.Nodes,
-          int64_t(PlannedFor.Params), Model->GraphName,
-          Model->Graph.nodes().size(), int64_t(ModelParams)));
+    if (llvm::Error E =
+            checkPlanModel(PlannedFor, StrategyPath, Model->GraphName,
+                           Model->Graph.nodes().size(), ModelParams))
+      return fail(std::move(E));
   }
   // One import and analysis per micro-batch size the planner considers;
   // the graphs stay alive until the end.
@@ -654,8 +558,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
              : Planned != Analyses.end()
                  ? predictTraining(*Planned->second.second, *Cluster, TrainOpts)
                  : predictTraining(*TrainGraph, *Cluster, TrainOpts);
-    if (!T)
+    if (!T) {
+      // A strategy read from a plan file is the plan's fault: name it.
+      if (!StrategyPath.empty())
+        return fail(StrategyPath + ": the plan does not apply to " + ModelPath +
+                    ": " + llvm::toString(T.takeError()));
       return fail(ModelPath + ": " + llvm::toString(T.takeError()));
+    }
     R.Strategy = TrainOpts;
     R.Train = std::move(*T);
     if (!R.Train->Fits)

@@ -6,6 +6,7 @@ the tests do not.
 
     /usr/bin/python3 tools/make_bad_corpus.py [OUT_DIR]
 """
+import json
 import os
 import random
 import sys
@@ -97,6 +98,31 @@ save(model([helper.make_node("ConvTranspose", ["x", "w"], ["y"],
            [vi("x", [1, 2, 3, 3]), vi("w", [2, 2])], [vi("y", None)]),
      "conv_rank_mismatch.onnx")
 
+# Weights whose total passes 2^62 bytes: each of the three float
+# initializers (2^61 bytes, stored in a file that does not exist, as perfc's
+# stripped models are) fits, their sum does not; parameter counts summed
+# over the graph must not wrap.
+huge = []
+for i in range(3):
+    t = onnx.TensorProto(name="w%d" % i, data_type=TensorProto.FLOAT,
+                         dims=[2 ** 59])
+    t.data_location = TensorProto.EXTERNAL
+    e = t.external_data.add()
+    e.key, e.value = "location", "huge.weights"
+    huge.append(t)
+save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+           [vi("x", [4])], [vi("y", None)], huge), "initializers_2e62.onnx")
+# An initializer defined twice.
+w = helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0, 2.0, 3.0, 4.0])
+save(model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
+           [vi("x", [4])], [vi("y", None)], [w, w]),
+     "duplicate_initializer.onnx")
+
+# A name with a newline in it: the error must still be one line (found by
+# tools/fuzz/fuzz_onnx's error-contract check).
+save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+           [vi("x", [4])], [vi("y\nz", None)]), "newline_name.onnx")
+
 # Bit flips of a real model: deterministic, 1 to 8 flipped bits each. Each
 # must give one error line or a result, never a crash.
 zoo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
@@ -156,4 +182,48 @@ save_hw("zero_devices_per_node.yaml", """cluster:
     - device: t4
       devices_per_node: 0
 """)
+save_hw("zero_count.yaml", """cluster:
+  name: no-nodes
+  nodes:
+    - device: t4
+      count: 0
+      devices_per_node: 8
+""")
+save_hw("duplicate_key.yaml", DEVICE, "  kind: gpu\n", "  kind: gpu\n  kind: cpu\n")
+save_hw("unknown_unit.yaml", DEVICE, "bandwidth: 1000 GB/s",
+        "bandwidth: 1000 furlongs/s")
+
+# Plans for --strategy (tests/cli/CliTests.cmake runs them on
+# tests/data/zoo/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train).
+plans = os.path.join(out, "plan")
+os.makedirs(plans, exist_ok=True)
+PLAN = {"dp": 2, "tp": 1, "pp": 4, "vp": 1, "sp": False, "micro_batch": 1,
+        "recompute": "none", "zero": 0, "dtype": "bf16", "optimizer": "adam",
+        "partition": "balanced", "global_batch": 64,
+        "model": {"name": "torch_jit", "nodes": 1377, "params": 124439808}}
+
+
+def save_plan(name, text):
+    with open(os.path.join(plans, name), "w") as f:
+        f.write(text)
+
+
+def plan_with(**changes):
+    p = dict(PLAN)
+    p.update(changes)
+    return json.dumps({"plan": p}, indent=2) + "\n"
+
+
+# A degree beyond any cluster (2^40 + 8: as a 32-bit count it would be 8).
+save_plan("degree_overflow.json", plan_with(dp=2 ** 40 + 8))
+# Degrees that fit the 8 GPUs but not the model: 4 x 4 chunks, 12 blocks.
+save_plan("too_many_chunks.json", plan_with(vp=4))
+# pp x vp wraps to 0 in 32 bits (2 x 2^31): refused, never a division by 0.
+save_plan("chunks_wrap.json", plan_with(vp=2 ** 31))
+# Made for resnet18 (its fingerprint), given to gpt2_small.
+save_plan("other_model.json", plan_with(
+    dp=8, pp=1, micro_batch=8,
+    model={"name": "torch_jit", "nodes": 69, "params": 11689512}))
+# Not JSON: a list cut off on line 3.
+save_plan("not_json.json", '{"plan": {\n  "dp": 2,\n  "tp": [1,\n}}\n')
 print("wrote", len(os.listdir(out)), "files to", out)

@@ -117,6 +117,16 @@ perfc_expect_error(bitflip_4
   "bitflip_4.onnx: node '/layer2/layer2.0/bn1/BatchNormalization' \\(BatchNormalization\\) reads tensor '/layer2/layer2.0/conv1/Conv_output_0', which no node, input or initializer defines"
   ${BAD}/bitflip_4.onnx)
 
+perfc_expect_error(initializers_2e62
+  "initializers_2e62.onnx: initializer 'w2' of shape \\[576460752303423488\\] brings the weights past 2\\^62 bytes in total: the dimensions overflow$"
+  ${BAD}/initializers_2e62.onnx)
+perfc_expect_error(newline_name
+  "newline_name.onnx: graph output 'y\\\\0Az' is not produced by any node$"
+  ${BAD}/newline_name.onnx)
+perfc_expect_error(duplicate_initializer
+  "duplicate_initializer.onnx: initializer 'w' is defined twice$"
+  ${BAD}/duplicate_initializer.onnx)
+
 # 200 deterministic bit-flip variants of resnet18, made at test time: each
 # gives a result or one error line, never a crash or a hang.
 add_test(NAME cli.bitflip.generated
@@ -167,6 +177,15 @@ perfc_expect_error(hw_zero_devices
 perfc_expect_error(hw_zero_devices_per_node
   "zero_devices_per_node.yaml:5:25: 'devices_per_node': count is zero; it must be at least 1"
   ${ZOO}/resnet18.onnx --hw ${BAD_HW}/zero_devices_per_node.yaml)
+perfc_expect_error(hw_zero_count
+  "zero_count.yaml:5:14: 'count': count is zero; it must be at least 1$"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/zero_count.yaml)
+perfc_expect_error(hw_duplicate_key
+  "duplicate_key.yaml:4:3: duplicate key 'kind' in device \\(first at line 3\\); keep only one$"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/duplicate_key.yaml)
+perfc_expect_error(hw_unknown_unit
+  "unknown_unit.yaml:8:47: 'bandwidth': unknown bandwidth unit 'furlongs/s'; use one of B/s"
+  ${ZOO}/resnet18.onnx --hw ${BAD_HW}/unknown_unit.yaml)
 # Not a regular file: /dev/zero never ends, so it must not be read.
 perfc_expect_error(hw_not_a_file
   "/dev/zero: cannot read the file: it is not a regular file; check the path"
@@ -298,6 +317,40 @@ set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED pla
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json "{\"plan\": {\"dp\": 2}}")
 perfc_expect_error(plan_bad_file "cli-bad-plan.json: 'plan.tp' is missing or not an integer"
   ${PLAN_ARGS} --strategy ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json)
+# Plan files with one mistake each (tests/data/bad/plan/): the file, the
+# place (LINE:COL or the JSON path) and what is wrong.
+set(BAD_PLAN ${BAD}/plan)
+set(STRATEGY_ARGS ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train)
+perfc_expect_error(plan_degree_overflow
+  "degree_overflow.json: 'plan.dp' is 1099511627784, above its maximum 1000000$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/degree_overflow.json)
+perfc_expect_error(plan_impossible_degree
+  "too_many_chunks.json: the plan does not apply to .*gpt2_small.onnx: pp 4 x vp 4 = 16 pipeline chunks, but the model has 12 blocks; use fewer stages$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/too_many_chunks.json)
+perfc_expect_error(plan_chunks_wrap
+  "chunks_wrap.json: 'plan.vp' is 2147483648, above its maximum 1000000$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/chunks_wrap.json)
+perfc_expect_error(plan_other_model_file
+  "other_model.json: the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/other_model.json)
+perfc_expect_error(plan_not_json
+  "not_json.json:4:1: not JSON: Invalid JSON value$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/not_json.json)
+perfc_expect_error(plan_not_a_file
+  "/dev/zero: cannot read the plan: it is not a regular file$"
+  ${STRATEGY_ARGS} --strategy /dev/zero)
+# The same overflow from flags: pp x vp wraps to 0 in 32 bits.
+perfc_expect_error(train_chunks_wrap
+  "gpt2_small.onnx: pp 2 x vp 2147483648 = 4294967296 pipeline chunks, but the model has 12 blocks"
+  ${STRATEGY_ARGS} --pp 2 --vp 2147483648 --dp 4)
+# --time-limit: a limit too short to finish returns the best plan found,
+# marked not proven (no timing is asserted: the loop stops after the first
+# candidate whatever the machine's speed).
+add_test(NAME cli.plan_time_limit
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --time-limit 1e-9
+                 --format json)
+set_tests_properties(cli.plan_time_limit PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"plan\": {.*\"optimal\": false,.*\"search\": {.*\"timed_out\": true")
 add_test(NAME cli.storage_type
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw t4 --compute-type int8
                  --storage-type int8 --ops 1 --explain)

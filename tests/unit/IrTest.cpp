@@ -18,6 +18,36 @@ TEST_CASE("shape element counts check overflow") {
   CHECK(S.numElementsOrZero() == 0);
 }
 
+TEST_CASE("shape element counts do not depend on the order of the dims") {
+  const int64_t Big = int64_t(1) << 40, Huge = int64_t(1) << 62;
+  // An empty tensor holds 0 elements however large its other dims are.
+  for (ir::Shape S : {ir::Shape({0, Big, Big}), ir::Shape({Big, 0, Big}),
+                      ir::Shape({Big, Big, 0}), ir::Shape({Huge, 0})})
+    CHECK(S.numElements() == uint64_t(0));
+  // A single dim above 2^62 is an overflow wherever it is, even in an
+  // empty tensor.
+  const int64_t TooBig = Huge + 1;
+  for (ir::Shape S : {ir::Shape({0, TooBig}), ir::Shape({TooBig, 0}),
+                      ir::Shape({TooBig}), ir::Shape({1, INT64_MAX, 0})})
+    CHECK_FALSE(S.numElements().hasValue());
+  // Products: the boundary is MaxTensorSize, in every order.
+  CHECK(ir::Shape({Huge, 1}).numElements() == ir::MaxTensorSize);
+  CHECK(ir::Shape({2, Huge / 2}).numElements() == ir::MaxTensorSize);
+  CHECK_FALSE(ir::Shape({2, Huge / 2 + 1}).numElements());
+  CHECK_FALSE(ir::Shape({Huge / 2 + 1, 2}).numElements());
+  CHECK_FALSE(ir::Shape({Big, Big, 1}).numElements());
+  CHECK_FALSE(ir::Shape({1, Big, Big}).numElements());
+  // A value's bytes: 0 for an empty tensor, 0 (with numElements None) for
+  // one that overflows; the frontend rejects the latter.
+  CHECK(ir::checkedMul(ir::MaxTensorSize, 1) == ir::MaxTensorSize);
+  CHECK_FALSE(ir::checkedMul(ir::MaxTensorSize, 2));
+  CHECK_FALSE(ir::checkedMul(UINT64_MAX, UINT64_MAX));
+  CHECK(ir::checkedMul(0, UINT64_MAX) == uint64_t(0));
+  CHECK(ir::checkedAdd(ir::MaxTensorSize - 1, 1) == ir::MaxTensorSize);
+  CHECK_FALSE(ir::checkedAdd(ir::MaxTensorSize, 1));
+  CHECK_FALSE(ir::checkedAdd(UINT64_MAX, 1));
+}
+
 TEST_CASE("dtype names round-trip") {
   for (ir::DType T : {ir::DType::F32, ir::DType::BF16, ir::DType::I8,
                       ir::DType::F8E4M3, ir::DType::Bool})

@@ -2,7 +2,7 @@
 //
 // Text is a description file: loaded as a device or cluster and as a link,
 // and printed when it loads. The loader promises that no input crashes it
-// and that every error is one line.
+// and that every error is one line naming the file (FuzzCheck.h).
 //
 // References inside the text to other files resolve against the current
 // directory, as the loader documents; run the fuzzer from a directory
@@ -11,24 +11,12 @@
 //===----------------------------------------------------------------------===//
 #include "hwdb/Loader.h"
 #include "hwdb/Print.h"
+#include "tools/fuzz/FuzzCheck.h"
 
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-
-namespace {
-
-void checkOneLine(llvm::Error E) {
-  std::string Msg = llvm::toString(std::move(E));
-  if (Msg.empty() || Msg.find('\n') != std::string::npos) {
-    llvm::errs() << "error message is not one line:\n" << Msg << "\n";
-    std::abort();
-  }
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   llvm::StringRef Text(reinterpret_cast<const char *>(Data), Size);
@@ -38,13 +26,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     perfc::hw::printCluster(*C, OS);
     (void)perfc::hw::summarize(*C);
   } else {
-    checkOneLine(C.takeError());
+    perfc::fuzz::checkError(C.takeError(), "fuzz.yaml",
+                            "loadHardwareFromString");
   }
   if (auto L = perfc::hw::loadLinkFromString(Text, "fuzz.yaml")) {
     perfc::hw::printLink(*L, OS);
     (void)perfc::hw::summarize(*L);
   } else {
-    checkOneLine(L.takeError());
+    perfc::fuzz::checkError(L.takeError(), "fuzz.yaml", "loadLinkFromString");
   }
   return 0;
 }

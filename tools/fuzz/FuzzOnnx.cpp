@@ -3,11 +3,13 @@
 // Bytes are a serialized model: they go through the whole import (weight
 // stripper, structure checks, binding, shape inference with folding,
 // conversion to IR) and, when that succeeds, through the work pass. Errors
-// are expected; crashes, leaks, hangs and sanitizer reports are bugs.
+// are expected, but each must be one line naming the buffer (FuzzCheck.h);
+// crashes, leaks, hangs and sanitizer reports are bugs.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "passes/Predict.h"
+#include "tools/fuzz/FuzzCheck.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   Options.AllowUnknownShapes = Size % 2 == 1;
   auto Model = perfc::frontend::importOnnxBytes(Bytes, "fuzz.onnx", Options);
   if (!Model) {
-    llvm::consumeError(Model.takeError());
+    perfc::fuzz::checkError(Model.takeError(), "fuzz.onnx", "importOnnxBytes");
     return 0;
   }
   perfc::Report R = perfc::predictWork(Model->Graph);

@@ -3,10 +3,10 @@
 #
 #   bash tools/fuzz/run.sh TARGET SECONDS [LIBFUZZER_ARGS...]
 #
-# TARGET is fuzz_onnx, fuzz_hw_yaml or fuzz_cli. The build goes to
-# build-fuzz/ (clang-14, PERFC_FUZZ=ON: ASan + UBSan + coverage). Seeds are
-# made afresh in build-fuzz/seeds/TARGET from the repository's models and
-# hardware files; what the fuzzer learns accumulates in
+# TARGET is fuzz_onnx, fuzz_hw_yaml, fuzz_cli or fuzz_plan_json. The build
+# goes to build-fuzz/ (clang-14, PERFC_FUZZ=ON: ASan + UBSan + coverage).
+# Seeds are made afresh in build-fuzz/seeds/TARGET from the repository's
+# models, hardware files and plans; what the fuzzer learns accumulates in
 # build-fuzz/corpus/TARGET across runs, and crashes are written to
 # build-fuzz/artifacts/TARGET/. Prints the number of executions at the end;
 # exits non-zero when the fuzzer found a problem.
@@ -15,14 +15,14 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 root=$PWD
 if [ $# -lt 2 ]; then
-  echo "usage: $0 fuzz_onnx|fuzz_hw_yaml|fuzz_cli SECONDS [LIBFUZZER_ARGS...]" >&2
+  echo "usage: $0 fuzz_onnx|fuzz_hw_yaml|fuzz_cli|fuzz_plan_json SECONDS [LIBFUZZER_ARGS...]" >&2
   exit 2
 fi
 target=$1
 seconds=$2
 shift 2
 case "$target" in
-fuzz_onnx | fuzz_hw_yaml | fuzz_cli) ;;
+fuzz_onnx | fuzz_hw_yaml | fuzz_cli | fuzz_plan_json) ;;
 *)
   echo "run.sh: unknown target '$target'" >&2
   exit 2
@@ -31,9 +31,14 @@ esac
 
 build=$root/build-fuzz
 if [ ! -f "$build/build.ninja" ]; then
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache
+      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DPERFC_FUZZ=ON -DPERFC_BUILD_TESTS=OFF >/dev/null
+    "${launcher[@]}" -DPERFC_FUZZ=ON -DPERFC_BUILD_TESTS=OFF >/dev/null
 fi
 ninja -C "$build" -j2 "$target" >"$build/build-$target.log" 2>&1 || {
   tail -n 40 "$build/build-$target.log" >&2
@@ -76,6 +81,12 @@ fuzz_cli)
   printf -- '-batch=0x10\n-dim\nseq=4611686018427387904' >"$seeds/huge"
   printf -- '--dim\nseq\n--dim\n=3\n--batch\n-1' >"$seeds/bad"
   printf -- '--dim\nheads=8' >"$seeds/unknown_name"
+  ;;
+fuzz_plan_json)
+  # Plans perfc wrote (`--train --plan --format json`) for zoo and generated
+  # models: the "plan" object, the bare plan, a whole output without its
+  # node list. tools/fuzz/seeds/plan_json/README says how they were made.
+  cp tools/fuzz/seeds/plan_json/*.json "$seeds/"
   ;;
 esac
 

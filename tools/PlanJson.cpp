@@ -1,0 +1,359 @@
+//===- PlanJson.cpp - Reading a training plan perfc wrote -----------------===//
+#include "tools/PlanJson.h"
+
+#include "ir/Shape.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace perfc;
+
+namespace {
+
+/// A plan perfc writes is a few KB, its whole JSON output a few MB per
+/// million nodes; beyond this a file is not a plan.
+constexpr uint64_t MaxPlanBytes = uint64_t(256) << 20;
+
+/// perfc's output nests about six levels deep. LLVM's JSON parser and
+/// json::Value's destructor recurse once per level, so deeper text could
+/// exhaust the stack; it is refused before parsing.
+constexpr unsigned MaxNesting = 64;
+
+llvm::Error planError(llvm::StringRef Name, const llvm::Twine &What) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Name + ": " + What);
+}
+
+/// "NAME:LINE:COL: WHAT", as compilers print a place in a file.
+llvm::Error planErrorAt(llvm::StringRef Name, size_t Line, size_t Column,
+                        const llvm::Twine &What) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 Name + ":" + llvm::Twine(Line) + ":" +
+                                     llvm::Twine(Column) + ": " + What);
+}
+
+/// Text from the file as it goes into a message: control bytes escaped so
+/// that the error stays one line, and long strings cut.
+std::string quoted(llvm::StringRef S) {
+  constexpr size_t MaxShown = 64;
+  std::string Out = "'";
+  for (char C : S.take_front(MaxShown)) {
+    if (static_cast<unsigned char>(C) < 0x20 || C == 0x7f) {
+      // As llvm::printEscapedString and the other loaders write them.
+      Out += '\\';
+      Out += llvm::hexdigit((C >> 4) & 0xf);
+      Out += llvm::hexdigit(C & 0xf);
+    } else {
+      Out += C;
+    }
+  }
+  if (S.size() > MaxShown)
+    Out += "...";
+  return Out + "'";
+}
+
+/// 1-based line and column of byte Offset of Text.
+std::pair<size_t, size_t> lineColumn(llvm::StringRef Text, size_t Offset) {
+  llvm::StringRef Before = Text.take_front(Offset);
+  const size_t Line = Before.count('\n') + 1;
+  const size_t LineStart = Before.rfind('\n');
+  const size_t Column =
+      LineStart == llvm::StringRef::npos ? Offset + 1 : Offset - LineStart;
+  return {Line, Column};
+}
+
+/// The first place where brackets nest deeper than MaxNesting, if any.
+llvm::Optional<size_t> tooDeep(llvm::StringRef Text) {
+  unsigned Depth = 0;
+  bool InString = false;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    const char C = Text[I];
+    if (InString) {
+      if (C == '\\')
+        ++I;
+      else if (C == '"')
+        InString = false;
+    } else if (C == '"') {
+      InString = true;
+    } else if (C == '[' || C == '{') {
+      if (++Depth > MaxNesting)
+        return I;
+    } else if ((C == ']' || C == '}') && Depth > 0) {
+      --Depth;
+    }
+  }
+  return llvm::None;
+}
+
+/// LLVM's json::ParseError prints "[LINE:COL, byte=OFFSET]: MESSAGE" with a
+/// 1-based line and a 0-based column, and does not expose the fields. The
+/// parser reports after consuming the offending character, so its 0-based
+/// column is that character's 1-based one. This turns it into
+/// "NAME:LINE:COL: not JSON: MESSAGE".
+llvm::Error notJson(llvm::StringRef Name, llvm::Error E) {
+  const std::string Msg = llvm::toString(std::move(E));
+  llvm::StringRef Rest = Msg;
+  unsigned Line = 0, Column = 0;
+  if (Rest.consume_front("[") && !Rest.consumeInteger(10, Line) &&
+      Rest.consume_front(":") && !Rest.consumeInteger(10, Column)) {
+    auto [Position, Text] = Rest.split("]: ");
+    if (!Text.empty())
+      return planErrorAt(Name, Line, std::max(Column, 1u), "not JSON: " + Text);
+  }
+  return planError(Name, "not JSON: " + Msg);
+}
+
+/// Parses the fields of one "plan" object; Where is its JSON path.
+class PlanReader {
+public:
+  PlanReader(llvm::StringRef Name, const llvm::json::Object &P,
+             llvm::StringRef Where)
+      : Name(Name), P(P), Where(Where) {}
+
+  llvm::Expected<PlanFile> read(const TrainOptions &Base) {
+    PlanFile F;
+    F.Options = Base;
+    TrainOptions &O = F.Options;
+    int64_t Dp = 0, Tp = 0, Pp = 0, Vp = 0, Mb = 0, Zero = 0;
+    for (auto [Key, Min, Max, Out] :
+         {std::make_tuple("dp", int64_t(1), int64_t(MaxPlanDegree), &Dp),
+          std::make_tuple("tp", int64_t(1), int64_t(MaxPlanDegree), &Tp),
+          std::make_tuple("pp", int64_t(1), int64_t(MaxPlanDegree), &Pp),
+          std::make_tuple("vp", int64_t(1), int64_t(MaxPlanDegree), &Vp),
+          std::make_tuple("micro_batch", int64_t(1), int64_t(ir::MaxTensorSize),
+                          &Mb),
+          std::make_tuple("zero", int64_t(0), int64_t(3), &Zero)})
+      if (llvm::Error E = integer(Key, Min, Max, *Out))
+        return std::move(E);
+    O.Dp = unsigned(Dp);
+    O.Tp = unsigned(Tp);
+    O.Pp = unsigned(Pp);
+    O.Vp = unsigned(Vp);
+    O.MicroBatch = Mb;
+    O.Zero = unsigned(Zero);
+    if (P.get("global_batch")) {
+      int64_t Global = 0;
+      if (llvm::Error E =
+              integer("global_batch", 1, int64_t(ir::MaxTensorSize), Global))
+        return std::move(E);
+      O.GlobalBatch = Global;
+    }
+    llvm::Optional<bool> Sp = P.getBoolean("sp");
+    if (!Sp)
+      return fail("sp", "is missing or not true/false");
+    O.SequenceParallel = *Sp;
+
+    llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
+    if (!Recomp)
+      return fail("recompute", "is missing or not a string");
+    if (*Recomp == "none")
+      O.Recomp = Recompute::None;
+    else if (*Recomp == "selective")
+      O.Recomp = Recompute::Selective;
+    else if (*Recomp == "full")
+      O.Recomp = Recompute::Full;
+    else
+      return fail("recompute",
+                  "is " + quoted(*Recomp) + ": use none, selective or full");
+
+    if (llvm::Error E = optionalString(
+            "dtype",
+            [&](llvm::StringRef S) {
+              // perfc writes fp8 as ir::name's "fp8e4m3".
+              if (S == "fp8" || S == "fp8e4m3")
+                O.DType = ir::DType::F8E4M3;
+              else if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16")
+                O.DType = *ir::parseDType(S);
+              else
+                return false;
+              return true;
+            },
+            "fp32, tf32, fp16, bf16 or fp8"))
+      return std::move(E);
+    if (llvm::Error E = optionalString(
+            "optimizer",
+            [&](llvm::StringRef S) {
+              if (S == "sgd")
+                O.Optimizer = OptimizerKind::Sgd;
+              else if (S == "momentum")
+                O.Optimizer = OptimizerKind::Momentum;
+              else if (S == "adam" || S == "adamw")
+                O.Optimizer = OptimizerKind::Adam;
+              else
+                return false;
+              return true;
+            },
+            "sgd, momentum or adam"))
+      return std::move(E);
+    if (llvm::Error E = optionalString(
+            "partition",
+            [&](llvm::StringRef S) {
+              if (S == "balanced")
+                O.Split = Partition::Balanced;
+              else if (S == "even")
+                O.Split = Partition::Even;
+              else
+                return false;
+              return true;
+            },
+            "balanced or even"))
+      return std::move(E);
+
+    if (const llvm::json::Value *M = P.get("model")) {
+      const llvm::json::Object *Model = M->getAsObject();
+      if (!Model)
+        return fail("model", "is not an object");
+      if (const llvm::json::Value *V = Model->get("name")) {
+        llvm::Optional<llvm::StringRef> S = V->getAsString();
+        if (!S)
+          return fail("model.name", "is not a string");
+        F.Model.Name = S->str();
+      }
+      if (const llvm::json::Value *V = Model->get("nodes")) {
+        llvm::Optional<int64_t> N = V->getAsInteger();
+        if (!N || *N < 0)
+          return fail("model.nodes", "is not a count of nodes");
+        F.Model.Nodes = uint64_t(*N);
+      }
+      if (const llvm::json::Value *V = Model->get("params")) {
+        llvm::Optional<double> N = V->getAsNumber();
+        if (!N || !std::isfinite(*N) || *N < 0)
+          return fail("model.params", "is not a count of parameters");
+        F.Model.Params = *N;
+      }
+    }
+    return std::move(F);
+  }
+
+private:
+  llvm::StringRef Name;
+  const llvm::json::Object &P;
+  llvm::StringRef Where;
+
+  llvm::Error fail(llvm::StringRef Key, const llvm::Twine &What) const {
+    return planError(Name, "'" + Where + "." + Key + "' " + What);
+  }
+
+  llvm::Error integer(llvm::StringRef Key, int64_t Min, int64_t Max,
+                      int64_t &Out) const {
+    llvm::Optional<int64_t> V = P.getInteger(Key);
+    if (!V)
+      return fail(Key, "is missing or not an integer");
+    if (*V < Min)
+      return fail(Key, "is " + llvm::Twine(*V) + ", below its minimum " +
+                           llvm::Twine(Min));
+    if (*V > Max)
+      return fail(Key, "is " + llvm::Twine(*V) + ", above its maximum " +
+                           llvm::Twine(Max));
+    Out = *V;
+    return llvm::Error::success();
+  }
+
+  /// A string field that may be absent; Set returns false for an unknown
+  /// value.
+  template <typename SetFn>
+  llvm::Error optionalString(llvm::StringRef Key, SetFn Set,
+                             llvm::StringRef Choices) const {
+    const llvm::json::Value *V = P.get(Key);
+    if (!V)
+      return llvm::Error::success();
+    llvm::Optional<llvm::StringRef> S = V->getAsString();
+    if (!S)
+      return fail(Key, "is not a string");
+    if (!Set(*S))
+      return fail(Key, "is " + quoted(*S) + ": use " + Choices);
+    return llvm::Error::success();
+  }
+};
+
+} // namespace
+
+llvm::Expected<PlanFile> perfc::parsePlanJson(llvm::StringRef Text,
+                                              llvm::StringRef Name,
+                                              const TrainOptions &Base) {
+  if (llvm::Optional<size_t> At = tooDeep(Text)) {
+    auto [Line, Column] = lineColumn(Text, *At);
+    return planErrorAt(Name, Line, Column,
+                       llvm::formatv("brackets nest more than {0} levels "
+                                     "deep; this is not a plan perfc wrote",
+                                     MaxNesting));
+  }
+  auto Doc = llvm::json::parse(Text);
+  if (!Doc)
+    return notJson(Name, Doc.takeError());
+  const llvm::json::Object *Top = Doc->getAsObject();
+  if (!Top)
+    return planError(Name,
+                     "expected a JSON object (a plan written by perfc --plan)");
+  if (const llvm::json::Value *Plan = Top->get("plan")) {
+    const llvm::json::Object *P = Plan->getAsObject();
+    if (!P)
+      return planError(Name, "'plan' is not an object");
+    return PlanReader(Name, *P, "plan").read(Base);
+  }
+  // The plan object alone, as a user may cut it out of the output.
+  if (!Top->get("tp"))
+    return planError(Name, "no 'plan' object; write one with perfc --train "
+                           "--plan --format json");
+  return PlanReader(Name, *Top, "plan").read(Base);
+}
+
+llvm::Expected<PlanFile> perfc::readPlanJson(llvm::StringRef Path,
+                                             const TrainOptions &Base) {
+  auto Fail = [&](const llvm::Twine &Why) {
+    return planError(Path, "cannot read the plan: " + Why);
+  };
+  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
+  if (!FD)
+    return Fail(llvm::errorToErrorCode(FD.takeError()).message());
+  struct Closer {
+    llvm::sys::fs::file_t FD;
+    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
+  } Close{*FD};
+  llvm::sys::fs::file_status Status;
+  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
+    return Fail(EC.message());
+  if (Status.type() == llvm::sys::fs::file_type::directory_file)
+    return Fail("it is a directory");
+  if (Status.type() != llvm::sys::fs::file_type::regular_file)
+    return Fail("it is not a regular file");
+  if (Status.getSize() > MaxPlanBytes)
+    return Fail(llvm::formatv("it is {0} bytes, more than the {1} a plan may "
+                              "have",
+                              Status.getSize(), MaxPlanBytes));
+  auto Buf = llvm::MemoryBuffer::getOpenFile(*FD, Path, Status.getSize(),
+                                             /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return Fail(Buf.getError().message());
+  return parsePlanJson((*Buf)->getBuffer(), Path, Base);
+}
+
+llvm::Error perfc::checkPlanModel(const PlanModel &Planned,
+                                  llvm::StringRef PlanName,
+                                  llvm::StringRef GraphName, uint64_t Nodes,
+                                  double Params) {
+  const bool NameOk = Planned.Name.empty() || Planned.Name == GraphName;
+  const bool NodesOk = !Planned.Nodes || *Planned.Nodes == Nodes;
+  // Both counts are exact integers below 2^53 for any model perfc loads,
+  // and JSON carries doubles exactly.
+  const bool ParamsOk = !Planned.Params || *Planned.Params == Params;
+  if (NameOk && NodesOk && ParamsOk)
+    return llvm::Error::success();
+  auto Count = [](auto V) {
+    return V ? llvm::formatv("{0:F0}", double(*V)).str() : std::string("?");
+  };
+  return planError(
+      PlanName,
+      llvm::formatv("the plan is for model {0} ({1} nodes, {2} parameters), "
+                    "not {3} ({4} nodes, {5} parameters); plan this model "
+                    "with --plan",
+                    quoted(Planned.Name), Count(Planned.Nodes),
+                    Count(Planned.Params), quoted(GraphName), Nodes,
+                    llvm::formatv("{0:F0}", Params).str()));
+}

@@ -1,0 +1,68 @@
+//===- PlanJson.h - Reading a training plan perfc wrote ---------*- C++ -*-===//
+//
+// `perfc MODEL --train --strategy plan.json` predicts a plan that
+// `--plan --format json` wrote: the whole JSON output or its "plan" object
+// alone. The reading is kept out of the command so that tests and the
+// fuzzer (tools/fuzz/FuzzPlanJson.cpp) call the same code as the tool.
+//
+// Errors are one line that starts with the file name and names the place:
+// "FILE:LINE:COL: ..." for text that is not JSON, "FILE: 'plan.tp' ..." (the
+// JSON path) for a value that is missing, mistyped or out of range.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_TOOLS_PLANJSON_H
+#define PERFC_TOOLS_PLANJSON_H
+
+#include "passes/TrainStep.h"
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace perfc {
+
+/// The model a plan was made for ("plan.model"); what is absent is not
+/// checked.
+struct PlanModel {
+  std::string Name; ///< The ONNX graph name; "" when absent.
+  llvm::Optional<uint64_t> Nodes;
+  llvm::Optional<double> Params;
+};
+
+struct PlanFile {
+  /// The caller's options with the plan's strategy written over them.
+  TrainOptions Options;
+  PlanModel Model;
+};
+
+/// The largest parallel degree (dp, tp, pp, vp) a plan may give: hwdb's
+/// largest count (hwdb/Units.cpp), and small enough that products of three
+/// degrees cannot overflow 64 bits.
+constexpr int64_t MaxPlanDegree = 1000000;
+
+/// Parses the text of a plan; Name (the file name) starts every error.
+/// Fields a plan may omit (dtype, optimizer, partition, global_batch) and
+/// options a plan does not hold (schedule, compression...) keep Base's
+/// values.
+llvm::Expected<PlanFile> parsePlanJson(llvm::StringRef Text,
+                                       llvm::StringRef Name,
+                                       const TrainOptions &Base);
+
+/// Reads and parses the plan at Path. Only regular files are read (a FIFO
+/// or /dev/zero would block or never end), of at most 256 MiB.
+llvm::Expected<PlanFile> readPlanJson(llvm::StringRef Path,
+                                      const TrainOptions &Base);
+
+/// A plan made for another model is an error, not a silent prediction: the
+/// fingerprint in the plan must match the model's graph name, node count
+/// and parameter count.
+llvm::Error checkPlanModel(const PlanModel &Planned, llvm::StringRef PlanName,
+                           llvm::StringRef GraphName, uint64_t Nodes,
+                           double Params);
+
+} // namespace perfc
+
+#endif // PERFC_TOOLS_PLANJSON_H
