@@ -106,7 +106,8 @@ ANALYSIS = """
 ## Analysis (at the time of writing; rerun the script for the current numbers)
 
 Counted against **storage** (`--storage-type` = the published precision):
-9 of 24 within 20%, up from 5 before `--storage-type` and attention fusion.
+12 of 24 within 20%, up from 5 before `--storage-type`, attention fusion
+and the T4's power-capped efficiency.
 
 **What changed in perfc, and what it moved.**
 
@@ -125,12 +126,14 @@ Counted against **storage** (`--storage-type` = the published precision):
 
 **What is still off, and why (no description was tuned to these figures).**
 
-3. **T4 BERT is 26-45% too fast** (and was right only while attention
-   was unfused): the T4 is a 70 W part whose sustained tensor clocks fall
-   well below the 1590 MHz its datasheet peaks assume; at batch 128 the
-   published figures imply 20 TFLOPS, 0.30 of the fp16 peak, against the
-   description's 0.55 GEMM efficiency (an assumption in t4.yaml). A
-   power-limited clock figure with a source would fix it; none is cited yet.
+3. **T4 power cap** (hwdb/devices/t4.yaml): the 70 W T4 sustains ~24 of
+   its 65 FP16 TFLOPS in cuBLAS GEMMs (NVIDIA developer forum, cited in the
+   description), so its GEMM efficiency is 0.37 (was an assumed 0.55) and
+   conv 0.30. T4 BERT batch 128 moved from -38% to -11/-12%, FP16 batch 1 is
+   -2%. T4 INT8 batch 1 stays -37%: demoBERT's INT8 engine keeps LayerNorm,
+   softmax and the residual path in FP16 and adds (de)quantisation work, so
+   it is barely faster than FP16 (1.69 vs 1.95 ms), while `--storage-type
+   int8` stores every tensor in 1 byte.
 4. **Batch-1 CNNs on A100 are 18-29% too fast** in INT8: a small conv cannot
    fill 108 SMs, and its ramp-up and tail take ~8 us per kernel measured
    (0.46 ms over 56 kernels) against perfc's 5 us launch plus a roofline
