@@ -318,6 +318,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   }
   if (Options.train) {
     perfc::TrainOptions TO = trainOptions(*Options.train, MI.Batch);
+    TO.Unfused = !Options.fusion; // an eager framework's step, as --no-fusion
     auto T = predictTraining(MI.Graph, *Cluster, TO);
     if (!T)
       throwError(MI.Info.Path + ": " + llvm::toString(T.takeError()));

@@ -212,7 +212,7 @@ struct PredictOptions {
   /// --compute-type: fp32, tf32, fp16, bf16, fp8, int8; "" keeps the
   /// model's own types.
   std::string computeType;
-  bool fusion = true; ///< false: --no-fusion.
+  bool fusion = true; ///< false: --no-fusion (training too: eager kernels).
   /// Set: predict a training step (needs hardware).
   std::optional<TrainOptions> train;
 };
