@@ -147,8 +147,11 @@ and the T4's power-capped efficiency.
    cache level; the descriptions list L2 capacities but no L2 bandwidth).
    The same effect is smaller on H100/A100 offline (+35%/+24%, 60%/36%
    memory-bound): TensorRT keeps consecutive layers' tiles in L2 at batch
-   128. Xavier (-39%) runs INT8 on a Volta-class GPU with DLA help in the
-   harness; its description's INT8 rate is the DP4A one.
+   128. Xavier (-39%, 61% compute-bound in the prediction): the figure
+   implies 4.5 TOPS (8.2 GOP in 1.83 ms), 0.20 of the datasheet's 22 INT8
+   TOPS, against the description's 0.5 conv efficiency; no source for a
+   sustained Xavier INT8 rate was found, so the description is unchanged
+   and the cause is not identified.
 6. **Snapdragon 8 Gen 2 NPU peaks are placeholders** (no vendor figure):
    the INT8 figure (0.813 ms) is close to the time to read ResNet-50's INT8
    weights once from DRAM (25 MB / 67.2 GB/s = 0.38 ms) plus compute; three
