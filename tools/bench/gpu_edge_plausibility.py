@@ -145,9 +145,9 @@ and the T4's power-capped efficiency.
    ResNet-50 (25 MB of weights) and a layer's activations at batch 1, and
    perfc prices every byte at the 300 GB/s of GDDR6 (the roofline has no
    cache level; the descriptions list L2 capacities but no L2 bandwidth).
-   The same effect is smaller on H100/A100 offline (+35%/+24%, 60%/36%
-   memory-bound): TensorRT keeps consecutive layers' tiles in L2 at batch
-   128. Xavier (-39%, 61% compute-bound in the prediction): the figure
+   H100/A100 offline (+35%/+24%) are 60%/36% memory-bound in the
+   prediction; on-chip reuse between layers is the plausible cause there
+   too, not verified. Xavier (-39%, 61% compute-bound in the prediction): the figure
    implies 4.5 TOPS (8.2 GOP in 1.83 ms), 0.20 of the datasheet's 22 INT8
    TOPS, against the description's 0.5 conv efficiency; no source for a
    sustained Xavier INT8 rate was found, so the description is unchanged
