@@ -217,6 +217,16 @@ perfc_expect_error(zoo_bad_integer "zoo: --layers 'x': expected an integer"
                    zoo gpt --layers x --heads 12 ${ZOO_ARGS})
 perfc_expect_error(zoo_no_output "zoo: no output file: give -o FILE.onnx"
                    zoo gpt --layers 2 --hidden 64 --heads 4 --seq 8 --vocab 10)
+perfc_expect_error(zoo_bad_head "zoo: unknown --head 'mlm': use pooler, pretraining or squad"
+                   zoo bert --layers 2 --heads 12 --head mlm ${ZOO_ARGS})
+perfc_expect_error(zoo_head_not_bert "zoo: --head squad is for bert"
+                   zoo gpt --layers 2 --heads 12 --head squad ${ZOO_ARGS})
+add_test(NAME cli.zoo_bert_pretraining
+         COMMAND $<TARGET_FILE:perfc> zoo bert --layers 24 --hidden 1024
+                 --heads 16 --seq 128 --vocab 30522 --head pretraining
+                 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bert_pretraining.onnx)
+set_tests_properties(cli.zoo_bert_pretraining PROPERTIES
+  PASS_REGULAR_EXPRESSION "bert, 24 layers.*: 336,226,108 parameters")
 
 # Training: the documented step and memory fields, the trace, and errors.
 add_test(NAME cli.train_json
