@@ -9,6 +9,7 @@
 #include "frontend/CommonShapes.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
@@ -182,7 +183,9 @@ class Inferrer {
 public:
   Inferrer(onnx::GraphProto &G, int64_t Opset)
       : G(G), Opset(Opset),
-        Types(G.initializer_size() + G.input_size() + G.node_size()) {}
+        Index(G.initializer_size() + G.input_size() + G.node_size()) {
+    Storage.reserve(G.initializer_size() + G.input_size() + G.node_size());
+  }
 
   bool run() {
     if (Opset < 7)
@@ -191,13 +194,13 @@ public:
       TensorType TT;
       TT.Elem = T.data_type();
       TT.Shape.assign(T.dims().begin(), T.dims().end());
-      if (!known(TT) || !Types.try_emplace(T.name(), std::move(TT)).second)
+      if (!known(TT) || !add(T.name(), std::move(TT)))
         return false;
     }
     for (const auto &In : G.input()) {
       TensorType TT;
       if (!typeOf(In.type(), TT) || !known(TT) ||
-          !Types.try_emplace(In.name(), std::move(TT)).second)
+          !add(In.name(), std::move(TT)))
         return false; // Also an input that is an initializer: ONNX's way.
     }
     Results.reserve(G.node_size());
@@ -208,6 +211,13 @@ public:
   }
 
 private:
+  bool add(llvm::StringRef Name, TensorType T) {
+    if (!Index.try_emplace(Name, Storage.size()).second)
+      return false;
+    Storage.push_back(std::move(T));
+    return true;
+  }
+
   static bool known(const TensorType &T) {
     if (T.Elem <= 0)
       return false;
@@ -232,8 +242,8 @@ private:
   const TensorType *input(const onnx::NodeProto &N, int I) const {
     if (I >= N.input_size() || N.input(I).empty())
       return nullptr;
-    auto It = Types.find(N.input(I));
-    return It == Types.end() ? nullptr : &It->second;
+    auto It = Index.find(N.input(I));
+    return It == Index.end() ? nullptr : &Storage[It->second];
   }
 
   bool inferNode(const onnx::NodeProto &N) {
@@ -423,7 +433,7 @@ private:
   }
 
   bool record(const onnx::NodeProto &N, TensorType Out) {
-    if (!Types.try_emplace(N.output(0), Out).second)
+    if (!add(N.output(0), Out))
       return false;
     Results.push_back({&N.output(0), std::move(Out)});
     return true;
@@ -513,7 +523,10 @@ private:
 
   onnx::GraphProto &G;
   int64_t Opset;
-  llvm::StringMap<TensorType> Types;
+  /// The types known so far: names (held by the model) to Storage, which
+  /// is reserved for every tensor so that pointers into it stay valid.
+  llvm::DenseMap<llvm::StringRef, unsigned> Index;
+  std::vector<TensorType> Storage;
   std::vector<std::pair<const std::string *, TensorType>> Results;
 };
 
