@@ -12,6 +12,7 @@
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
 #include "tools/CliCommon.h"
+#include "tools/CliParse.h"
 #include "tools/Commands.h"
 #include "tools/PlanJson.h"
 #include "tools/ReportWriters.h"
@@ -29,21 +30,6 @@ using namespace perfc;
 namespace cl = llvm::cl;
 
 namespace {
-
-llvm::Expected<std::vector<std::pair<std::string, int64_t>>>
-parseDims(const std::vector<std::string> &Specs) {
-  std::vector<std::pair<std::string, int64_t>> Dims;
-  for (const std::string &Spec : Specs) {
-    auto [Name, Value] = llvm::StringRef(Spec).split('=');
-    int64_t V = 0;
-    if (Name.empty() || Value.getAsInteger(10, V) || V <= 0)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "--dim '" + Spec + "': expected NAME=VALUE with a positive integer");
-    Dims.emplace_back(Name.str(), V);
-  }
-  return Dims;
-}
 
 std::vector<TensorInfo> describe(llvm::ArrayRef<ir::Value *> Values) {
   std::vector<TensorInfo> Out;
@@ -306,6 +292,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   TrainOptions TrainOpts;
   PlanModel PlannedFor;
+  std::vector<std::string> PlanDevices; // --strategy: each stage's device
   if (Train) {
     if (Place)
       return fail("--place places inference kernels; for training use "
@@ -359,6 +346,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
         return fail(Read.takeError());
       TrainOpts = std::move(Read->Options);
       PlannedFor = std::move(Read->Model);
+      PlanDevices = std::move(Read->StageDevices);
     }
     if (Plan) {
       if (PlannerOpt != "z3" && PlannerOpt != "exhaustive")
@@ -389,7 +377,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Import.Batch = Batch;
   if (Train)
     Import.Batch = TrainOpts.MicroBatch;
-  auto Dims = parseDims(DimSpecs);
+  // The parser tools/fuzz/fuzz_cli runs (its errors escape control bytes).
+  auto Dims = parseDimSpecs(DimSpecs);
   if (!Dims)
     return fail(Dims.takeError());
   Import.Dims = std::move(*Dims);
@@ -549,12 +538,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     }
     // A plan over mixed GPU types is predicted stage by stage on each
     // type (predictMixed); the planner's report is that prediction.
+    // A --strategy plan on a mixed cluster names each stage's device.
     const bool MixedPlan = R.Plan && !R.Plan->Result.StageDevices.empty();
-    if (!MixedPlan && isMixedCluster(*Cluster))
+    const bool Mixed = !MixedPlan && isMixedCluster(*Cluster);
+    if (Mixed && PlanDevices.size() != TrainOpts.Pp)
       return fail(ModelPath + ": cluster '" + Cluster->Name +
                   "' mixes GPU types; plan it with --plan (each pipeline "
-                  "stage on one type)");
+                  "stage on one type), or give --strategy such a plan");
     auto T = MixedPlan ? llvm::Expected<TrainReport>(R.Plan->Result.Report)
+             : Mixed   ? predictMixed(Planned != Analyses.end()
+                                          ? *Planned->second.second
+                                          : TrainingAnalysis(*TrainGraph),
+                                    *Cluster, TrainOpts, PlanDevices)
              : Planned != Analyses.end()
                  ? predictTraining(*Planned->second.second, *Cluster, TrainOpts)
                  : predictTraining(*TrainGraph, *Cluster, TrainOpts);
