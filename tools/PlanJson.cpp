@@ -205,6 +205,9 @@ public:
             "balanced or even"))
       return std::move(E);
 
+    if (llvm::Error E = stages(F))
+      return std::move(E);
+
     if (const llvm::json::Value *M = P.get("model")) {
       const llvm::json::Object *Model = M->getAsObject();
       if (!Model)
@@ -238,6 +241,74 @@ private:
 
   llvm::Error fail(llvm::StringRef Key, const llvm::Twine &What) const {
     return planError(Name, "'" + Where + "." + Key + "' " + What);
+  }
+
+  /// "stages": pp objects, each with "layers" (its vp chunks as [first,
+  /// last] layers, chunk c on stage c mod pp, contiguous from layer 0) and
+  /// optionally "device". Absent: the split is left to the partition.
+  llvm::Error stages(PlanFile &F) const {
+    const llvm::json::Value *V = P.get("stages");
+    if (!V)
+      return llvm::Error::success();
+    const llvm::json::Array *A = V->getAsArray();
+    TrainOptions &O = F.Options;
+    if (!A || A->size() != O.Pp)
+      return fail("stages", llvm::formatv("is not an array of pp = {0} "
+                                          "stages",
+                                          O.Pp));
+    const uint64_t Chunks = uint64_t(O.Pp) * O.Vp;
+    std::vector<std::pair<int64_t, int64_t>> Ranges(Chunks);
+    std::vector<std::string> Devices;
+    for (unsigned S = 0; S < O.Pp; ++S) {
+      const std::string At = llvm::formatv("stages[{0}]", S).str();
+      const llvm::json::Object *St = (*A)[S].getAsObject();
+      if (!St)
+        return fail(At, "is not an object");
+      const llvm::json::Array *L = St->getArray("layers");
+      if (!L || L->size() != O.Vp)
+        return fail(At + ".layers",
+                    llvm::formatv("is not an array of vp = {0} [first, "
+                                  "last] layer ranges",
+                                  O.Vp));
+      for (unsigned C = 0; C < O.Vp; ++C) {
+        const llvm::json::Array *R = (*L)[C].getAsArray();
+        llvm::Optional<int64_t> First, Last;
+        if (R && R->size() == 2) {
+          First = (*R)[0].getAsInteger();
+          Last = (*R)[1].getAsInteger();
+        }
+        if (!First || !Last || *First < 0 || *Last < *First ||
+            *Last >= MaxPlanDegree)
+          return fail(llvm::formatv("{0}.layers[{1}]", At, C).str(),
+                      "is not a [first, last] range of layers");
+        Ranges[uint64_t(C) * O.Pp + S] = {*First, *Last};
+      }
+      if (const llvm::json::Value *D = St->get("device")) {
+        llvm::Optional<llvm::StringRef> Name = D->getAsString();
+        if (!Name)
+          return fail(At + ".device", "is not a string");
+        Devices.push_back(Name->str());
+      }
+    }
+    int64_t Next = 0;
+    for (uint64_t C = 0; C < Chunks; ++C) {
+      if (Ranges[C].first != Next)
+        return fail(
+            llvm::formatv("stages[{0}].layers[{1}]", C % O.Pp, C / O.Pp).str(),
+            llvm::formatv("starts at layer {0}; the chunks must "
+                          "follow each other from layer 0 (expected "
+                          "{1})",
+                          Ranges[C].first, Next));
+      Next = Ranges[C].second + 1;
+    }
+    // One chunk holds the whole model (and, in a model without blocks, the
+    // writer's [0, 0]): nothing to split.
+    if (Chunks > 1)
+      for (const auto &[First, Last] : Ranges)
+        O.ChunkBlocks.push_back(unsigned(Last - First + 1));
+    if (Devices.size() == O.Pp)
+      F.StageDevices = std::move(Devices);
+    return llvm::Error::success();
   }
 
   llvm::Error integer(llvm::StringRef Key, int64_t Min, int64_t Max,

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace perfc {
 
@@ -33,9 +34,15 @@ struct PlanModel {
 };
 
 struct PlanFile {
-  /// The caller's options with the plan's strategy written over them.
+  /// The caller's options with the plan's strategy written over them;
+  /// Options.ChunkBlocks is the split of "plan.stages[].layers" when the
+  /// plan has stages (so a split the planner moved for memory, or made for
+  /// mixed GPU types, is predicted as planned).
   TrainOptions Options;
   PlanModel Model;
+  /// "plan.stages[].device", one per stage, when every stage names one:
+  /// the GPU type each stage runs on (a mixed cluster needs it).
+  std::vector<std::string> StageDevices;
 };
 
 /// The largest parallel degree (dp, tp, pp, vp) a plan may give: hwdb's

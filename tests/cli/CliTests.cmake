@@ -120,6 +120,9 @@ perfc_expect_error(bitflip_4
 perfc_expect_error(initializers_2e62
   "initializers_2e62.onnx: initializer 'w2' of shape \\[576460752303423488\\] brings the weights past 2\\^62 bytes in total: the dimensions overflow$"
   ${BAD}/initializers_2e62.onnx)
+perfc_expect_error(conv_huge_dim
+  "conv_huge_dim.onnx: tensor 'x' of shape \\[1, 3, 9223372036854775807, 8\\] holds more than 2\\^62 bytes: the dimensions overflow$"
+  ${BAD}/conv_huge_dim.onnx)
 perfc_expect_error(newline_name
   "newline_name.onnx: graph output 'y\\\\0Az' is not produced by any node$"
   ${BAD}/newline_name.onnx)
@@ -309,6 +312,20 @@ add_test(NAME cli.plan_mixed_gpus
 # "device"), in either order.
 set_tests_properties(cli.plan_mixed_gpus PROPERTIES PASS_REGULAR_EXPRESSION
   "\"devices\": [0-9]+,[^\"]*\"device\": \"v100-sxm2-32gb\".*\"devices\": [0-9]+,[^\"]*\"device\": \"a100-sxm4-80gb\"|\"devices\": [0-9]+,[^\"]*\"device\": \"a100-sxm4-80gb\".*\"devices\": [0-9]+,[^\"]*\"device\": \"v100-sxm2-32gb\"")
+# A mixed plan fed back with --strategy: predicted again stage by stage.
+set(MIXED_PLAN_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan-mixed.json)
+add_test(NAME cli.plan_mixed_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --plan --format json -o ${MIXED_PLAN_OUT})
+set_tests_properties(cli.plan_mixed_json PROPERTIES FIXTURES_SETUP plan_mixed)
+add_test(NAME cli.plan_mixed_strategy
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --strategy ${MIXED_PLAN_OUT} --format json)
+set_tests_properties(cli.plan_mixed_strategy PROPERTIES
+  FIXTURES_REQUIRED plan_mixed PASS_REGULAR_EXPRESSION
+  "\"stages\": \\[.*\"device\": \"v100-sxm2-32gb\".*\"device\": \"a100-sxm4-80gb\"")
 perfc_expect_error(train_mixed_without_plan
   "cluster 'mixed-a100-v100' mixes GPU types; plan it with --plan"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train --dp 32
@@ -343,6 +360,9 @@ perfc_expect_error(plan_chunks_wrap
 perfc_expect_error(plan_other_model_file
   "other_model.json: the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$"
   ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/other_model.json)
+perfc_expect_error(plan_layers_gap
+  "layers_gap.json: 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$"
+  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/layers_gap.json)
 perfc_expect_error(plan_not_json
   "not_json.json:4:1: not JSON: Invalid JSON value$"
   ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/not_json.json)
