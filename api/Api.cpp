@@ -16,6 +16,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstring>
 #include <list>
@@ -138,11 +139,16 @@ class BytesCache {
 public:
   static constexpr size_t Capacity = 32;
 
-  std::shared_ptr<const Model::Impl> find(std::string_view Bytes,
+  /// Hash: hashOf(Bytes), computed once by the caller for find and insert.
+  std::shared_ptr<const Model::Impl> find(std::string_view Bytes, uint64_t Hash,
                                           const std::string &Key) {
     std::lock_guard<std::mutex> Lock(Mutex);
+    // The hash first: candidates of a search loop differ near their ends
+    // as often as not, and comparing each one's bytes in full against 32
+    // entries would read more memory than importing it.
     for (auto It = Entries.begin(); It != Entries.end(); ++It)
-      if (It->Key == Key && It->Bytes->size() == Bytes.size() &&
+      if (It->Hash == Hash && It->Key == Key &&
+          It->Bytes->size() == Bytes.size() &&
           std::memcmp(It->Bytes->data(), Bytes.data(), Bytes.size()) == 0) {
         Entries.splice(Entries.begin(), Entries, It);
         return It->M;
@@ -150,10 +156,10 @@ public:
     return nullptr;
   }
   /// Bytes: the model's own copy (Model::Impl::SourceBytes), shared.
-  void insert(std::shared_ptr<const std::string> Bytes, std::string Key,
-              std::shared_ptr<const Model::Impl> M) {
+  void insert(std::shared_ptr<const std::string> Bytes, uint64_t Hash,
+              std::string Key, std::shared_ptr<const Model::Impl> M) {
     std::lock_guard<std::mutex> Lock(Mutex);
-    Entries.push_front({std::move(Bytes), std::move(Key), std::move(M)});
+    Entries.push_front({std::move(Bytes), Hash, std::move(Key), std::move(M)});
     if (Entries.size() > Capacity)
       Entries.pop_back();
   }
@@ -161,6 +167,7 @@ public:
 private:
   struct Entry {
     std::shared_ptr<const std::string> Bytes;
+    uint64_t Hash;
     std::string Key;
     std::shared_ptr<const Model::Impl> M;
   };
@@ -181,14 +188,16 @@ Model Model::fromOnnxBytes(std::string_view Bytes, const ImportOptions &Options,
                     '\0' + (Options.allowUnknownShapes ? "u" : "s");
   for (const auto &[N, V] : Options.dims)
     Key += '\0' + N + '=' + std::to_string(V);
-  if (auto Hit = bytesCache().find(Bytes, Key))
+  const uint64_t Hash =
+      llvm::xxHash64(llvm::StringRef(Bytes.data(), Bytes.size()));
+  if (auto Hit = bytesCache().find(Bytes, Hash, Key))
     return Model(std::move(Hit));
   auto Copy = std::make_shared<const std::string>(Bytes);
   Model M = makeModel(
       frontend::importOnnxBytes(llvm::StringRef(Bytes.data(), Bytes.size()),
                                 Name, importOptions(Options)),
       Name, Options, Copy);
-  bytesCache().insert(std::move(Copy), std::move(Key), M.P);
+  bytesCache().insert(std::move(Copy), Hash, std::move(Key), M.P);
   return M;
 }
 
