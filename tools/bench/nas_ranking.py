@@ -256,8 +256,8 @@ class OnnxBuilder:
                 if src and ("macs" in src or "conv" in src):
                     info["conv"] = x[:-4] if "macs" in src else src["conv"]
                     break
-        self.kinds[name] = {"kind": kind, "out_hw": shape[2] if len(shape) == 4 else 1,
-                            **info}
+        self.kinds[name] = {"kind": kind, "name": name,
+                            "out_hw": shape[2] if len(shape) == 4 else 1, **info}
         return out
 
     def input(self, name, shape):
@@ -820,6 +820,47 @@ def kind_by_spatial(vs, profs):
     return dict(sorted(tab.items()))
 
 
+def profiler_overhead_us(vs, profs):
+    """ORT's profiled run less the unprofiled best median, per executed node
+    (median over the variants): what profiling adds to each kernel."""
+    per = [(p["model_run_median_us"] - 1e3 * v["meas_ms"]) / p["nodes_executed"]
+           for v in vs for p in [profs.get(v["id"])] if p and p["nodes_executed"]]
+    return statistics.median(per) if per else 0.0
+
+
+SIZE_BUCKETS = (2e6, 8e6, 32e6, 128e6)  # FLOPs per conv
+
+
+def size_table(vs, profs, overhead_us):
+    """Per conv kind and FLOPs of the node: ORT's profiled kernel time (and
+    that less the profiler's overhead per node, a lower bound: the overhead
+    is only known per run) against perfc's, summed."""
+    tab = {}
+    for v in vs:
+        p = profs.get(v["id"])
+        if not p:
+            continue
+        for n in p["nodes"]:
+            k = node_kind(n["node"], v["node_kinds"], n["op"])
+            if not k or "macs" not in k or k.get("pred_s") is None:
+                continue
+            flops = 2 * k["macs"]
+            b = sum(1 for t in SIZE_BUCKETS if flops >= t)
+            lo = f"{SIZE_BUCKETS[b - 1] / 1e6:g}" if b else "0"
+            hi = f"{SIZE_BUCKETS[b] / 1e6:g}" if b < len(SIZE_BUCKETS) else "inf"
+            kind = "dw" if k["kind"].startswith("dw") else k["kind"]
+            d = tab.setdefault(f"{kind} {lo}-{hi} MFLOP", {
+                "nodes": 0, "measured_ms": 0.0, "measured_less_overhead_ms": 0.0,
+                "predicted_ms": 0.0, "flops": 0})
+            d["nodes"] += 1
+            d["measured_ms"] += n["median_us"] / 1e3
+            d["measured_less_overhead_ms"] += max(0.0, n["median_us"] - overhead_us) / 1e3
+            d["predicted_ms"] += k["pred_s"] * 1e3
+            d["flops"] += flops
+    return dict(sorted(tab.items(), key=lambda kv: (kv[0].split()[0],
+                                                   float(kv[0].split()[1].split("-")[0]))))
+
+
 # --------------------------------------------------------------------------
 # Report
 # --------------------------------------------------------------------------
@@ -890,6 +931,31 @@ def findings(res):
                    f"and perfc's {(hi['pred'] / hi['elems']) / (lo['pred'] / lo['elems']):.1f}x "
                    f"(the FLOPs {ks_sorted[-1] ** 2 / ks_sorted[0] ** 2:.1f}x): a kernel-size "
                    "move in a NAS step changes ORT's time far less than perfc predicts.")
+    if res.get("profiler_overhead_us_per_node"):
+        out.append(f"ORT's profiler adds about {res['profiler_overhead_us_per_node']:.0f} us "
+                   "per node (profiled runs against the unprofiled best medians): the "
+                   "profiled times above include it, which inflates the small kernels most; "
+                   "the table by node size shows ORT's time with and without it.")
+    small = [v for v in res["variants"] if v["meas_ms"] < 2.0]
+    if small:
+        errs = sorted(100 * (v["pred_ms"] / v["meas_ms"] - 1) for v in small)
+        rest = [100 * (v["pred_ms"] / v["meas_ms"] - 1) for v in res["variants"]
+                if v["meas_ms"] >= 2.0]
+        def dw_share(group):
+            tot = sum(d["s"] for v in group for d in v["pred_by_kind"].values())
+            dw = sum(d["s"] for v in group for k, d in v["pred_by_kind"].items()
+                     if k.startswith("dw"))
+            return 100 * dw / tot if tot else float("nan")
+
+        big = [v for v in res["variants"] if v["meas_ms"] >= 2.0]
+        out.append(f"The {len(small)} variants measured under 2 ms are predicted "
+                   f"{errs[0]:+.0f} to {errs[-1]:+.0f} % (the others "
+                   f"{min(rest):+.0f} to {max(rest):+.0f} %). perfc gives depthwise "
+                   f"convolutions {dw_share(small):.0f} % of their predicted time (the others "
+                   f"{dw_share(big):.0f} %), so the over-predicted 5x5/7x7 depthwise kernels "
+                   "weigh more there; the rest sits in their many small convolutions, whose "
+                   "ORT time the profile cannot resolve (its overhead per node is of the "
+                   "same size).")
     bk = res.get("by_kind") or {}
     between = bk.get("(ORT between kernels)")
     if between:
@@ -989,6 +1055,21 @@ def write_report(res, path_md):
             L.append(f"| {k} | {d['macs'] / 1e9:.2f} | {d['measured_ms']:.1f} | "
                      f"{d['predicted_ms']:.1f} | {ratio:.2f} | {gflops(d['macs'], d['measured_ms']):.0f} "
                      f"| {gflops(d['macs'], d['predicted_ms']):.0f} |")
+        L.append("")
+    if res.get("by_node_size"):
+        L.append(f"Convolutions by FLOPs of the node, summed over all variants: ORT's "
+                 f"profiled kernel time, and that less the profiler's overhead (estimated "
+                 f"{res['profiler_overhead_us_per_node']:.0f} us per node from profiled runs "
+                 "against the unprofiled best medians; a lower bound, as part of the "
+                 "overhead falls between kernels), against perfc's:\n")
+        L.append("| kind, node size | nodes | ORT ms | ORT ms less overhead | perfc ms "
+                 "| perfc / ORT | perfc / (ORT less overhead) |")
+        L.append("|---|---|---|---|---|---|---|")
+        for k, d in res["by_node_size"].items():
+            m, m2 = d["measured_ms"], d["measured_less_overhead_ms"]
+            L.append(f"| {k} | {d['nodes']} | {m:.1f} | {m2:.1f} | {d['predicted_ms']:.1f} | "
+                     f"{d['predicted_ms'] / m if m else float('nan'):.2f} | "
+                     f"{d['predicted_ms'] / m2 if m2 > 0.05 else float('nan'):.2f} |")
         L.append("")
     L.append("Discordant pairs with the largest measured gap (perfc):\n")
     L.append("| faster | slower | measured gap | perfc predicted gap |")
@@ -1178,6 +1259,8 @@ def main(argv=None):
     }
     by_kind = kind_table(vs, profs) if profs else None
     by_ks = kind_by_spatial(vs, profs) if profs else None
+    overhead = profiler_overhead_us(vs, profs) if profs else None
+    by_size = size_table(vs, profs, overhead) if profs else None
     analysis = prev.get("analysis") if prev else None
     if not prev and os.path.exists(args.out + ".json"):
         # Hand-written analysis survives reruns until replaced.
@@ -1217,6 +1300,8 @@ def main(argv=None):
         "discordant_flops": dis_f,
         "by_kind": by_kind,
         "by_kind_spatial": by_ks,
+        "profiler_overhead_us_per_node": overhead,
+        "by_node_size": by_size,
         "profile_round": prof_meta,
         "rounds": rounds,
         # Per node only what the tables need (the traces stay in WORK/profiles).
@@ -1227,8 +1312,16 @@ def main(argv=None):
                                 for n in p["nodes"]]}
                   for k, p in profs.items()},
     }
+    for r in rounds:  # 0.1 us is far below the noise; keeps the file small
+        for t in r["models"].values():
+            t["times_ms"] = [round(x, 4) for x in t["times_ms"]]
+    text = json.dumps(res, indent=1)
+    # Arrays of numbers (every run's time) on one line each.
+    text = re.sub(r"\[\s+([-0-9.e+,\s]+?)\s+\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]",
+                  text)
     with open(args.out + ".json", "w") as f:
-        json.dump(res, f, indent=1)
+        f.write(text + "\n")
     write_report(res, args.out + ".md")
     print(f"{len(vs)} variants, measured {min(meas):.2f}..{max(meas):.2f} ms "
           f"({max(meas) / min(meas):.1f}x); Kendall tau-b perfc {summary['tau_perfc']:.3f} "
