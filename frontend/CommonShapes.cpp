@@ -150,9 +150,12 @@ bool spatialDims(llvm::ArrayRef<int64_t> X, llvm::ArrayRef<int64_t> Kernel,
   }
   for (size_t I = 0; I < N; ++I) {
     int64_t K = Kernel[I], S = Strides[I], D = Dilations[I];
+    // Dims come from the file unchecked (the IR rejects sizes past 2^62
+    // later): bounded here so that the sum below cannot overflow.
     if (K < 1 || S < 1 || D < 1 || Pads[I] < 0 || Pads[I + N] < 0 ||
         K > (int64_t(1) << 31) || D > (int64_t(1) << 31) ||
-        Pads[I] > (int64_t(1) << 40) || Pads[I + N] > (int64_t(1) << 40))
+        Pads[I] > (int64_t(1) << 40) || Pads[I + N] > (int64_t(1) << 40) ||
+        X[I + 2] < 0 || X[I + 2] > (int64_t(1) << 62))
       return false;
     int64_t Effective = (K - 1) * D + 1;
     int64_t In = X[I + 2] + Pads[I] + Pads[I + N];

@@ -118,6 +118,15 @@ save(model([helper.make_node("Add", ["x", "w"], ["y"], name="add")],
            [vi("x", [4])], [vi("y", None)], [w, w]),
      "duplicate_initializer.onnx")
 
+# A Conv over a dimension of 2^63 - 1 with padding: perfc's own shape
+# formulas (frontend/CommonShapes.cpp) added the pads to it, a signed
+# overflow (found while checking size arithmetic for issue 7).
+save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv_huge",
+                             pads=[1, 1, 1, 1], kernel_shape=[3, 3])],
+           [vi("x", [1, 3, 2 ** 63 - 1, 8])], [vi("y", None)],
+           [helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3],
+                               [0.5] * 108)]), "conv_huge_dim.onnx")
+
 # A name with a newline in it: the error must still be one line (found by
 # tools/fuzz/fuzz_onnx's error-contract check).
 save(model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
