@@ -22,10 +22,7 @@ namespace {
 
 using Dims = llvm::SmallVector<int64_t, 4>;
 
-struct TensorType {
-  int32_t Elem = 0;
-  Dims Shape;
-};
+using TensorType = InferredType;
 
 enum class OpKind {
   Unsupported,
@@ -184,8 +181,8 @@ bool broadcast(llvm::ArrayRef<int64_t> A, llvm::ArrayRef<int64_t> B,
 
 class Inferrer {
 public:
-  Inferrer(onnx::GraphProto &G, int64_t Opset)
-      : G(G), Opset(Opset),
+  Inferrer(onnx::GraphProto &G, int64_t Opset, InferredTypes *Out)
+      : G(G), Opset(Opset), Out(Out),
         Index(G.initializer_size() + G.input_size() + G.node_size()) {
     Storage.reserve(G.initializer_size() + G.input_size() + G.node_size());
   }
@@ -509,7 +506,7 @@ private:
           return false;
         if (O != Outputs.end() && !mergeInto(T, *O->second, DryRun))
           return false;
-        if (DryRun || R != Recorded.end() || O != Outputs.end())
+        if (DryRun || R != Recorded.end() || O != Outputs.end() || Out)
           continue;
         onnx::ValueInfoProto *V = G.add_value_info();
         V->set_name(*Name);
@@ -521,11 +518,17 @@ private:
       }
       // Graph outputs that no node writes keep their recorded types.
     }
+    if (Out) {
+      Out->reserve(Results.size());
+      for (auto &[Name, T] : Results)
+        (*Out)[*Name] = std::move(T);
+    }
     return true;
   }
 
   onnx::GraphProto &G;
   int64_t Opset;
+  InferredTypes *Out;
   /// The types known so far: names (held by the model) to Storage, which
   /// is reserved for every tensor so that pointers into it stay valid.
   llvm::DenseMap<llvm::StringRef, unsigned> Index;
@@ -535,10 +538,10 @@ private:
 
 } // namespace
 
-bool inferCommonShapes(onnx::ModelProto &M, int64_t Opset) {
+bool inferCommonShapes(onnx::ModelProto &M, int64_t Opset, InferredTypes *Out) {
   if (!M.has_graph())
     return false;
-  return Inferrer(*M.mutable_graph(), Opset).run();
+  return Inferrer(*M.mutable_graph(), Opset, Out).run();
 }
 
 } // namespace perfc::frontend

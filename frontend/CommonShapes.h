@@ -28,15 +28,31 @@
 #ifndef PERFC_FRONTEND_COMMONSHAPES_H
 #define PERFC_FRONTEND_COMMONSHAPES_H
 
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
 
 namespace perfc::frontend {
 
+/// A tensor type the formulas inferred: ONNX elem type and static dims.
+struct InferredType {
+  int32_t Elem = 0;
+  llvm::SmallVector<int64_t, 4> Shape;
+};
+/// By tensor name (the names are the model's strings).
+using InferredTypes = llvm::DenseMap<llvm::StringRef, InferredType>;
+
 /// Infers the shapes of M's main graph as described above; false (and M
-/// unchanged) when ONNX's inference must run instead.
-bool inferCommonShapes(onnx::ModelProto &M, int64_t Opset);
+/// unchanged) when ONNX's inference must run instead. With Out, the types
+/// of node outputs go to Out rather than into new value_info entries
+/// (recorded value_info and graph outputs are still merged), which is what
+/// convertGraph reads them from without building a map of its own.
+bool inferCommonShapes(onnx::ModelProto &M, int64_t Opset,
+                       InferredTypes *Out = nullptr);
 
 } // namespace perfc::frontend
 

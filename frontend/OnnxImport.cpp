@@ -376,11 +376,14 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
     dropRecordedShapes(G);
 
   std::string InferenceFailure;
-  if (!Options.CommonShapes || !inferCommonShapes(Model, Opset))
+  InferredTypes Known;
+  const bool Common =
+      Options.CommonShapes && inferCommonShapes(Model, Opset, &Known);
+  if (!Common)
     InferenceFailure = inferShapesWithFolding(Model);
 
-  auto Graph =
-      convertGraph(G, Opset, Options.AllowUnknownShapes, Result.Warnings);
+  auto Graph = convertGraph(G, Opset, Options.AllowUnknownShapes,
+                            Result.Warnings, Common ? &Known : nullptr);
   if (!Graph) {
     std::string Msg = toString(Graph.takeError());
     if (!InferenceFailure.empty())

@@ -215,14 +215,19 @@ public:
       : Opset(Opset), AllowUnknownShapes(AllowUnknownShapes),
         Warnings(Warnings), Outer(Outer), Depth(Depth) {}
 
+  /// The main graph's node output types from inferCommonShapes.
+  void setKnown(const InferredTypes *K) { Known = K; }
+
   llvm::Expected<ir::Graph> convert(const onnx::GraphProto &GP) {
     ir::Graph G(GP.name());
     G.setOpsetVersion(Opset);
     Current = &G;
-    for (const auto &VI : GP.value_info())
-      Types[VI.name()] = &VI.type();
-    for (const auto &VI : GP.output())
-      Types[VI.name()] = &VI.type();
+    if (!Known) {
+      for (const auto &VI : GP.value_info())
+        Types[VI.name()] = &VI.type();
+      for (const auto &VI : GP.output())
+        Types[VI.name()] = &VI.type();
+    }
 
     llvm::StringSet<> InitNames;
     for (const auto &T : GP.initializer())
@@ -324,8 +329,15 @@ private:
       }
       ir::DType T = ir::DType::Undefined;
       ir::Shape S = ir::Shape::unranked();
-      auto It = Types.find(Out);
-      if (It != Types.end()) {
+      if (Known) {
+        auto It = Known->find(Out);
+        if (It != Known->end()) {
+          T = convertDType(It->second.Elem);
+          S = ir::Shape::scalar();
+          for (int64_t D : It->second.Shape)
+            S.push_back(ir::Dim::known(D));
+        }
+      } else if (auto It = Types.find(Out); It != Types.end()) {
         T = dtypeOfType(*It->second);
         S = shapeOfType(*It->second);
       }
@@ -528,15 +540,18 @@ private:
   unsigned Depth;
   ir::Graph *Current = nullptr;
   llvm::StringMap<const onnx::TypeProto *> Types;
+  const InferredTypes *Known = nullptr;
 };
 
 } // namespace
 
 llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G, int64_t Opset,
                                        bool AllowUnknownShapes,
-                                       std::vector<Warning> &Warnings) {
-  return GraphConverter(Opset, AllowUnknownShapes, Warnings, nullptr, 0)
-      .convert(G);
+                                       std::vector<Warning> &Warnings,
+                                       const InferredTypes *Known) {
+  GraphConverter C(Opset, AllowUnknownShapes, Warnings, nullptr, 0);
+  C.setKnown(Known);
+  return C.convert(G);
 }
 
 } // namespace perfc::frontend

@@ -7,6 +7,7 @@
 #ifndef PERFC_FRONTEND_ONNXTOIR_H
 #define PERFC_FRONTEND_ONNXTOIR_H
 
+#include "frontend/CommonShapes.h"
 #include "ir/Graph.h"
 #include "ir/Warning.h"
 
@@ -26,9 +27,12 @@ ir::DType convertDType(int32_t OnnxElemType);
 /// (NonZero, Unique, ...), it is outside the standard op set, it is inside a
 /// subgraph, or AllowUnknownShapes is set: then a warning, and the unknown
 /// dimensions count as 0.
+/// Known: the types of the main graph's node outputs when
+/// inferCommonShapes gave them (instead of value_info).
 llvm::Expected<ir::Graph> convertGraph(const onnx::GraphProto &G, int64_t Opset,
                                        bool AllowUnknownShapes,
-                                       std::vector<Warning> &Warnings);
+                                       std::vector<Warning> &Warnings,
+                                       const InferredTypes *Known = nullptr);
 
 } // namespace perfc::frontend
 
