@@ -317,12 +317,12 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
 
   // On an arena: a model is thousands of small messages and strings, and
   // allocating and freeing them one by one cost as much as everything else
-  // the import does. The first block fits a typical stripped model.
+  // the import does. The first block fits a typical stripped model; large
+  // graphs grow in blocks of at most 4 MiB, not in one huge allocation.
   google::protobuf::ArenaOptions ArenaOpts;
-  ArenaOpts.start_block_size =
-      std::max<size_t>(16 << 10, 2 * Stripped->Bytes.size());
-  ArenaOpts.max_block_size =
-      std::max<size_t>(ArenaOpts.start_block_size, size_t(1) << 20);
+  ArenaOpts.start_block_size = std::min<size_t>(
+      std::max<size_t>(16 << 10, 2 * Stripped->Bytes.size()), 4 << 20);
+  ArenaOpts.max_block_size = 4 << 20;
   google::protobuf::Arena Arena(ArenaOpts);
   onnx::ModelProto &Model =
       *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&Arena);
