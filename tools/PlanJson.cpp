@@ -257,7 +257,10 @@ private:
                                           "stages",
                                           O.Pp));
     const uint64_t Chunks = uint64_t(O.Pp) * O.Vp;
-    std::vector<std::pair<int64_t, int64_t>> Ranges(Chunks);
+    // Per stage, its vp ranges, each stage checked before the next is read:
+    // memory grows with the file, never with the degrees it claims (pp
+    // 1000 x vp 10^6 allocated up front would be 16 GB).
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> Ranges;
     std::vector<std::string> Devices;
     for (unsigned S = 0; S < O.Pp; ++S) {
       const std::string At = llvm::formatv("stages[{0}]", S).str();
@@ -270,6 +273,7 @@ private:
                     llvm::formatv("is not an array of vp = {0} [first, "
                                   "last] layer ranges",
                                   O.Vp));
+      Ranges.emplace_back();
       for (unsigned C = 0; C < O.Vp; ++C) {
         const llvm::json::Array *R = (*L)[C].getAsArray();
         llvm::Optional<int64_t> First, Last;
@@ -281,7 +285,7 @@ private:
             *Last >= MaxPlanDegree)
           return fail(llvm::formatv("{0}.layers[{1}]", At, C).str(),
                       "is not a [first, last] range of layers");
-        Ranges[uint64_t(C) * O.Pp + S] = {*First, *Last};
+        Ranges.back().push_back({*First, *Last});
       }
       if (const llvm::json::Value *D = St->get("device")) {
         llvm::Optional<llvm::StringRef> Name = D->getAsString();
@@ -290,22 +294,24 @@ private:
         Devices.push_back(Name->str());
       }
     }
+    // Chunk c is stage c mod pp's (c / pp)-th range.
+    auto Range = [&](uint64_t C) { return Ranges[C % O.Pp][C / O.Pp]; };
     int64_t Next = 0;
     for (uint64_t C = 0; C < Chunks; ++C) {
-      if (Ranges[C].first != Next)
+      if (Range(C).first != Next)
         return fail(
             llvm::formatv("stages[{0}].layers[{1}]", C % O.Pp, C / O.Pp).str(),
             llvm::formatv("starts at layer {0}; the chunks must "
                           "follow each other from layer 0 (expected "
                           "{1})",
-                          Ranges[C].first, Next));
-      Next = Ranges[C].second + 1;
+                          Range(C).first, Next));
+      Next = Range(C).second + 1;
     }
     // One chunk holds the whole model (and, in a model without blocks, the
     // writer's [0, 0]): nothing to split.
     if (Chunks > 1)
-      for (const auto &[First, Last] : Ranges)
-        O.ChunkBlocks.push_back(unsigned(Last - First + 1));
+      for (uint64_t C = 0; C < Chunks; ++C)
+        O.ChunkBlocks.push_back(unsigned(Range(C).second - Range(C).first + 1));
     if (Devices.size() == O.Pp)
       F.StageDevices = std::move(Devices);
     return llvm::Error::success();

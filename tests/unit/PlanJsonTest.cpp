@@ -191,3 +191,18 @@ TEST_CASE("plan JSON: a plan for another model is an error") {
         "not 'c\\0Dd' (10 nodes, 5 parameters); plan this model with "
         "--plan");
 }
+
+TEST_CASE("plan JSON: stages claiming huge degrees cost memory by the file") {
+  // pp 1000 x vp 10^6 chunks claimed by a few KB: the stages are checked
+  // one by one, never 10^9 ranges allocated up front.
+  std::string Stages;
+  for (int I = 0; I < 1000; ++I)
+    Stages += I ? ", {}" : "{}";
+  const std::string Text =
+      R"({"plan": {"dp": 1, "tp": 1, "pp": 1000, "vp": 1000000, "sp": false,
+          "micro_batch": 1, "recompute": "none", "zero": 0, "stages": [)" +
+      Stages + "]}}";
+  CHECK(planError(Text) ==
+        "p.json: 'plan.stages[0].layers' is not an array of vp = 1000000 "
+        "[first, last] layer ranges");
+}
