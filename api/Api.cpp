@@ -12,6 +12,7 @@
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
+#include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -318,12 +319,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     const hw::Device &D = Cluster->primaryDevice();
     R.Hardware =
         HardwareInfo{Hw->name(), D.Name, Cluster->Name, Options.computeType};
-    for (const NodeReport &N : R.Nodes)
-      if (N.Time && N.Time->Unsupported)
-        throwError(MI.Info.Path + ": node '" + N.Name + "' (" + N.Op +
-                   "): device '" + D.Name + "' does not run " +
-                   N.Time->ComputeType + " " + name(N.Work.Class).str() +
-                   " ops; choose another device or compute type");
+    if (llvm::Error E = checkRunnable(R, D, MI.Info.Path, "compute type"))
+      throwError(std::move(E));
   }
   if (Options.train) {
     perfc::TrainOptions TO = trainOptions(*Options.train, MI.Batch);
@@ -333,14 +330,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError(MI.Info.Path + ": " + llvm::toString(T.takeError()));
     R.Strategy = TO;
     R.Train = std::move(*T);
-    if (!R.Train->Fits)
-      R.Warnings.push_back(
-          {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
-                             "{1}, {2:F1} GiB available",
-                             R.Train->peak().peakBytes() / (1u << 30),
-                             R.Train->peak().Stage,
-                             R.Train->CapacityBytes / (1u << 30))
-                   .str()});
+    warnIfNotFits(R);
   }
   return I;
 }

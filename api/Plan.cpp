@@ -11,6 +11,7 @@
 #include "frontend/OnnxImport.h"
 #include "passes/Planner.h"
 #include "passes/TrainStep.h"
+#include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -163,14 +164,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     throwError(Where + ": " + llvm::toString(T.takeError()));
   R.Strategy = TrainOpts;
   R.Train = std::move(*T);
-  if (!R.Train->Fits)
-    R.Warnings.push_back(
-        {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
-                           "{1}, {2:F1} GiB available",
-                           R.Train->peak().peakBytes() / (1u << 30),
-                           R.Train->peak().Stage,
-                           R.Train->CapacityBytes / (1u << 30))
-                 .str()});
+  warnIfNotFits(R);
   auto I = std::make_shared<Plan::Impl>();
   I->R = std::move(R);
   return Plan(std::move(I));

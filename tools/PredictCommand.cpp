@@ -15,6 +15,7 @@
 #include "tools/CliParse.h"
 #include "tools/Commands.h"
 #include "tools/PlanJson.h"
+#include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -435,14 +436,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     const hw::Device &D = Cluster->primaryDevice();
     R.Hardware =
         HardwareInfo{Hw, D.Name, Cluster->Name, ComputeType.getValue()};
-    // A device that cannot run an op gives no latency: say which op, rather
-    // than print an infinite time.
-    for (const NodeReport &N : R.Nodes)
-      if (N.Time && N.Time->Unsupported)
-        return fail(ModelPath + ": node '" + N.Name + "' (" + N.Op +
-                    "): device '" + D.Name + "' does not run " +
-                    N.Time->ComputeType + " " + name(N.Work.Class).str() +
-                    " ops; choose another device or --compute-type");
+    if (llvm::Error E = checkRunnable(R, D, ModelPath, "--compute-type"))
+      return fail(std::move(E));
   }
 
   const double ModelParams = R.Total.Params;
@@ -562,14 +557,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     }
     R.Strategy = TrainOpts;
     R.Train = std::move(*T);
-    if (!R.Train->Fits)
-      R.Warnings.push_back(
-          {"", llvm::formatv("does not fit: {0:F1} GiB per device on stage "
-                             "{1}, {2:F1} GiB available",
-                             R.Train->peak().peakBytes() / (1u << 30),
-                             R.Train->peak().Stage,
-                             R.Train->CapacityBytes / (1u << 30))
-                   .str()});
+    warnIfNotFits(R);
   }
 
   int Status = writeOutput(OutputPath, [&](llvm::raw_ostream &OS) {

@@ -1,0 +1,32 @@
+//===- ReportAssembly.cpp - Pieces of a report the CLI and API share ------===//
+#include "tools/ReportAssembly.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace perfc {
+
+llvm::Error checkRunnable(const Report &R, const hw::Device &D,
+                          llvm::StringRef Path, llvm::StringRef Choice) {
+  for (const NodeReport &N : R.Nodes)
+    if (N.Time && N.Time->Unsupported)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          Path + ": node '" + N.Name + "' (" + N.Op + "): device '" + D.Name +
+              "' does not run " + N.Time->ComputeType + " " +
+              name(N.Work.Class) + " ops; choose another device or " + Choice);
+  return llvm::Error::success();
+}
+
+void warnIfNotFits(Report &R) {
+  if (!R.Train || R.Train->Fits)
+    return;
+  R.Warnings.push_back(
+      {"",
+       llvm::formatv("does not fit: {0:F1} GiB per device on stage "
+                     "{1}, {2:F1} GiB available",
+                     R.Train->peak().peakBytes() / (1u << 30),
+                     R.Train->peak().Stage, R.Train->CapacityBytes / (1u << 30))
+           .str()});
+}
+
+} // namespace perfc

@@ -1,0 +1,32 @@
+//===- ReportAssembly.h - Pieces of a report the CLI and API share -*- C++
+//-*-===//
+//
+// `perfc MODEL` (tools/PredictCommand.cpp) and the library (api/) assemble
+// the same Report; what they add to the passes' results beyond copying
+// fields lives here, so that their messages and warnings stay one text.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_TOOLS_REPORTASSEMBLY_H
+#define PERFC_TOOLS_REPORTASSEMBLY_H
+
+#include "hwdb/Device.h"
+#include "passes/Report.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace perfc {
+
+/// A device that cannot run an op gives no latency: an error naming the
+/// first such node (Path: the model's; Choice: what to change, e.g.
+/// "--compute-type"), rather than an infinite time.
+llvm::Error checkRunnable(const Report &R, const hw::Device &D,
+                          llvm::StringRef Path, llvm::StringRef Choice);
+
+/// Appends the "does not fit" warning when R's training step does not fit
+/// its devices' memory.
+void warnIfNotFits(Report &R);
+
+} // namespace perfc
+
+#endif // PERFC_TOOLS_REPORTASSEMBLY_H
