@@ -67,9 +67,10 @@ std::string nodeLabel(const onnx::NodeProto &N, int Index) {
 /// shape inference needs it).
 llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
                               const ErrorPrefix &Err) {
-  // -1: input or initializer.
-  llvm::StringMap<int> Producer(G.input_size() + G.initializer_size() +
-                                G.node_size());
+  // -1: input or initializer. Keys are G's own strings, unchanged until
+  // the nodes are reordered at the end.
+  llvm::DenseMap<llvm::StringRef, int> Producer(
+      G.input_size() + G.initializer_size() + G.node_size());
   for (const auto &In : G.input())
     Producer[In.name()] = -1;
   for (const auto &T : G.initializer()) {
