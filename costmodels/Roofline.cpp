@@ -218,6 +218,18 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     T.ComputeSeconds =
         2 * W.Macs / (T.PeakFlops * T.ComputeEfficiency) + T.EpilogueSeconds;
   }
+  // Depthwise convolutions: a floor of a time per output element where
+  // the device gives one (the kernel's loads, stores and edge handling per
+  // output vector, which do not shrink with the kernel size).
+  if (Depthwise && D.DepthwiseSecondsPerOutput > 0) {
+    T.Outputs = W.Gemm.Batch * W.Gemm.M * W.Gemm.N;
+    T.SecondsPerOutput = D.DepthwiseSecondsPerOutput;
+    const double PerOutput = T.Outputs * T.SecondsPerOutput;
+    if (PerOutput > T.ComputeSeconds) {
+      T.ComputeSeconds = PerOutput;
+      T.PerOutputBound = true;
+    }
+  }
   T.OverheadSeconds = D.LaunchOverheadSeconds;
   T.Seconds = std::max(T.ComputeSeconds, T.MemorySeconds) + T.OverheadSeconds;
   if (T.OverheadSeconds > T.ComputeSeconds &&
@@ -239,8 +251,21 @@ std::string perfc::cost::explain(const OpTime &T) {
                          ir::name(T.RequestedType))
         .str();
   const bool Ops = ir::isInteger(T.ComputeType);
+  // The per-output term of a depthwise convolution sits beside the FLOP
+  // term, and the bound names it when it sets the time.
+  const std::string PerOutput =
+      T.SecondsPerOutput > 0
+          ? llvm::formatv(
+                ", {0} outputs x {1}", int64_t(T.Outputs),
+                hw::formatQuantity(T.SecondsPerOutput, Quantity::Time))
+                .str()
+          : std::string();
+  const std::string BoundName =
+      T.PerOutputBound && T.Bound == Bound::Compute
+          ? std::string("compute-bound by the per-output term")
+          : std::string(name(T.Bound)) + "-bound";
   std::string S = llvm::formatv(
-      "max({0} / ({1} x {2}), {3} / ({4} x {5})) + {6} = {7} ({8}-bound; "
+      "max({0} / ({1} x {2}){11}, {3} / ({4} x {5})) + {6} = {7} ({8}; "
       "{9} {10}",
       hw::formatQuantity(T.Flops, Quantity::Work, Ops),
       hw::formatQuantity(T.PeakFlops, Quantity::Throughput, Ops),
@@ -248,8 +273,8 @@ std::string perfc::cost::explain(const OpTime &T) {
       hw::formatQuantity(T.Bandwidth, Quantity::Bandwidth),
       fmt(T.MemoryEfficiency),
       hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
-      hw::formatQuantity(T.Seconds, Quantity::Time), name(T.Bound), T.Unit,
-      ir::name(T.ComputeType));
+      hw::formatQuantity(T.Seconds, Quantity::Time), BoundName, T.Unit,
+      ir::name(T.ComputeType), PerOutput);
   if (T.EpilogueSeconds > 0)
     S += llvm::formatv("; compute includes {0} for the elementwise epilogue "
                        "as a pass of its own",

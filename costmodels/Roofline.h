@@ -7,6 +7,14 @@
 //                 Bytes / (Bandwidth(main memory) x MemoryEff(class, Bytes)))
 //             + Overhead
 //
+// Depthwise convolutions on a device that gives a time per output element
+// (`efficiency: depthwise_conv: time_per_output`) have a second compute
+// term, Outputs x time_per_output, and the larger of the two is the
+// compute time: CPU depthwise kernels take nearly the same time per output
+// whatever the kernel size (ONNX Runtime, 2 threads of a Zen 5: 0.43 /
+// 0.48 / 0.56 ns for 3x3 / 5x5 / 7x7, tools/bench/results/nas_ranking.md),
+// which FLOPs over a peak cannot express.
+//
 // Why max(): a well-pipelined kernel overlaps its loads with its
 // arithmetic, so the slower of the two sets the pace; the efficiencies
 // absorb the imperfect overlap. Why the overhead is added, not overlapped:
@@ -85,6 +93,14 @@ struct OpTime {
   /// CPUs: a GEMM's elementwise epilogue run as a pass of its own (see
   /// opTime); included in ComputeSeconds. 0 elsewhere.
   double EpilogueSeconds = 0;
+  /// Depthwise convolutions on a device with a time per output element
+  /// (hw::Device::DepthwiseSecondsPerOutput): the output elements and that
+  /// time. ComputeSeconds is then max(FLOP term, Outputs x
+  /// SecondsPerOutput); PerOutputBound says the second one set it. 0 and
+  /// false elsewhere.
+  double Outputs = 0;
+  double SecondsPerOutput = 0;
+  bool PerOutputBound = false;
   cost::Bound Bound = cost::Bound::Overhead;
   /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
   double PeakFlops = 0;

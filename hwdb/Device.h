@@ -144,6 +144,13 @@ struct Device {
   /// register reuse of a dense convolution. Unset: `conv`'s. Sides the
   /// entry leaves out are `conv`'s.
   llvm::Optional<ClassEfficiency> DepthwiseConv;
+  /// Depthwise convolutions: the kernel's time per output element
+  /// (`efficiency: depthwise_conv: time_per_output`), a floor beside the
+  /// FLOP term: CPU depthwise kernels (MLAS) take nearly the same time per
+  /// output whatever the kernel size (loads, stores, edge handling per
+  /// output vector), so a 7x7 costs little more than a 3x3 though it has
+  /// 5.4x the FLOPs. 0 where not given (then FLOPs alone).
+  double DepthwiseSecondsPerOutput = 0;
   SupportSet Supports;
   std::vector<Source> Sources;
 

@@ -29,6 +29,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLParser.h"
 
+#include <cmath>
 #include <memory>
 
 using namespace perfc;
@@ -1084,6 +1085,7 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
   Keys.push_back({"depthwise_conv", false, "{compute: 0.1}"});
   struct Entry {
     llvm::Optional<EfficiencyCurve> Compute, Memory;
+    double SecondsPerOutput = 0;
   };
   Entry Default;
   llvm::Optional<Entry> Depthwise;
@@ -1092,6 +1094,12 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
       {"compute", false, "0.75"},
       {"memory", false, "0.85"},
   };
+  // Depthwise convolutions also take a time per output element.
+  static const KeySpec DepthwiseKeys[] = {
+      {"compute", false, "0.75"},
+      {"memory", false, "0.85"},
+      {"time_per_output", false, "0.45 ns"},
+  };
   if (llvm::Error E = walkMapping(
           N, "efficiency", Keys,
           [&](llvm::StringRef Class, llvm::SMLoc ClassLoc,
@@ -1099,10 +1107,28 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
             Entry En;
             const std::string What =
                 llvm::formatv("efficiency '{0}'", Class).str();
+            const llvm::ArrayRef<KeySpec> Allowed =
+                Class == "depthwise_conv" ? llvm::makeArrayRef(DepthwiseKeys)
+                                          : llvm::makeArrayRef(EntryKeys);
             if (llvm::Error E = walkMapping(
-                    V, What, EntryKeys,
+                    V, What, Allowed,
                     [&](llvm::StringRef Key, llvm::SMLoc,
                         yaml::Node *EV) -> llvm::Error {
+                      if (Key == "time_per_output") {
+                        auto M = quantity(EV, Key, Quantity::Time);
+                        if (!M)
+                          return M.takeError();
+                        // Zero would silently drop the term; a negative
+                        // or infinite time is no time.
+                        if (!(M->Value > 0) || !std::isfinite(M->Value))
+                          return errorAt(EV,
+                                         "'time_per_output' must be a positive "
+                                         "time per output element; write e.g. "
+                                         "'time_per_output: 0.45 ns', or leave "
+                                         "the key out");
+                        En.SecondsPerOutput = M->Value;
+                        return llvm::Error::success();
+                      }
                       const bool IsCompute = Key == "compute";
                       auto C = parseCurve(EV, Key,
                                           IsCompute ? Quantity::Work
@@ -1144,6 +1170,7 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     DW.Compute = Depthwise->Compute ? *Depthwise->Compute : Conv.Compute;
     DW.Memory = Depthwise->Memory ? *Depthwise->Memory : Conv.Memory;
     D.DepthwiseConv = std::move(DW);
+    D.DepthwiseSecondsPerOutput = Depthwise->SecondsPerOutput;
   }
   return llvm::Error::success();
 }

@@ -223,10 +223,15 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
                         curveText(E.Memory, Quantity::Capacity),
                         E.Explicit ? "" : "  (default)");
   }
-  if (D.DepthwiseConv)
-    OS << llvm::formatv("    {0,-14} {1} / {2}\n", "depthwise_conv",
+  if (D.DepthwiseConv) {
+    OS << llvm::formatv("    {0,-14} {1} / {2}", "depthwise_conv",
                         curveText(D.DepthwiseConv->Compute, Quantity::Work),
                         curveText(D.DepthwiseConv->Memory, Quantity::Capacity));
+    if (D.DepthwiseSecondsPerOutput > 0)
+      OS << " / " << formatQuantity(D.DepthwiseSecondsPerOutput, Quantity::Time)
+         << " per output";
+    OS << "\n";
+  }
   if (!D.Supports.OpClasses.empty() || !D.Supports.DTypes.empty()) {
     OS << "  supports:";
     if (!D.Supports.OpClasses.empty()) {

@@ -411,6 +411,48 @@ TEST_SUITE("hwdb.loader") {
                                     "'compute' curve must grow in size");
   }
 
+  TEST_CASE("depthwise_conv: time_per_output is a positive time") {
+    auto With = [](llvm::StringRef Entry) {
+      return replaced(
+          "default: {compute: 0.5, memory: 0.8}",
+          ("default: {compute: 0.5, memory: 0.8}\n    " + Entry).str());
+    };
+    auto C = loadHardwareFromString(
+        With("depthwise_conv: {compute: 0.2, time_per_output: 0.45 ns}"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    const Device &D = C->primaryDevice();
+    CHECK(D.DepthwiseSecondsPerOutput == doctest::Approx(0.45e-9));
+    REQUIRE(D.DepthwiseConv.hasValue());
+    CHECK(D.DepthwiseConv->Compute.at(1e6) == doctest::Approx(0.2));
+    // Without the key (or the entry) there is no per-output term.
+    auto NoKey = loadHardwareFromString(With("depthwise_conv: {compute: 0.2}"),
+                                        "test.yaml");
+    REQUIRE_MESSAGE(bool(NoKey), llvm::toString(NoKey.takeError()));
+    CHECK(NoKey->primaryDevice().DepthwiseSecondsPerOutput == 0);
+    auto Plain = loadHardwareFromString(ValidDevice, "test.yaml");
+    REQUIRE(bool(Plain));
+    CHECK(Plain->primaryDevice().DepthwiseSecondsPerOutput == 0);
+
+    CHECK_STARTS(
+        errorOf(With("depthwise_conv: {compute: 0.2, time_per_output: 0 ns}")),
+        "test.yaml:12:53: 'time_per_output' must be a positive time per "
+        "output element; write e.g. 'time_per_output: 0.45 ns'");
+    CHECK_STARTS(
+        errorOf(With("depthwise_conv: {compute: 0.2, time_per_output: -1 ns}")),
+        "test.yaml:12:53: 'time_per_output': ");
+    CHECK_STARTS(errorOf(With("depthwise_conv: {time_per_output: 1 GB/s}")),
+                 "test.yaml:12:39: 'time_per_output': ");
+    CHECK_STARTS(errorOf(With("depthwise_conv: {time_per_output: 0.45}")),
+                 "test.yaml:12:39: 'time_per_output': ");
+    CHECK_STARTS(errorOf(With("depthwise_conv: {time_per_output: [1 ns]}")),
+                 "test.yaml:12:39: 'time_per_output' must be a single value");
+    // Only depthwise convolutions have the term.
+    CHECK_STARTS(errorOf(With("conv: {time_per_output: 1 ns}")),
+                 "test.yaml:12:12: unknown key 'time_per_output' in "
+                 "efficiency 'conv'");
+  }
+
   TEST_CASE("the loader never crashes on hostile input") {
     // Deep nesting: the walk stops at the first wrong node instead of
     // skipping (and recursing through) it.

@@ -287,6 +287,55 @@ TEST_SUITE("roofline") {
     CHECK(opTime(W, load(Cpu)).EpilogueSeconds == 0);
   }
 
+  TEST_CASE("depthwise time per output element is a floor beside FLOPs") {
+    const char *const Cpu = R"(device:
+  name: rcpu
+  kind: cpu
+  compute:
+    simd: {fp32: 100 GFLOPS}
+  memory:
+    - {name: DRAM, capacity: 16 GB, bandwidth: 100 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 0.5, memory: 1}
+    depthwise_conv: {compute: 0.5, time_per_output: 0.5 ns}
+)";
+    const hw::Device D = load(Cpu);
+    REQUIRE(D.DepthwiseSecondsPerOutput == doctest::Approx(0.5e-9));
+    // 64 channels of 56x56 outputs: 200704 output elements.
+    OpWork W;
+    W.Class = OpClass::Conv;
+    W.BytesRead = 1e3;
+    // 3x3: 18 FLOP per output take 0.36 ns at 50 GFLOP/s, under the
+    // 0.5 ns per output: 200704 x 0.5 ns = 100.352 us, plus 1 us.
+    W.Gemm = {64, 3136, 1, 9};
+    W.Flops = 2 * 9 * 200704.0;
+    OpTime T = opTime(W, D);
+    CHECK(T.Outputs == doctest::Approx(200704));
+    CHECK(T.PerOutputBound);
+    CHECK(T.Bound == Bound::Compute);
+    CHECK(T.ComputeSeconds == doctest::Approx(100.352e-6));
+    CHECK(T.Seconds == doctest::Approx(101.352e-6));
+    const std::string Text = explain(T);
+    CHECK(Text.find("200704 outputs x 500 ps") != std::string::npos);
+    CHECK(Text.find("compute-bound by the per-output term") !=
+          std::string::npos);
+    // 7x7: 98 FLOP per output take 1.96 ns: the FLOP term,
+    // 200704 x 98 / 50 GFLOP/s = 393.38 us.
+    W.Gemm = {64, 3136, 1, 49};
+    W.Flops = 2 * 49 * 200704.0;
+    T = opTime(W, D);
+    CHECK_FALSE(T.PerOutputBound);
+    CHECK(T.ComputeSeconds == doctest::Approx(393.37984e-6));
+    CHECK(explain(T).find("(compute-bound;") != std::string::npos);
+    // A dense conv has no per-output term.
+    W.Gemm = {1, 3136, 64, 576};
+    T = opTime(W, D);
+    CHECK(T.Outputs == 0);
+    CHECK_FALSE(T.PerOutputBound);
+    CHECK(explain(T).find("outputs x") == std::string::npos);
+  }
+
   TEST_CASE("explain plugs the numbers into the formula") {
     const hw::Device D = load(TestGpu);
     const OpTime T = opTime(elementwise(1e6, ir::DType::F32), D);
