@@ -736,6 +736,8 @@ void Calibrator::conv(SpinPool &Pool) {
                  std::to_string(Info.TilePixels) + " register tile";
   const int L = Info.Lanes;
   double DenseFlops = 0, DenseSeconds = 0, DwFlops = 0, DwSeconds = 0;
+  std::vector<double> Dw3PerOutput;
+  double Dw7Flops = 0, Dw7Seconds = 0;
   for (const Shape &S : Shapes) {
     const int Pad = S.K / 2;
     ConvGeometry G;
@@ -779,6 +781,16 @@ void Calibrator::conv(SpinPool &Pool) {
     R.Rate = R.Work / R.Seconds;
     R.Efficiency = clampEff(R.Rate / M.PeakF32);
     (S.Depthwise ? M.DepthwiseConv : M.Conv).push_back(R);
+    if (S.Depthwise) {
+      const double Outputs = double(S.Cout) * G.OH * G.OW;
+      M.DepthwisePerOutput.push_back(R.Seconds / Outputs);
+      if (S.K == 3)
+        Dw3PerOutput.push_back(R.Seconds / Outputs);
+      if (S.K == 7) {
+        Dw7Flops += R.Work;
+        Dw7Seconds += R.Seconds;
+      }
+    }
     (S.Depthwise ? DwFlops : DenseFlops) += R.Work;
     (S.Depthwise ? DwSeconds : DenseSeconds) += R.Seconds;
     log(R.What + ": " + fx(R.Rate / 1e9, 1) + " GFLOPS (" +
@@ -788,6 +800,16 @@ void Calibrator::conv(SpinPool &Pool) {
   M.DepthwiseConvCompute = clampEff(DwFlops / DwSeconds / M.PeakF32);
   M.ConvComputeCurve = groupBySize(M.Conv, M.PeakF32);
   M.DepthwiseComputeCurve = groupBySize(M.DepthwiseConv, M.PeakF32);
+  // The two-term fit: the 3x3 shapes' median time per output is the floor,
+  // the 7x7 shapes' rate the FLOP term (both kinds are in every shape
+  // list, the quick one too).
+  if (!Dw3PerOutput.empty()) {
+    std::sort(Dw3PerOutput.begin(), Dw3PerOutput.end());
+    M.DepthwiseSecondsPerOutput = Dw3PerOutput[Dw3PerOutput.size() / 2];
+  }
+  M.DepthwiseFlopCompute = Dw7Seconds > 0
+                               ? clampEff(Dw7Flops / Dw7Seconds / M.PeakF32)
+                               : M.DepthwiseConvCompute;
 }
 
 llvm::Error Calibrator::run() {
@@ -874,6 +896,20 @@ std::string capacity(double V) {
   return num(V) + " B";
 }
 std::string eff(double E) { return num(clampEff(E)); }
+
+/// The depthwise KxK shapes' times per output element, "0.1 / 0.12 ns".
+std::string perOutputList(const Measurements &M, int K) {
+  const std::string Prefix =
+      "depthwise " + std::to_string(K) + "x" + std::to_string(K) + "/";
+  std::string S;
+  for (size_t I = 0; I < M.DepthwiseConv.size(); ++I) {
+    if (M.DepthwiseConv[I].What.rfind(Prefix, 0) != 0 ||
+        I >= M.DepthwisePerOutput.size())
+      continue;
+    S += (S.empty() ? "" : " / ") + num(M.DepthwisePerOutput[I] * 1e9);
+  }
+  return S.empty() ? "none measured" : S + " ns";
+}
 std::string seconds(double S) {
   if (S >= 1e-3)
     return num(S * 1e3) + " ms";
@@ -1046,14 +1082,23 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << "    conv:\n"
      << "      compute: " << curve(M.ConvComputeCurve, work) << "\n"
      << "      memory: " << eff(M.GemmMemory) << "\n"
-     << "    # the same kernels' depthwise form (one output vector at a time, "
-        "taps\n"
-     << "    # checked against the padding), MobileNet\n"
-     << "    # 3x3, EfficientNet 5x5, ConvNeXt 7x7 by FLOPs; all together "
-     << num(M.DepthwiseConvCompute) << "\n"
+     << "    # the same kernels' depthwise form, MLAS's structure (the\n"
+     << "    # interior of a row several output vectors at a time, edge "
+        "outputs one\n"
+     << "    # at a time with taps checked against the padding) on MobileNet "
+        "3x3,\n"
+     << "    # EfficientNet 5x5, ConvNeXt 7x7 shapes; time = max(FLOPs /\n"
+     << "    # (peak x compute), outputs x time_per_output): time_per_output "
+        "is\n"
+     << "    # the 3x3 shapes' median time per output element ("
+     << perOutputList(M, 3) << "),\n"
+     << "    # compute the 7x7 shapes' rate over the peak (per output: "
+     << perOutputList(M, 7) << ")\n"
      << "    depthwise_conv:\n"
-     << "      compute: " << curve(M.DepthwiseComputeCurve, work) << "\n"
+     << "      compute: " << eff(M.DepthwiseFlopCompute) << "\n"
      << "      memory: " << eff(M.GemmMemory) << "\n"
+     << "      time_per_output: " << num(M.DepthwiseSecondsPerOutput * 1e9)
+     << " ns\n"
      << "    # a small GEMM per step: the 128^3 SGEMM\n"
      << "    recurrent: {compute: " << eff(M.RecurrentCompute)
      << ", memory: " << eff(M.GemmMemory) << "}\n"

@@ -124,6 +124,15 @@ struct Measurements {
   double ConvCompute = 0;          ///< All dense shapes together.
   double DepthwiseConvCompute = 0; ///< All depthwise shapes together.
   Curve ConvComputeCurve, DepthwiseComputeCurve; ///< By FLOPs.
+  /// The depthwise two-term fit (max(FLOPs / (peak x compute), outputs x
+  /// time per output)): the median time per output element of the 3x3
+  /// shapes (the fewest FLOPs per output, so the per-output floor shows),
+  /// and the 7x7 shapes' rate over the peak (the most FLOPs per output).
+  double DepthwiseSecondsPerOutput = 0;
+  double DepthwiseFlopCompute = 0;
+  /// Per depthwise shape: seconds per output element (same order as
+  /// DepthwiseConv).
+  std::vector<double> DepthwisePerOutput;
   double RecurrentCompute = 0;
   double ElementwiseCompute = 0, ReductionCompute = 0, NormalizationCompute = 0;
   Curve ElementwiseMemory, ReductionMemory, NormalizationMemory,
