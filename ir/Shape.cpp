@@ -3,6 +3,8 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <charconv>
+
 namespace perfc::ir {
 
 llvm::Optional<uint64_t> checkedMul(uint64_t A, uint64_t B) {
@@ -79,18 +81,24 @@ uint64_t Shape::numElementsOrZero() const {
 std::string Shape::str() const {
   if (!Ranked)
     return "[*]";
-  std::string S = "[";
+  // Called for every node of every prediction (the per-node output shape):
+  // one reserved buffer and std::to_chars, not a temporary per dimension.
+  std::string S;
+  S.reserve(2 + 8 * Dims.size());
+  S += '[';
+  char Buf[24];
   for (unsigned I = 0; I < Dims.size(); ++I) {
     if (I)
       S += ", ";
     if (Dims[I].isKnown())
-      S += std::to_string(Dims[I].Value);
+      S.append(Buf, std::to_chars(Buf, Buf + sizeof(Buf), Dims[I].Value).ptr);
     else if (!Dims[I].Symbol.empty())
       S += Dims[I].Symbol;
     else
-      S += "?";
+      S += '?';
   }
-  return S + "]";
+  S += ']';
+  return S;
 }
 
 } // namespace perfc::ir
