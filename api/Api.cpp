@@ -9,6 +9,7 @@
 
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
@@ -305,6 +306,13 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     PO.Device = &Cluster->primaryDevice();
   if (Options.train && !Cluster)
     throwError("a training prediction needs hardware (a device or cluster)");
+  // A step on mixed GPU types depends on which stage runs where; predicting
+  // it on the first type alone would be a silently wrong number (the CLI
+  // refuses the same way).
+  if (Options.train && isMixedCluster(*Cluster))
+    throwError(MI.Info.Path + ": cluster '" + Cluster->Name +
+               "' mixes GPU types; plan it with perfc::api::plan (each "
+               "pipeline stage on one type) instead of predict");
 
   auto I = std::make_shared<Prediction::Impl>(M);
   I->Explained = Explain;

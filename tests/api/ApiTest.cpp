@@ -159,6 +159,20 @@ TEST_CASE("training step through the API") {
                        api::Error);
 }
 
+TEST_CASE("training on mixed GPU types without a plan is refused") {
+  api::Hardware Hw = api::Hardware::load(
+      std::string(PERFC_SOURCE_DIR) + "/tests/data/hwdb/mixed-a100-v100.yaml");
+  api::ImportOptions O;
+  O.batch = 2;
+  O.dims = {{"seq", 128}};
+  api::Model M = api::Model::fromOnnxFile(zoo("gpt2_small.onnx"), O);
+  api::PredictOptions P;
+  CHECK(*api::predict(M, Hw, P).latencySeconds() > 0); // inference: first type
+  P.train = api::TrainOptions();
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, P),
+                       doctest::Contains("mixes GPU types"), api::Error);
+}
+
 TEST_CASE("concurrent predictions share one Hardware and one Model") {
   api::Hardware Hw = api::Hardware::load("a100-sxm4-80gb");
   api::Model M = cnn(8);
