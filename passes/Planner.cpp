@@ -282,6 +282,67 @@ splitStages(const std::vector<StageSpec> &Stages, unsigned L,
   return Sizes;
 }
 
+llvm::Optional<std::vector<unsigned>>
+splitData(const std::vector<unsigned> &Replicas, unsigned M,
+          const std::function<double(unsigned, unsigned)> &TimeOf) {
+  const size_t N = Replicas.size();
+  if (!N || llvm::is_contained(Replicas, 0u))
+    return llvm::None;
+  // Most micro-batches a replica of type g can take: all others at one.
+  std::vector<unsigned> Most(N, 0);
+  uint64_t Floor = 0;
+  for (unsigned R : Replicas)
+    Floor += R;
+  if (Floor > M)
+    return llvm::None;
+  for (size_t G = 0; G < N; ++G)
+    Most[G] = 1 + unsigned((M - Floor) / Replicas[G]);
+  // Counts per type with every type's time within Bound, summing to M.
+  auto Fit = [&](double Bound) -> llvm::Optional<std::vector<unsigned>> {
+    // Reach[g][s]: the count of type g-1 that reaches total s (0: none).
+    std::vector<std::vector<unsigned>> Reach(N + 1,
+                                             std::vector<unsigned>(M + 1, 0));
+    std::vector<char> Can(M + 1, 0), Next(M + 1, 0);
+    Can[0] = 1;
+    for (size_t G = 0; G < N; ++G) {
+      std::fill(Next.begin(), Next.end(), 0);
+      for (unsigned K = 1; K <= Most[G] && TimeOf(G, K) <= Bound; ++K)
+        for (unsigned S = 0; S + uint64_t(K) * Replicas[G] <= M; ++S)
+          if (Can[S] && !Next[S + K * Replicas[G]]) {
+            Next[S + K * Replicas[G]] = 1;
+            Reach[G + 1][S + K * Replicas[G]] = K;
+          }
+      Can.swap(Next);
+    }
+    if (!Can[M])
+      return llvm::None;
+    std::vector<unsigned> Micro(N, 0);
+    unsigned S = M;
+    for (size_t G = N; G-- > 0;) {
+      Micro[G] = Reach[G + 1][S];
+      S -= Micro[G] * Replicas[G];
+    }
+    return Micro;
+  };
+  std::vector<double> Bounds;
+  for (size_t G = 0; G < N; ++G)
+    for (unsigned K = 1; K <= Most[G]; ++K)
+      Bounds.push_back(TimeOf(G, K));
+  llvm::sort(Bounds);
+  Bounds.erase(std::unique(Bounds.begin(), Bounds.end()), Bounds.end());
+  size_t Lo = 0, Hi = Bounds.size();
+  while (Lo < Hi) {
+    const size_t Mid = (Lo + Hi) / 2;
+    if (Fit(Bounds[Mid]))
+      Hi = Mid;
+    else
+      Lo = Mid + 1;
+  }
+  if (Lo == Bounds.size())
+    return llvm::None;
+  return Fit(Bounds[Lo]);
+}
+
 llvm::Expected<TrainReport>
 predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
              const TrainOptions &O,

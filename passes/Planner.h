@@ -165,6 +165,19 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
              const TrainOptions &O,
              const std::vector<std::string> &StageDevices);
 
+/// Uneven data split (data parallelism across GPU types, as AMP and
+/// Metis): each of Replicas[g] replicas of type g takes Micro[g] whole
+/// micro-batches (so one micro-batch size for all, and each type its own
+/// accumulation count), every type at least one, sum_g Replicas[g] x
+/// Micro[g] == MicroBatches, minimising max_g TimeOf(g, Micro[g]).
+/// TimeOf must not decrease with the count. Exact: a binary search on the
+/// time bound over a reachable-sum table (an exact total is a bounded
+/// subset sum, which a greedy fill can miss). None when no split exists.
+/// Not yet a planner candidate family: see README (planner).
+llvm::Optional<std::vector<unsigned>>
+splitData(const std::vector<unsigned> &Replicas, unsigned MicroBatches,
+          const std::function<double(unsigned Type, unsigned Micro)> &TimeOf);
+
 /// Whether the cluster's node groups hold more than one device type.
 bool isMixedCluster(const hw::Cluster &C);
 

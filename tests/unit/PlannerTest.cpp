@@ -509,6 +509,48 @@ TEST_SUITE("planner") {
     }
   }
 
+  TEST_CASE("uneven data split: more micro-batches on the faster type") {
+    // 8 fast replicas (1 s per micro-batch) and 8 at 2.5 s, 64 micro-batches.
+    const auto Time = [](unsigned G, unsigned K) {
+      return K * (G == 0 ? 1.0 : 2.5);
+    };
+    auto S = splitData({8, 8}, 64, Time);
+    REQUIRE(S);
+    CHECK(*S == std::vector<unsigned>{6, 2});
+    const double Step = std::max(Time(0, 6), Time(1, 2));
+    CHECK(Step < std::max(Time(0, 4), Time(1, 4))); // even shares: 10 s
+    CHECK(Step < Time(0, 64 / 8));                  // fast type alone: 8 s
+    // Exact sums: 3 + 3 replicas cannot take 7; too few micro-batches.
+    CHECK(!splitData({3, 3}, 7, Time));
+    CHECK(!splitData({8, 8}, 15, Time));
+    CHECK(!splitData({8, 0}, 64, Time));
+    // Against enumeration on small cases with uneven replica counts.
+    const auto Slow = [](unsigned G, unsigned K) {
+      return K * (1.0 + 0.7 * G) + (K > 3 ? 0.5 * G : 0.0);
+    };
+    for (unsigned R0 = 1; R0 <= 4; ++R0)
+      for (unsigned R1 = 1; R1 <= 3; ++R1)
+        for (unsigned R2 = 1; R2 <= 2; ++R2)
+          for (unsigned M = 1; M <= 30; ++M) {
+            double Best = std::numeric_limits<double>::infinity();
+            for (unsigned A = 1; A * R0 <= M; ++A)
+              for (unsigned B = 1; A * R0 + B * R1 <= M; ++B) {
+                const unsigned Rest = M - A * R0 - B * R1;
+                if (Rest == 0 || Rest % R2)
+                  continue;
+                Best = std::min(Best, std::max({Slow(0, A), Slow(1, B),
+                                                Slow(2, Rest / R2)}));
+              }
+            auto Got = splitData({R0, R1, R2}, M, Slow);
+            REQUIRE(bool(Got) == std::isfinite(Best));
+            if (!Got)
+              continue;
+            CHECK((*Got)[0] * R0 + (*Got)[1] * R1 + (*Got)[2] * R2 == M);
+            CHECK(std::max({Slow(0, (*Got)[0]), Slow(1, (*Got)[1]),
+                            Slow(2, (*Got)[2])}) == Best);
+          }
+  }
+
   TEST_CASE("mixed GPU types: one type alone as predictTraining has it") {
     // predictMixed with every stage on one type: the same stages (times,
     // memory) as predictTraining on that type; the step differs only in
