@@ -1,8 +1,8 @@
 //===- OnnxToIr.cpp - Converting checked ONNX protos to IR ----------------===//
 #include "frontend/OnnxToIr.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cstring>
@@ -229,7 +229,10 @@ public:
         Types[VI.name()] = &VI.type();
     }
 
-    llvm::StringSet<> InitNames;
+    // Keys point into GP's strings, which outlive this loop: no copy and
+    // no allocation per initializer.
+    llvm::DenseSet<llvm::StringRef> InitNames;
+    InitNames.reserve(GP.initializer_size());
     for (const auto &T : GP.initializer())
       InitNames.insert(T.name());
     for (const auto &In : GP.input()) {
