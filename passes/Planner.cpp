@@ -51,6 +51,18 @@ std::string describe(const TrainOptions &O) {
     S += ", sp";
   S += std::string(", recompute ") + name(O.Recomp);
   S += llvm::formatv(", zero {0}", O.Zero).str();
+  // An uneven data split: "..., data a100 x16 (3 micro-batches each) +
+  // v100 x16 (1 each)".
+  for (size_t I = 0; I < O.DataSplit.size(); ++I) {
+    const DataShare &D = O.DataSplit[I];
+    S += llvm::formatv("{0}{1} x{2}", I ? " + " : ", data ", D.Device,
+                       D.Replicas)
+             .str();
+    if (D.MicroBatches)
+      S += llvm::formatv(I ? " ({0} each)" : " ({0} micro-batches each)",
+                         D.MicroBatches)
+               .str();
+  }
   return S;
 }
 
@@ -145,15 +157,21 @@ hw::Cluster typeCluster(const hw::Cluster &C, const GpuType &T,
 
 /// The inter-node link of lower effective bandwidth (stages on different
 /// types sit on different nodes).
-const hw::Link *slowerLink(const hw::NodeGroup &A, const hw::NodeGroup &B) {
-  const hw::Link *X = A.InterNode ? &*A.InterNode : nullptr;
-  const hw::Link *Y = B.InterNode ? &*B.InterNode : nullptr;
+const hw::Link *slower(const hw::Link *X, const hw::Link *Y) {
   if (!X || !Y)
     return X ? X : Y;
   return X->BandwidthBytesPerSecond * X->Efficiency <=
                  Y->BandwidthBytesPerSecond * Y->Efficiency
              ? X
              : Y;
+}
+
+const hw::Link *interNode(const hw::NodeGroup &G) {
+  return G.InterNode ? &*G.InterNode : nullptr;
+}
+
+const hw::Link *slowerLink(const hw::NodeGroup &A, const hw::NodeGroup &B) {
+  return slower(interNode(A), interNode(B));
 }
 
 /// Free memory of the fullest stage, each on its own device.
@@ -518,6 +536,199 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   return R;
 }
 
+namespace {
+
+/// The types of a data split, in its order, checked against the cluster.
+llvm::Expected<std::vector<GpuType>> splitTypes(const hw::Cluster &C,
+                                                const TrainOptions &O) {
+  if (O.DataSplit.empty())
+    return fail("no data split given");
+  if (O.Pp != 1 || O.Vp != 1)
+    return fail(llvm::formatv("an uneven data split runs whole replicas on "
+                              "each type: it needs pp 1 and vp 1, not pp {0} "
+                              "vp {1}",
+                              O.Pp, O.Vp));
+  auto Types = gpuTypes(C);
+  if (!Types)
+    return Types.takeError();
+  std::vector<GpuType> Of;
+  uint64_t Replicas = 0, Samples = 0;
+  for (const DataShare &D : O.DataSplit) {
+    auto It = std::find_if(Types->begin(), Types->end(), [&](const GpuType &T) {
+      return T.Dev->Name == D.Device;
+    });
+    if (It == Types->end())
+      return fail(llvm::formatv("data split: cluster '{0}' has no device '{1}'",
+                                C.Name, D.Device));
+    if (llvm::any_of(Of, [&](const GpuType &T) { return T.Dev == It->Dev; }))
+      return fail(llvm::formatv("data split: '{0}' is named twice", D.Device));
+    if (D.Replicas == 0 || D.MicroBatches == 0)
+      return fail(llvm::formatv("data split: '{0}' needs at least one replica "
+                                "and one micro-batch per replica",
+                                D.Device));
+    if (uint64_t(D.Replicas) * O.Tp > It->Devices)
+      return fail(llvm::formatv("data split: {0} replicas of tp {1} on '{2}' "
+                                "need {3} devices, but cluster '{4}' has {5}",
+                                D.Replicas, O.Tp, D.Device,
+                                uint64_t(D.Replicas) * O.Tp, C.Name,
+                                It->Devices));
+    if (It->PerNode % O.Tp)
+      return fail(llvm::formatv("--tp {0}: a node of '{1}' holds {2} devices; "
+                                "tensor parallelism stays inside a node",
+                                O.Tp, D.Device, It->PerNode));
+    Replicas += D.Replicas;
+    uint64_t Part = 0;
+    if (O.MicroBatch <= 0 ||
+        __builtin_mul_overflow(uint64_t(D.Replicas) * D.MicroBatches,
+                               uint64_t(O.MicroBatch), &Part) ||
+        __builtin_add_overflow(Samples, Part, &Samples))
+      return fail(llvm::formatv("data split: '{0}''s samples (replicas x "
+                                "micro-batches x micro-batch size) overflow",
+                                D.Device));
+    Of.push_back(*It);
+  }
+  if (Replicas != O.Dp)
+    return fail(llvm::formatv("data split: its replicas sum to {0}, but dp is "
+                              "{1}",
+                              Replicas, O.Dp));
+  if (O.GlobalBatch && Samples != uint64_t(O.GlobalBatch))
+    return fail(llvm::formatv("data split: replicas x micro-batches x "
+                              "micro-batch size sum to {0} samples, but the "
+                              "global batch is {1}",
+                              Samples, O.GlobalBatch));
+  return Of;
+}
+
+/// Type T's cluster for a data split: its node group, enough nodes for all
+/// O.Dp replicas (the exchange's ring spans them), and Link between nodes.
+hw::Cluster splitCluster(const hw::Cluster &C, const GpuType &T,
+                         const TrainOptions &O, const hw::Link *Link) {
+  hw::Cluster Sub = typeCluster(C, T, O.Dp * O.Tp);
+  if (Link)
+    Sub.Groups.front().InterNode = *Link;
+  return Sub;
+}
+
+/// The slowest inter-node link among the split's types.
+const hw::Link *splitLink(const std::vector<GpuType> &Types) {
+  const hw::Link *Slow = nullptr;
+  for (const GpuType &T : Types)
+    Slow = slower(Slow, interNode(*T.Group));
+  return Slow;
+}
+
+/// Type T's part of a data split, its replicas running Micro micro-batches.
+llvm::Expected<TrainReport> predictShare(const TrainingAnalysis &A,
+                                         const hw::Cluster &Sub,
+                                         const TrainOptions &O,
+                                         unsigned Micro) {
+  TrainOptions Own = O;
+  Own.DataSplit.clear();
+  Own.Timeline = false;
+  Own.GlobalBatch = int64_t(O.Dp) * Micro * O.MicroBatch;
+  return predictTraining(A, Sub, Own);
+}
+
+} // namespace
+
+llvm::Expected<TrainReport> predictDataSplit(const TrainingAnalysis &A,
+                                             const hw::Cluster &C,
+                                             const TrainOptions &O) {
+  auto Types = splitTypes(C, O);
+  if (!Types)
+    return Types.takeError();
+  const hw::Link *Link = splitLink(*Types);
+  std::vector<TrainReport> Parts;
+  size_t Slow = 0, Full = 0;
+  double LeastFree = std::numeric_limits<double>::infinity();
+  for (size_t G = 0; G < Types->size(); ++G) {
+    auto P = predictShare(A, splitCluster(C, (*Types)[G], O, Link), O,
+                          O.DataSplit[G].MicroBatches);
+    if (!P)
+      return P.takeError();
+    Parts.push_back(std::move(*P));
+    if (Parts[G].StepSeconds > Parts[Slow].StepSeconds)
+      Slow = G;
+    const double Free = Parts[G].CapacityBytes - Parts[G].peak().peakBytes();
+    if (Free < LeastFree) {
+      LeastFree = Free;
+      Full = G;
+    }
+  }
+  TrainReport R = Parts[Slow];
+  R.Stages = Parts[Full].Stages;
+  R.PeakStage = Parts[Full].PeakStage;
+  R.CapacityBytes = Parts[Full].CapacityBytes;
+  R.MicroBatches = Parts[Full].MicroBatches; // its stage's count
+  R.Devices = O.Dp * O.Tp;
+  R.GlobalBatch = 0;
+  double MicroBatches = 0;
+  std::string Names;
+  for (size_t G = 0; G < Types->size(); ++G) {
+    const DataShare &D = O.DataSplit[G];
+    const TrainReport &P = Parts[G];
+    R.GlobalBatch += int64_t(D.Replicas) * D.MicroBatches * O.MicroBatch;
+    MicroBatches += double(D.Replicas) * D.MicroBatches;
+    R.Fits = R.Fits && P.Fits;
+    Names += (G ? "+" : "") + D.Device;
+    R.DataSplit.push_back({D, P.StepSeconds, P.ComputeSeconds,
+                           P.peak().peakBytes(), P.CapacityBytes});
+  }
+  R.Device = Names;
+  R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
+  R.ModelFlops = A.FlopsPerMicroBatch * MicroBatches;
+  R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+  return R;
+}
+
+llvm::Error balanceDataSplit(const TrainingAnalysis &A, const hw::Cluster &C,
+                             TrainOptions &O) {
+  const uint64_t M = O.MicroBatch > 0 && O.GlobalBatch % O.MicroBatch == 0
+                         ? uint64_t(O.GlobalBatch / O.MicroBatch)
+                         : 0;
+  uint64_t Replicas = 0;
+  for (DataShare &D : O.DataSplit) {
+    D.MicroBatches = 1; // checked below with the counts chosen
+    Replicas += D.Replicas;
+  }
+  if (M == 0 || M < Replicas || M > std::numeric_limits<unsigned>::max())
+    return fail(llvm::formatv(
+        "data split: global batch {0} in micro-batches of {1} cannot give "
+        "each of {2} replicas at least one micro-batch",
+        O.GlobalBatch, O.MicroBatch, Replicas));
+  TrainOptions Probe = O;
+  Probe.GlobalBatch = 0;
+  auto Types = splitTypes(C, Probe);
+  if (!Types)
+    return Types.takeError();
+  const hw::Link *Link = splitLink(*Types);
+  // Step time a + b k of each type at k micro-batches per replica.
+  std::vector<double> Fixed, PerMicro;
+  std::vector<unsigned> Counts;
+  for (size_t G = 0; G < Types->size(); ++G) {
+    const hw::Cluster Sub = splitCluster(C, (*Types)[G], O, Link);
+    auto One = predictShare(A, Sub, O, 1);
+    if (!One)
+      return One.takeError();
+    auto Two = predictShare(A, Sub, O, 2);
+    if (!Two)
+      return Two.takeError();
+    PerMicro.push_back(std::max(0.0, Two->StepSeconds - One->StepSeconds));
+    Fixed.push_back(One->StepSeconds - PerMicro.back());
+    Counts.push_back(O.DataSplit[G].Replicas);
+  }
+  auto Split = splitData(Counts, unsigned(M), [&](unsigned G, unsigned K) {
+    return Fixed[G] + PerMicro[G] * K;
+  });
+  if (!Split)
+    return fail(llvm::formatv("data split: {0} micro-batches cannot be shared "
+                              "in whole micro-batches over the replicas",
+                              M));
+  for (size_t G = 0; G < Split->size(); ++G)
+    O.DataSplit[G].MicroBatches = (*Split)[G];
+  return llvm::Error::success();
+}
+
 llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   const auto Start = Clock::now();
   if (!R.Cluster || !R.Analysis)
@@ -621,9 +832,13 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   };
   std::vector<Point> Space;
   // The choices every strategy makes besides its degrees.
+  // An uneven data split (O.DataSplit) needs only whole micro-batches, at
+  // least one per replica; its counts are chosen when it is evaluated.
   auto AddRest = [&](TrainOptions O, const std::vector<std::string> &Devs) {
     for (int64_t Mb : Mbs) {
-      if ((R.GlobalBatch / O.Dp) % Mb)
+      if (O.DataSplit.empty()
+              ? (R.GlobalBatch / O.Dp) % Mb != 0
+              : R.GlobalBatch % Mb != 0 || R.GlobalBatch / Mb < int64_t(O.Dp))
         continue;
       for (Recompute Rc : pick(F.Recomp, {Recompute::None, Recompute::Selective,
                                           Recompute::Full}))
@@ -686,6 +901,20 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             AddRest(O, Devs);
           }
         } while (std::next_permutation(Order.begin(), Order.end()));
+        // The uneven data split over these types: every device of each a
+        // replica's (tp devices), pp 1.
+        if (Order.size() < 2 || (F.Pp && *F.Pp != 1) || (F.Vp && *F.Vp != 1))
+          continue;
+        TrainOptions O = R.Base;
+        O.Tp = Tp;
+        O.Dp = 0;
+        for (unsigned T : Order) {
+          O.DataSplit.push_back({Types[T].Dev->Name, Types[T].Devices / Tp, 0});
+          O.Dp += Types[T].Devices / Tp;
+        }
+        if ((F.Dp && O.Dp != *F.Dp) || (R.Devices && O.Dp * Tp != R.Devices))
+          continue;
+        AddRest(O, {});
       }
   }
   for (unsigned Tp : Mixed ? std::vector<unsigned>{} : Tps)
@@ -777,14 +1006,22 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       A = *Got;
     }
     TrainOptions Chosen = O;
-    auto T = Pt.Devs.empty() ? predictTraining(*A, C, O)
-                             : predictMixed(*A, C, O, Pt.Devs);
+    llvm::Expected<TrainReport> T = TrainReport();
+    if (!O.DataSplit.empty()) {
+      if (llvm::Error E = balanceDataSplit(*A, C, Chosen))
+        T = std::move(E);
+      else
+        T = predictDataSplit(*A, C, Chosen);
+    } else {
+      T = Pt.Devs.empty() ? predictTraining(*A, C, O)
+                          : predictMixed(*A, C, O, Pt.Devs);
+    }
     // The time-balanced split overflows a stage: move blocks so that every
     // stage fits, if any split does (vp 1; mixed plans split for memory
     // already).
-    if (T && !T->Fits && Pt.Devs.empty() && O.Pp > 1 && O.Vp == 1 &&
-        O.Schedule == PipelineSchedule::OneFOneB && O.ChunkBlocks.empty() &&
-        O.Split == Partition::Balanced)
+    if (T && !T->Fits && Pt.Devs.empty() && O.DataSplit.empty() && O.Pp > 1 &&
+        O.Vp == 1 && O.Schedule == PipelineSchedule::OneFOneB &&
+        O.ChunkBlocks.empty() && O.Split == Partition::Balanced)
       if (const std::vector<UnitCost> *U = unitsOf(*A, C, O)) {
         std::vector<StageSpec> Specs;
         for (const StageReport &S : T->Stages)
@@ -942,7 +1179,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   Res.Options = All[Best].Options;
   Res.StageDevices = All[Best].StageDevices;
   const TrainingAnalysis *A = Analyses[Res.Options.MicroBatch];
-  auto T = Res.StageDevices.empty()
+  auto T = !Res.Options.DataSplit.empty() ? predictDataSplit(*A, C, Res.Options)
+           : Res.StageDevices.empty()
                ? predictTraining(*A, C, Res.Options)
                : predictMixed(*A, C, Res.Options, Res.StageDevices);
   if (!T)

@@ -36,6 +36,14 @@
 // is the 1F1B schedule simulated with per-stage times and per-boundary
 // transfers (passes/Schedule).
 //
+// Mixed clusters, uneven data split (a second candidate family, pp 1):
+// every device of two or more types runs a whole replica (tp devices each)
+// and the types take unequal numbers of whole micro-batches
+// (balanceDataSplit), so that the faster finish their share when the
+// slower do; one gradient exchange over all replicas (predictDataSplit).
+// It wins where the model fits one replica and a pipeline would add
+// bubbles and activation transfers across types.
+//
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_PLANNER_H
 #define PERFC_PASSES_PLANNER_H
@@ -173,10 +181,33 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
 /// TimeOf must not decrease with the count. Exact: a binary search on the
 /// time bound over a reachable-sum table (an exact total is a bounded
 /// subset sum, which a greedy fill can miss). None when no split exists.
-/// Not yet a planner candidate family: see README (planner).
 llvm::Optional<std::vector<unsigned>>
 splitData(const std::vector<unsigned> &Replicas, unsigned MicroBatches,
           const std::function<double(unsigned Type, unsigned Micro)> &TimeOf);
+
+/// Predicts a step under O.DataSplit (pp 1, vp 1): the replicas of each
+/// type run their own micro-batches, then all O.Dp replicas exchange
+/// gradients in one data-parallel group. Each type is predicted by
+/// predictTraining on its own node group with dp = O.Dp (its tensor-
+/// parallel links, the exchange's ring over as many nodes, ZeRO sharding
+/// over every replica), the inter-node link replaced by the slowest among
+/// the types (the ring crosses between them), and its micro-batch count;
+/// the step is the slowest type's (everyone waits for the exchange).
+/// Report: the step and its parts are the slowest type's; Stages,
+/// MicroBatches and CapacityBytes the type with the least free memory
+/// (Fits: every type fits its own device); DataSplit each type's.
+llvm::Expected<TrainReport> predictDataSplit(const TrainingAnalysis &A,
+                                             const hw::Cluster &C,
+                                             const TrainOptions &O);
+
+/// Chooses O.DataSplit's micro-batch counts (the types' replicas given):
+/// splitData over each type's step time, which at pp 1 is affine in its
+/// micro-batch count (micro-batches x their time, plus the exchange's
+/// exposed tail and the optimizer), measured from two predictions.
+/// O.GlobalBatch / O.MicroBatch micro-batches in all; an error when they
+/// cannot give every replica at least one.
+llvm::Error balanceDataSplit(const TrainingAnalysis &A, const hw::Cluster &C,
+                             TrainOptions &O);
 
 /// Whether the cluster's node groups hold more than one device type.
 bool isMixedCluster(const hw::Cluster &C);

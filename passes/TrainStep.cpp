@@ -88,6 +88,11 @@ private:
       return fail("parallel degrees must be positive");
     if (O.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
+    // Replicas of unequal shares are predicted type by type
+    // (predictDataSplit); here it would be silently ignored.
+    if (!O.DataSplit.empty())
+      return fail("an uneven data split is predicted per GPU type "
+                  "(predictDataSplit), not as one strategy");
     Layout.Tensor = O.Tp;
     Layout.Data = O.Dp;
     Layout.Pipeline = O.Pp;

@@ -67,6 +67,15 @@ enum class PipelineSchedule : uint8_t { OneFOneB, GPipe };
 const char *name(Recompute R);
 const char *name(OptimizerKind O);
 
+/// One GPU type's share of an uneven data split (data parallelism across
+/// GPU types, as AMP and Metis plan it): its replicas (tp devices each) and
+/// the whole micro-batches each runs per step.
+struct DataShare {
+  std::string Device; ///< The GPU type (hwdb device name).
+  unsigned Replicas = 0;
+  unsigned MicroBatches = 0;
+};
+
 struct TrainOptions {
   unsigned Dp = 1, Tp = 1, Pp = 1, Vp = 1;
   bool SequenceParallel = false;
@@ -101,6 +110,11 @@ struct TrainOptions {
   /// to the model's blocks), as a planner chose them (for memory, or for
   /// stages on different GPU types); empty: Split decides.
   std::vector<unsigned> ChunkBlocks;
+  /// Uneven data parallelism across GPU types (passes/Planner's
+  /// predictDataSplit; pp 1): Dp is the replicas' sum, GlobalBatch the sum
+  /// of replicas x micro-batches x MicroBatch. Empty: every replica takes
+  /// GlobalBatch / Dp.
+  std::vector<DataShare> DataSplit;
 };
 
 struct StageReport {
@@ -125,6 +139,17 @@ struct StageReport {
   }
 };
 
+/// One GPU type's part of a step under an uneven data split.
+struct DataShareReport {
+  DataShare Share;
+  /// Its replicas' step as if alone: micro-batches, the exposed gradient
+  /// exchange over all replicas, the optimizer (the step waits for the
+  /// slowest type).
+  double StepSeconds = 0;
+  double ComputeSeconds = 0; ///< Its kernels in a step.
+  double PeakBytes = 0, CapacityBytes = 0;
+};
+
 struct TrainReport {
   unsigned Devices = 0;
   int64_t MicroBatches = 0; ///< Per data-parallel rank and step.
@@ -147,6 +172,8 @@ struct TrainReport {
   double CapacityBytes = 0; ///< Of one device.
   bool Fits = true;
   std::string Device;
+  /// Under TrainOptions::DataSplit: each type's part, in the split's order.
+  std::vector<DataShareReport> DataSplit;
   /// With TrainOptions::Timeline: the step as scheduled (1F1B; with vp > 1
   /// drawn as plain 1F1B of each stage's chunks together).
   Timeline Trace;

@@ -449,6 +449,8 @@ TEST_SUITE("planner") {
     REQUIRE(isMixedCluster(Mixed));
     PlanRequest R = request(M, Mixed, 64);
     R.Base.DType = ir::DType::F16; // V100 has no bf16
+    // A pipeline over both types (pp 1 is the uneven data split's family).
+    R.Fixed.Pp = 4;
     auto P = planTraining(R);
     REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
     const TrainOptions &O = P->Options;
@@ -486,8 +488,14 @@ TEST_SUITE("planner") {
       REQUIRE(bool(E));
       CHECK(P->Report.StepSeconds < E->StepSeconds);
     }
-    // So is the best plan on either type alone (planned on that node group
-    // by itself), priced the same way.
+    // The best plan over both types (any family) beats the best plan on
+    // either type alone (planned on that node group by itself), priced the
+    // same way.
+    PlanRequest Free = R;
+    Free.Fixed.Pp = llvm::None;
+    auto Overall = planTraining(Free);
+    REQUIRE_MESSAGE(bool(Overall), llvm::toString(Overall.takeError()));
+    CHECK(Overall->Report.StepSeconds <= P->Report.StepSeconds);
     for (size_t G = 0; G < Mixed.Groups.size(); ++G) {
       hw::Cluster One = Mixed;
       One.Groups = {Mixed.Groups[G]};
@@ -504,8 +512,8 @@ TEST_SUITE("planner") {
                                 std::vector<std::string>(X.Pp, Type));
       REQUIRE_MESSAGE(bool(Alone), llvm::toString(Alone.takeError()));
       CHECK(Alone->Fits);
-      CHECK(P->Report.StepSeconds < Alone->StepSeconds);
-      CHECK(P->Report.StepSeconds < Best->Report.StepSeconds);
+      CHECK(Overall->Report.StepSeconds < Alone->StepSeconds);
+      CHECK(Overall->Report.StepSeconds < Best->Report.StepSeconds);
     }
   }
 
@@ -549,6 +557,152 @@ TEST_SUITE("planner") {
             CHECK(std::max({Slow(0, (*Got)[0]), Slow(1, (*Got)[1]),
                             Slow(2, (*Got)[2])}) == Best);
           }
+  }
+
+  TEST_CASE("uneven data split: planned over both types, the best split") {
+    // A model one GPU holds: whole replicas on every device beat a pipeline
+    // across types (no bubble, no transfers between types).
+    Model M(4, 768, 12, 1024);
+    const hw::Cluster Mixed = mixedCluster();
+    PlanRequest R = request(M, Mixed, 256);
+    R.Base.DType = ir::DType::F16;
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    const TrainOptions &O = P->Options;
+    CHECK(P->Optimal);
+    REQUIRE(O.DataSplit.size() == 2);
+    CHECK(O.Pp == 1);
+    CHECK(P->StageDevices.empty());
+    unsigned Replicas = 0;
+    int64_t Samples = 0;
+    unsigned FastMicro = 0, SlowMicro = 0;
+    for (const DataShare &D : O.DataSplit) {
+      Replicas += D.Replicas;
+      Samples += int64_t(D.Replicas) * D.MicroBatches * O.MicroBatch;
+      CHECK(D.Replicas * O.Tp == 16); // every device of the type
+      (D.Device == "a100-sxm4-80gb" ? FastMicro : SlowMicro) = D.MicroBatches;
+    }
+    CHECK(Replicas == O.Dp);
+    CHECK(Samples == 256);
+    CHECK(FastMicro > SlowMicro);
+    // The report: the slowest type's step; each type's own.
+    REQUIRE(P->Report.DataSplit.size() == 2);
+    CHECK(P->Report.StepSeconds ==
+          std::max(P->Report.DataSplit[0].StepSeconds,
+                   P->Report.DataSplit[1].StepSeconds));
+    CHECK(P->Report.GlobalBatch == 256);
+    CHECK(P->Report.Devices == 32);
+    // The chosen counts are the best whole split of this strategy
+    // (enumerated, each predicted): balanceDataSplit's affine step model
+    // is exact at pp 1.
+    auto A = M.at(O.MicroBatch);
+    REQUIRE(bool(A));
+    const unsigned Micro = 256 / O.MicroBatch;
+    const unsigned Fast = O.DataSplit[0].Replicas,
+                   Slow = O.DataSplit[1].Replicas;
+    double Best = std::numeric_limits<double>::infinity();
+    unsigned Tried = 0;
+    for (unsigned K0 = 1; K0 * Fast < Micro; ++K0) {
+      if ((Micro - K0 * Fast) % Slow)
+        continue;
+      TrainOptions X = O;
+      X.DataSplit[0].MicroBatches = K0;
+      X.DataSplit[1].MicroBatches = (Micro - K0 * Fast) / Slow;
+      auto T = predictDataSplit(**A, Mixed, X);
+      REQUIRE_MESSAGE(bool(T), llvm::toString(T.takeError()));
+      Best = std::min(Best, T->StepSeconds);
+      ++Tried;
+    }
+    CHECK(Tried >= 2);
+    CHECK(P->Report.StepSeconds == doctest::Approx(Best).epsilon(1e-12));
+    // Faster than the best pipeline over both types and than either type
+    // alone.
+    PlanRequest Pipe = R;
+    Pipe.Fixed.Pp = 2;
+    auto Q = planTraining(Pipe);
+    REQUIRE_MESSAGE(bool(Q), llvm::toString(Q.takeError()));
+    CHECK(P->Report.StepSeconds < Q->Report.StepSeconds);
+    for (size_t G = 0; G < Mixed.Groups.size(); ++G) {
+      hw::Cluster One = Mixed;
+      One.Groups = {Mixed.Groups[G]};
+      One.Name = "only-" + One.primaryDevice().Name;
+      PlanRequest Alone = request(M, One, 256);
+      Alone.Base.DType = ir::DType::F16;
+      auto B = planTraining(Alone);
+      REQUIRE_MESSAGE(bool(B), llvm::toString(B.takeError()));
+      CHECK(P->Report.StepSeconds < B->Report.StepSeconds);
+    }
+    // Z3 and the exhaustive loop agree.
+    R.Planner = PlannerKind::Exhaustive;
+    auto E = planTraining(R);
+    REQUIRE(bool(E));
+    CHECK(E->Report.StepSeconds == P->Report.StepSeconds);
+  }
+
+  TEST_CASE("uneven data split: one type's share as predictTraining has it") {
+    Model M(4, 768, 12, 1024);
+    const hw::Cluster Mixed = mixedCluster();
+    hw::Cluster V100 = Mixed;
+    V100.Groups.erase(V100.Groups.begin());
+    V100.Name = "v100-only";
+    auto A = M.at(2);
+    REQUIRE(bool(A));
+    TrainOptions O;
+    O.DType = ir::DType::F16;
+    O.Dp = 16;
+    O.MicroBatch = 2;
+    O.GlobalBatch = 16 * 3 * 2;
+    auto Ref = predictTraining(**A, V100, O);
+    REQUIRE(bool(Ref));
+    TrainOptions S = O;
+    S.DataSplit = {{"v100-sxm2-32gb", 16, 3}};
+    auto Got = predictDataSplit(**A, Mixed, S);
+    REQUIRE_MESSAGE(bool(Got), llvm::toString(Got.takeError()));
+    CHECK(Got->StepSeconds == Ref->StepSeconds);
+    CHECK(Got->peak().peakBytes() == Ref->peak().peakBytes());
+    CHECK(Got->GlobalBatch == Ref->GlobalBatch);
+    CHECK(Got->ModelFlops == doctest::Approx(Ref->ModelFlops));
+    // Errors name the constraint.
+    auto Err = [&](TrainOptions X) {
+      auto T = predictDataSplit(**A, Mixed, X);
+      return T ? std::string() : llvm::toString(T.takeError());
+    };
+    TrainOptions X = S;
+    X.Dp = 20;
+    CHECK(Err(X) == "data split: its replicas sum to 16, but dp is 20");
+    X = S;
+    X.GlobalBatch = 64;
+    CHECK(Err(X) == "data split: replicas x micro-batches x micro-batch size "
+                    "sum to 96 samples, but the global batch is 64");
+    X = S;
+    X.DataSplit[0].Replicas = 17;
+    X.Dp = 17;
+    X.GlobalBatch = 17 * 3 * 2;
+    CHECK(Err(X) == "data split: 17 replicas of tp 1 on 'v100-sxm2-32gb' need "
+                    "17 devices, but cluster 'mixed-a100-v100' has 16");
+    X = S;
+    X.DataSplit[0].Device = "h100";
+    CHECK(Err(X) == "data split: cluster 'mixed-a100-v100' has no device "
+                    "'h100'");
+    X = S;
+    X.Pp = 2;
+    CHECK(Err(X) == "an uneven data split runs whole replicas on each type: "
+                    "it needs pp 1 and vp 1, not pp 2 vp 1");
+    auto Plain = predictTraining(**A, Mixed, S);
+    REQUIRE_FALSE(bool(Plain));
+    CHECK(llvm::toString(Plain.takeError()) ==
+          "an uneven data split is predicted per GPU type (predictDataSplit), "
+          "not as one strategy");
+    // Too few micro-batches for every replica.
+    X = S;
+    X.DataSplit = {{"a100-sxm4-80gb", 16, 0}, {"v100-sxm2-32gb", 16, 0}};
+    X.Dp = 32;
+    X.GlobalBatch = 40;
+    llvm::Error B = balanceDataSplit(**A, Mixed, X);
+    REQUIRE(bool(B));
+    CHECK(llvm::toString(std::move(B)) ==
+          "data split: global batch 40 in micro-batches of 2 cannot give each "
+          "of 32 replicas at least one micro-batch");
   }
 
   TEST_CASE("mixed GPU types: one type alone as predictTraining has it") {
@@ -626,7 +780,8 @@ TEST_SUITE("planner") {
       CHECK(Z->Report.peak().peakBytes() == Ex->Report.peak().peakBytes());
       CHECK(Z->Report.Fits);
       if (std::set<std::string>(Z->StageDevices.begin(), Z->StageDevices.end())
-              .size() > 1)
+                  .size() > 1 ||
+          Z->Options.DataSplit.size() > 1)
         ++BothTypes;
     }
     CHECK(BothTypes >= 3);
