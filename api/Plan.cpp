@@ -149,7 +149,10 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   R.Plan = std::move(Info);
 
   // The chosen strategy's step, as the CLI predicts it after planning.
-  const bool MixedPlan = !R.Plan->Result.StageDevices.empty();
+  // Mixed GPU types (stages on types, or an uneven data split): the
+  // planner's own prediction of the plan.
+  const bool MixedPlan = !R.Plan->Result.StageDevices.empty() ||
+                         !R.Plan->Result.Options.DataSplit.empty();
   if (!MixedPlan && isMixedCluster(Cluster))
     throwError(Where + ": cluster '" + Cluster.Name +
                "' mixes GPU types and the plan does not say each stage's");
@@ -202,6 +205,14 @@ TrainSummary Plan::train() const { return summarize(*P->R.Train); }
 bool Plan::optimal() const { return P->R.Plan->Result.Optimal; }
 std::vector<std::string> Plan::stageDevices() const {
   return P->R.Plan->Result.StageDevices;
+}
+std::vector<DataShare> Plan::dataSplit() const {
+  std::vector<DataShare> Out;
+  const perfc::TrainOptions &O = P->R.Plan->Result.Options;
+  for (const perfc::DataShare &D : O.DataSplit)
+    Out.push_back({D.Device, D.Replicas, D.MicroBatches,
+                   int64_t(D.MicroBatches) * O.MicroBatch});
+  return Out;
 }
 std::vector<std::string> Plan::warnings() const {
   return warningLines(P->R.Warnings);

@@ -207,6 +207,8 @@ public:
 
     if (llvm::Error E = stages(F))
       return std::move(E);
+    if (llvm::Error E = dataSplit(O))
+      return std::move(E);
 
     if (const llvm::json::Value *M = P.get("model")) {
       const llvm::json::Object *Model = M->getAsObject();
@@ -314,6 +316,55 @@ private:
         O.ChunkBlocks.push_back(unsigned(Range(C).second - Range(C).first + 1));
     if (Devices.size() == O.Pp)
       F.StageDevices = std::move(Devices);
+    return llvm::Error::success();
+  }
+
+  /// "data_split" (an uneven data split across GPU types): objects with
+  /// "device", "replicas" and "micro_batches" (per replica and step);
+  /// "batch_per_replica", when present, must agree. Absent: none. Whether
+  /// it matches dp, pp and the cluster is checked when it is predicted.
+  llvm::Error dataSplit(TrainOptions &O) const {
+    const llvm::json::Value *V = P.get("data_split");
+    if (!V)
+      return llvm::Error::success();
+    const llvm::json::Array *A = V->getAsArray();
+    if (!A || A->empty())
+      return fail("data_split", "is not a non-empty array of {device, "
+                                "replicas, micro_batches} objects");
+    for (size_t I = 0; I < A->size(); ++I) {
+      const std::string At = llvm::formatv("data_split[{0}]", I).str();
+      const llvm::json::Object *D = (*A)[I].getAsObject();
+      if (!D)
+        return fail(At, "is not an object");
+      llvm::Optional<llvm::StringRef> Device = D->getString("device");
+      if (!Device || Device->empty())
+        return fail(At + ".device", "is missing or not a device name");
+      DataShare Share;
+      Share.Device = Device->str();
+      for (auto [Key, Out] :
+           {std::pair<const char *, unsigned *>{"replicas", &Share.Replicas},
+            {"micro_batches", &Share.MicroBatches}}) {
+        llvm::Optional<int64_t> N = D->getInteger(Key);
+        if (!N || *N < 1 || *N > MaxPlanDegree)
+          return fail(At + "." + Key,
+                      llvm::formatv("is missing or not a count from 1 to {0}",
+                                    MaxPlanDegree));
+        *Out = unsigned(*N);
+      }
+      if (const llvm::json::Value *B = D->get("batch_per_replica")) {
+        llvm::Optional<int64_t> N = B->getAsInteger();
+        int64_t Batch = 0;
+        if (__builtin_mul_overflow(int64_t(Share.MicroBatches), O.MicroBatch,
+                                   &Batch))
+          return fail(At + ".micro_batches",
+                      "times micro_batch overflows 64 bits");
+        if (!N || *N != Batch)
+          return fail(
+              At + ".batch_per_replica",
+              llvm::formatv("is not micro_batches x micro_batch = {0}", Batch));
+      }
+      O.DataSplit.push_back(std::move(Share));
+    }
     return llvm::Error::success();
   }
 

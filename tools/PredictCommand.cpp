@@ -534,20 +534,31 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     // A plan over mixed GPU types is predicted stage by stage on each
     // type (predictMixed); the planner's report is that prediction.
     // A --strategy plan on a mixed cluster names each stage's device.
-    const bool MixedPlan = R.Plan && !R.Plan->Result.StageDevices.empty();
-    const bool Mixed = !MixedPlan && isMixedCluster(*Cluster);
+    // An uneven data split (from a plan or --strategy) is predicted type
+    // by type (predictDataSplit).
+    const bool MixedPlan =
+        R.Plan && (!R.Plan->Result.StageDevices.empty() ||
+                   !R.Plan->Result.Options.DataSplit.empty());
+    const bool Split = !MixedPlan && !TrainOpts.DataSplit.empty();
+    const bool Mixed = !MixedPlan && !Split && isMixedCluster(*Cluster);
     if (Mixed && PlanDevices.size() != TrainOpts.Pp)
       return fail(ModelPath + ": cluster '" + Cluster->Name +
                   "' mixes GPU types; plan it with --plan (each pipeline "
-                  "stage on one type), or give --strategy such a plan");
+                  "stage on one type, or an uneven data split), or give "
+                  "--strategy such a plan");
+    llvm::Optional<TrainingAnalysis> Fresh;
+    const TrainingAnalysis *An = nullptr;
+    if (Planned != Analyses.end())
+      An = Planned->second.second.get();
+    else if (Split || Mixed) {
+      Fresh.emplace(*TrainGraph, TrainOpts.Unfused);
+      An = &*Fresh;
+    }
     auto T = MixedPlan ? llvm::Expected<TrainReport>(R.Plan->Result.Report)
-             : Mixed   ? predictMixed(Planned != Analyses.end()
-                                          ? *Planned->second.second
-                                          : TrainingAnalysis(*TrainGraph),
-                                    *Cluster, TrainOpts, PlanDevices)
-             : Planned != Analyses.end()
-                 ? predictTraining(*Planned->second.second, *Cluster, TrainOpts)
-                 : predictTraining(*TrainGraph, *Cluster, TrainOpts);
+             : Split   ? predictDataSplit(*An, *Cluster, TrainOpts)
+             : Mixed   ? predictMixed(*An, *Cluster, TrainOpts, PlanDevices)
+             : An      ? predictTraining(*An, *Cluster, TrainOpts)
+                       : predictTraining(*TrainGraph, *Cluster, TrainOpts);
     if (!T) {
       // A strategy read from a plan file is the plan's fault: name it.
       if (!StrategyPath.empty())

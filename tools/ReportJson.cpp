@@ -51,6 +51,35 @@ void writeChoice(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("zero", int64_t(O.Zero));
 }
 
+/// An uneven data split across GPU types: each type's replicas and share
+/// of the batch; with T (a prediction of it), each type's own step and
+/// memory.
+void writeDataSplit(llvm::json::OStream &J, const TrainOptions &O,
+                    const TrainReport *T) {
+  if (O.DataSplit.empty())
+    return;
+  J.attributeArray("data_split", [&] {
+    for (size_t I = 0; I < O.DataSplit.size(); ++I)
+      J.object([&] {
+        const DataShare &D = O.DataSplit[I];
+        const int64_t Batch = int64_t(D.MicroBatches) * O.MicroBatch;
+        J.attribute("device", D.Device);
+        J.attribute("replicas", int64_t(D.Replicas));
+        J.attribute("devices", int64_t(D.Replicas) * O.Tp);
+        J.attribute("micro_batches", int64_t(D.MicroBatches));
+        J.attribute("batch_per_replica", Batch);
+        J.attribute("samples", Batch * D.Replicas);
+        if (T && I < T->DataSplit.size()) {
+          const DataShareReport &P = T->DataSplit[I];
+          J.attribute("step_time_s", P.StepSeconds);
+          J.attribute("compute_s", P.ComputeSeconds);
+          J.attribute("memory_bytes", P.PeakBytes);
+          J.attribute("capacity_bytes", P.CapacityBytes);
+        }
+      });
+  });
+}
+
 /// plan (the chosen strategy, its stages and placement, the search),
 /// plans (--top) and pareto (--pareto).
 void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
@@ -113,6 +142,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
                                         int64_t(Last / P.DevicesPerNode)});
         });
     });
+    writeDataSplit(J, O, &T);
     J.attributeObject("predicted", [&] {
       J.attribute("step_time_s", T.StepSeconds);
       J.attribute("peak_bytes", T.peak().peakBytes());
@@ -152,6 +182,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
                 J.value(int64_t(B));
             });
           }
+          writeDataSplit(J, C.Options, nullptr);
           J.attribute("step_time_s", C.StepSeconds);
           J.attribute("peak_bytes", C.PeakBytes);
         });
@@ -239,6 +270,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("partition",
                     O.Split == Partition::Even ? "even" : "balanced");
         J.attribute("devices", int64_t(T.Devices));
+        writeDataSplit(J, O, &T);
       });
       J.attributeObject("step", [&] {
         J.attribute("time_s", T.StepSeconds);

@@ -110,6 +110,18 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         T.Fits ? "" : " -- DOES NOT FIT", P.Stage, formatBytes(P.WeightsBytes),
         formatBytes(P.GradientsBytes), formatBytes(P.OptimizerBytes),
         formatBytes(P.ActivationsBytes), formatBytes(P.WorkspaceBytes));
+    // An uneven data split across GPU types: each type's share and step.
+    for (size_t I = 0; I < T.DataSplit.size(); ++I) {
+      const DataShareReport &P = T.DataSplit[I];
+      OS << fmt::format("{:<10}{} x {} replicas, {} micro-batches each ({} "
+                        "samples): step {}, {} of {}\n",
+                        I == 0 ? "data" : "", P.Share.Device, P.Share.Replicas,
+                        P.Share.MicroBatches,
+                        int64_t(P.Share.Replicas) * P.Share.MicroBatches *
+                            O.MicroBatch,
+                        formatSeconds(P.StepSeconds), formatBytes(P.PeakBytes),
+                        formatBytes(P.CapacityBytes));
+    }
     // A planner's own split (for memory, or over mixed GPU types): which
     // blocks each stage holds, on what, in how much memory.
     if (!O.ChunkBlocks.empty() && O.Vp == 1) {
@@ -141,6 +153,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         Stages +=
             fmt::format("{}{} {}", I ? ", " : " stages ", C.StageDevices[I],
                         I < O.ChunkBlocks.size() ? O.ChunkBlocks[I] : 0u);
+      for (size_t I = 0; I < O.DataSplit.size(); ++I)
+        Stages += fmt::format("{}{} x{} ({} mb each)", I ? ", " : " data ",
+                              O.DataSplit[I].Device, O.DataSplit[I].Replicas,
+                              O.DataSplit[I].MicroBatches);
       return fmt::format("dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
                          "{}{}: {}, {}",
                          O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,

@@ -300,6 +300,15 @@ struct PlanOptions {
   bool fusion = true;
 };
 
+/// One GPU type's share of an uneven data split across GPU types (a plan
+/// on a mixed cluster, pp 1): its replicas and the micro-batches each runs.
+struct DataShare {
+  std::string device;
+  unsigned replicas = 0;
+  unsigned microBatches = 0;
+  int64_t batchPerReplica = 0; ///< microBatches x the plan's micro-batch.
+};
+
 /// What plan() found: the CLI's report with its "plan" section. Immutable.
 class PERFC_API Plan {
 public:
@@ -312,6 +321,9 @@ public:
   bool optimal() const;
   /// Mixed clusters: the GPU type of each pipeline stage; else empty.
   std::vector<std::string> stageDevices() const;
+  /// Mixed clusters planned as an uneven data split: each type's share, in
+  /// plan.data_split's order; else empty.
+  std::vector<DataShare> dataSplit() const;
   std::vector<std::string> warnings() const;
 
   struct Impl;

@@ -283,6 +283,27 @@ TEST_CASE("plan: a built model plans at its own batch") {
                        doctest::Contains("has one batch (4)"), api::Error);
 }
 
+TEST_CASE("plan: an uneven data split over mixed GPU types") {
+  api::Hardware Hw = api::Hardware::load(
+      std::string(PERFC_SOURCE_DIR) + "/tests/data/hwdb/mixed-a100-v100.yaml");
+  api::Model M = cnn(4);
+  api::PlanOptions O;
+  O.globalBatch = 256;
+  O.dtype = "fp16";
+  api::Plan P = api::plan(M, Hw, O);
+  const std::vector<api::DataShare> Split = P.dataSplit();
+  REQUIRE(Split.size() == 2);
+  int64_t Samples = 0;
+  for (const api::DataShare &D : Split) {
+    CHECK(D.batchPerReplica == int64_t(D.microBatches) * P.microBatch());
+    Samples += D.replicas * D.batchPerReplica;
+  }
+  CHECK(Samples == 256);
+  CHECK(P.train().globalBatch == 256);
+  CHECK(P.strategy().pp == 1);
+  CHECK(api::toJson(P).find("\"data_split\": [") != std::string::npos);
+}
+
 TEST_CASE("plan: errors") {
   api::Hardware Hw = api::Hardware::load("dgx-a100");
   api::Model M = cnn(1);

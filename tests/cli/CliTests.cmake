@@ -307,7 +307,7 @@ set(MIXED_HW ${PROJECT_SOURCE_DIR}/tests/data/hwdb/mixed-a100-v100.yaml)
 add_test(NAME cli.plan_mixed_gpus
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
                  --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
-                 --plan --format json)
+                 --plan --pp 2 --format json)
 # Both types among plan.stages (the only stages with "devices" before
 # "device"), in either order.
 set_tests_properties(cli.plan_mixed_gpus PROPERTIES PASS_REGULAR_EXPRESSION
@@ -317,7 +317,7 @@ set(MIXED_PLAN_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan-mixed.json)
 add_test(NAME cli.plan_mixed_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
                  --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
-                 --plan --format json -o ${MIXED_PLAN_OUT})
+                 --plan --pp 2 --format json -o ${MIXED_PLAN_OUT})
 set_tests_properties(cli.plan_mixed_json PROPERTIES FIXTURES_SETUP plan_mixed)
 add_test(NAME cli.plan_mixed_strategy
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
@@ -326,6 +326,36 @@ add_test(NAME cli.plan_mixed_strategy
 set_tests_properties(cli.plan_mixed_strategy PROPERTIES
   FIXTURES_REQUIRED plan_mixed PASS_REGULAR_EXPRESSION
   "\"stages\": \\[.*\"device\": \"v100-sxm2-32gb\".*\"device\": \"a100-sxm4-80gb\"")
+# Unpinned, GPT-2 small (one GPU holds it) is best as an uneven data split
+# over both types (pp 1): each type's replicas and micro-batches in
+# plan.data_split, the faster type taking more; fed back with --strategy.
+add_test(NAME cli.plan_data_split
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --plan --format json)
+set_tests_properties(cli.plan_data_split PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"pp\": 1,.*\"data_split\": \\[[^]]*\"device\": \"a100-sxm4-80gb\",[^]]*\"replicas\": 16,[^]]*\"device\": \"v100-sxm2-32gb\",[^]]*\"replicas\": 16,")
+set(SPLIT_PLAN_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan-split.json)
+add_test(NAME cli.plan_data_split_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --plan --format json -o ${SPLIT_PLAN_OUT})
+set_tests_properties(cli.plan_data_split_json PROPERTIES FIXTURES_SETUP plan_split)
+add_test(NAME cli.plan_data_split_strategy
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw ${MIXED_HW} --train --global-batch 256 --dtype fp16
+                 --strategy ${SPLIT_PLAN_OUT})
+set_tests_properties(cli.plan_data_split_strategy PROPERTIES
+  FIXTURES_REQUIRED plan_split PASS_REGULAR_EXPRESSION
+  "data      a100-sxm4-80gb x 16 replicas, [0-9]+ micro-batches each \\([0-9]+ samples\\): step [0-9.]+ ms.*v100-sxm2-32gb x 16 replicas, [0-9]+ micro-batches each")
+perfc_expect_error(plan_data_split_sum
+  "data_split_sum.json: the plan does not apply to .*gpt2_small.onnx: data split: its replicas sum to 20, but dp is 32$"
+  ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train
+  --strategy ${BAD}/plan/data_split_sum.json)
+perfc_expect_error(plan_data_split_batch
+  "data_split_batch.json: 'plan.data_split\\[1\\].batch_per_replica' is not micro_batches x micro_batch = 4$"
+  ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train
+  --strategy ${BAD}/plan/data_split_batch.json)
 perfc_expect_error(train_mixed_without_plan
   "cluster 'mixed-a100-v100' mixes GPU types; plan it with --plan"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw ${MIXED_HW} --train --dp 32

@@ -17,6 +17,12 @@
    plan's stages per type and layers, against the best plan on one type
    alone (--devices 16: the planner's whole-type subsets, priced the same
    way); the mixed plan must be faster, and exhaustive must agree.
+5. Uneven data split across GPU types: GPT-2 small (seq 1024), which one
+   GPU holds, on the same mixed cluster, global batch 256, fp16: the plan
+   (pp 1, every GPU a replica, the A100s taking more micro-batches) against
+   the best pipeline over both types (--pp 2) and the best plan on one type
+   alone (--devices 16); it must be faster than both, exhaustive must
+   agree, and --strategy on the plan file must predict the same step.
 
 Wall times are also given as CPU time (user + system of perfc): the
 machine is shared, and under load the wall time mostly measures waiting.
@@ -192,6 +198,42 @@ def main():
         f"mixed {at / mt:.2f}x faster: {'OK' if mt < at else 'MISSED'}")
     say(f"  exhaustive: same step time: {same}")
     ok &= mt < at and same and p["optimal"]
+
+    # 5. Uneven data split across GPU types.
+    g2 = os.path.join(ROOT, "tests", "data", "zoo", "gpt2_small.onnx")
+    base = [args.perfc, g2, "--dim", "seq=1024", "--hw", mixed, "--train",
+            "--global-batch", "256", "--dtype", "fp16", "--ops", "0", "--format", "json"]
+    rep, wall = run(base + ["--plan"])
+    cpu = CPU["last"]
+    p = rep["plan"]
+    pipe, _ = run(base + ["--plan", "--pp", "2"])
+    alone, _ = run(base + ["--plan", "--devices", "16"])
+    ex, _ = run(base + ["--plan", "--planner", "exhaustive"])
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(rep, f)
+    again, _ = run(base + ["--strategy", f.name])
+    os.unlink(f.name)
+    st = p["predicted"]["step_time_s"]
+    pt = pipe["plan"]["predicted"]["step_time_s"]
+    at = alone["plan"]["predicted"]["step_time_s"]
+    split = p.get("data_split", [])
+    say()
+    say("Uneven data split: GPT-2 small (seq 1024) on the same 32 GPUs, global batch 256, fp16:")
+    say(f"  plan: {choice(p)}; step {st * 1e3:.1f} ms; proven optimal: {p['optimal']}; "
+        f"{p['search']['candidates']} candidates in {wall:.2f} s wall, CPU {cpu:.2f} s")
+    for d in split:
+        say(f"    {d['device']:<15} {d['replicas']:>2} replicas x {d['micro_batches']} micro-batches "
+            f"({d['samples']} samples): its step {d['step_time_s'] * 1e3:.1f} ms, "
+            f"{d['memory_bytes'] / 2**30:.1f} of {d['capacity_bytes'] / 2**30:.0f} GiB")
+    say(f"  best pipeline over both types (--pp 2): {choice(pipe['plan'])}; step {pt * 1e3:.1f} ms: "
+        f"split {pt / st:.2f}x faster")
+    devs = sorted({s_["device"] for s_ in alone["plan"]["stages"]})
+    say(f"  one type alone (--devices 16): {'+'.join(devs)}, {choice(alone['plan'])}; "
+        f"step {at * 1e3:.1f} ms: split {at / st:.2f}x faster")
+    same5 = ex["plan"]["predicted"]["step_time_s"] == st
+    back = again["step"]["time_s"] == st
+    say(f"  exhaustive: same step time: {same5}; --strategy on the plan: same step: {back}")
+    ok &= len(split) == 2 and st < pt and st < at and same5 and back and p["optimal"]
 
     say()
     say(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} "
