@@ -840,6 +840,9 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
               ? (R.GlobalBatch / O.Dp) % Mb != 0
               : R.GlobalBatch % Mb != 0 || R.GlobalBatch / Mb < int64_t(O.Dp))
         continue;
+      // Interleaved 1F1B runs micro-batches in groups of pp.
+      if (O.Vp > 1 && (R.GlobalBatch / O.Dp / Mb) % O.Pp)
+        continue;
       for (Recompute Rc : pick(F.Recomp, {Recompute::None, Recompute::Selective,
                                           Recompute::Full}))
         for (bool Sp : pick(F.Sp, {false, true})) {
@@ -932,36 +935,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
         if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
           continue;
-        for (int64_t Mb : Mbs) {
-          if ((R.GlobalBatch / Dp) % Mb)
-            continue;
-          // Interleaved 1F1B runs micro-batches in groups of pp.
-          if (Vp > 1 && (R.GlobalBatch / Dp / Mb) % Pp)
-            continue;
-          for (Recompute Rc :
-               pick(F.Recomp,
-                    {Recompute::None, Recompute::Selective, Recompute::Full}))
-            for (bool Sp : pick(F.Sp, {false, true})) {
-              if (Sp && Tp == 1)
-                continue;
-              for (unsigned Z : pick(F.Zero, {0u, 1u, 2u, 3u})) {
-                if (Z > 0 && Dp == 1 && !F.Zero)
-                  continue;
-                TrainOptions O = R.Base;
-                O.Dp = Dp;
-                O.Tp = Tp;
-                O.Pp = Pp;
-                O.Vp = Vp;
-                O.MicroBatch = Mb;
-                O.GlobalBatch = R.GlobalBatch;
-                O.Recomp = Rc;
-                O.SequenceParallel = Sp;
-                O.Zero = Z;
-                O.Timeline = false;
-                Space.push_back({O, {}});
-              }
-            }
-        }
+        TrainOptions O = R.Base;
+        O.Dp = Dp;
+        O.Tp = Tp;
+        O.Pp = Pp;
+        O.Vp = Vp;
+        AddRest(O, {});
       }
     }
 
