@@ -196,9 +196,15 @@ Misses, each with its cause:
    24 ms (AMP DGX-1) longer than a 1-GPU step, while the whole gradient
    all-reduce, even unoverlapped, is 5 / 10 / 10 ms here (`dp_comm_s`);
    pretraining, which all-reduces once per 128-1208 accumulated
-   micro-batches, scales 7.6-7.9x. The cause is per-step and outside the
-   GPU model (apex DDP's flattening and bucketing, host-side work per
-   step: not measured, not fitted). FP32 on DGX-1 scales 5.58x, but the
+   micro-batches, scales 7.6-7.9x. run_squad.py reports
+   `len(train_features) * epochs / time_to_train`, the wall clock of the
+   whole 2-epoch loop (README: `run_squad.sh ... 2.0 ... -1`), so a fixed
+   start-up cost (NCCL set-up, apex DDP's first, unoverlapped iteration)
+   would weigh 8x more per step on 8 GPUs; but the gaps would need 16 s
+   (AMP A100, 5,500 vs 688 steps), 49 s (TF32 A100) and 60 s (AMP DGX-1)
+   of it, not one fixed cost: the gap grows with the steps, so it is a
+   per-step cost outside the GPU model (apex DDP's bucketing and
+   flattening, host-side work per step: not measured, not fitted). FP32 on DGX-1 scales 5.58x, but the
    same V100 in a DGX-2 (NVSwitch) scales 7.67x (12 -> 92 seq/s, same
    README) and DGX-1 16GB 6.78x: perfc's 86 seq/s is 7% under the DGX-2's
    92, so the DGX-1 FP32 figure, not the GPU, is the outlier (the
