@@ -45,6 +45,9 @@ struct OpWork {
   double BytesWritten = 0;
   /// Trainable parameters first consumed by this op (see WorkPass.h).
   uint64_t Params = 0;
+  /// How many tensors those parameters are (an optimizer written as a loop
+  /// over tensors launches its kernels once per tensor).
+  unsigned ParamTensors = 0;
   OpClass Class = OpClass::Other;
   /// Element type the arithmetic runs in (the type of the op's first
   /// floating-point or integer operand); cost models pick the peak for it.
@@ -53,6 +56,17 @@ struct OpWork {
   /// Identity, Shape): runtimes execute them without moving data.
   bool IsView = false;
   GemmDims Gemm;
+  /// A dense 2-D convolution with a 3x3 kernel, stride 1, dilation 1 and
+  /// one group: the shape cuDNN's Winograd algorithms accept (cost models
+  /// price it as one where the device says its library does, see
+  /// hw::Device::WinogradTile). Its gradients with respect to the input
+  /// and the weights are 3x3 stride-1 products too.
+  bool Winograd3x3 = false;
+  /// 2-D convolutions: bytes of the activation input and of the output.
+  /// A library whose matrix-unit kernels want another memory layout than
+  /// the framework stores (cuDNN's tensor-core kernels want NHWC, PyTorch
+  /// stores NCHW) transposes both, in and back (hw::Device::MatrixConvLayout).
+  double LayoutBytes = 0;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
   std::string Formula;
@@ -64,6 +78,7 @@ struct OpWork {
     BytesRead += O.BytesRead;
     BytesWritten += O.BytesWritten;
     Params += O.Params;
+    ParamTensors += O.ParamTensors;
     return *this;
   }
 };

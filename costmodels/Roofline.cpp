@@ -173,8 +173,8 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   const hw::ClassEfficiency &E =
       Depthwise && D.DepthwiseConv ? *D.DepthwiseConv : D.efficiency(W.Class);
   T.ComputeEfficiency = E.Compute.at(W.Flops);
-  if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu &&
-      hw::isMatrixUnit(U.Unit->Kind)) {
+  bool OnMatrixUnit = hw::isMatrixUnit(U.Unit->Kind);
+  if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu && OnMatrixUnit) {
     T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
                                   O.Notes ? &T.QuantizationNote : nullptr);
     // Libraries fall back to CUDA-core kernels (GEMV, small GEMMs) where
@@ -186,6 +186,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
       T.PeakFlops = Vector.Peak;
       T.Quantization = 1;
       T.QuantizationNote.clear();
+      OnMatrixUnit = false;
     } else {
       T.ComputeEfficiency *= T.Quantization;
     }
@@ -194,8 +195,16 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   T.MemoryEfficiency = E.Memory.at(T.Bytes);
   // The loader guarantees positive peaks, bandwidths and efficiencies, so
   // these divisions are finite.
+  // Winograd (see the header): fewer multiplies for the products, the
+  // epilogue unchanged; T.Flops is what the compute term divides.
+  if (W.Class == OpClass::Conv && W.Winograd3x3 && D.WinogradTile > 0 &&
+      !OnMatrixUnit && W.Macs > 0) {
+    const double M = D.WinogradTile;
+    T.WinogradReduction = 9 * M * M / ((M + 2) * (M + 2));
+    T.Flops = W.Flops - 2 * W.Macs * (1 - 1 / T.WinogradReduction);
+  }
   T.ComputeSeconds =
-      W.Flops > 0 ? W.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;
+      T.Flops > 0 ? T.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;
   T.MemorySeconds =
       T.Bytes > 0 ? T.Bytes / (T.Bandwidth * T.MemoryEfficiency) : 0;
   // CPUs: ONNX Runtime's CPU provider runs a MatMul's elementwise epilogue
@@ -230,8 +239,21 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
       T.PerOutputBound = true;
     }
   }
+  // Layout transposes around matrix-unit convolutions (see the header):
+  // each of the input and the output is read and written once more, by a
+  // kernel of its own.
+  if (W.Class == OpClass::Conv && W.LayoutBytes > 0 && OnMatrixUnit &&
+      O.Layout != hw::ConvLayout::Native &&
+      D.MatrixConvLayout != hw::ConvLayout::Native &&
+      O.Layout != D.MatrixConvLayout) {
+    const double Moved = 2 * W.LayoutBytes;
+    const hw::ClassEfficiency &DM = D.efficiency(OpClass::DataMovement);
+    T.LayoutSeconds = Moved / (T.Bandwidth * DM.Memory.at(Moved)) +
+                      2 * D.LaunchOverheadSeconds;
+  }
   T.OverheadSeconds = D.LaunchOverheadSeconds;
-  T.Seconds = std::max(T.ComputeSeconds, T.MemorySeconds) + T.OverheadSeconds;
+  T.Seconds = std::max(T.ComputeSeconds, T.MemorySeconds) + T.OverheadSeconds +
+              T.LayoutSeconds;
   if (T.OverheadSeconds > T.ComputeSeconds &&
       T.OverheadSeconds > T.MemorySeconds)
     T.Bound = Bound::Overhead;
@@ -284,6 +306,16 @@ std::string perfc::cost::explain(const OpTime &T) {
     S += llvm::formatv("; efficiency includes tile/wave quantisation {0} "
                        "({1})",
                        fmt(T.Quantization), T.QuantizationNote)
+             .str();
+  if (T.WinogradReduction > 1)
+    S += llvm::formatv("; Winograd: the products' FLOPs / {0} (3x3 stride-1 "
+                       "convolution on the vector units)",
+                       fmt(T.WinogradReduction))
+             .str();
+  if (T.LayoutSeconds > 0)
+    S += llvm::formatv("; plus {0} transposing input and output to the "
+                       "tensor-core layout and back",
+                       hw::formatQuantity(T.LayoutSeconds, Quantity::Time))
              .str();
   if (T.Fallback)
     S += llvm::formatv("; fallback: no unit computes {0}",

@@ -39,6 +39,23 @@
 // and Seconds is +infinity, so that a placement that ignores the flag can
 // never look cheap.
 //
+// Convolution algorithms and layouts, where the device describes its
+// library (hwdb keys winograd_tile and matrix_conv_layout):
+//  * Winograd: cuDNN runs dense 3x3 stride-1 convolutions on CUDA cores
+//    (FP32 without tensor cores) with its WINOGRAD algorithms, forward,
+//    dgrad and wgrad; F(m x m, 3x3) computes an m x m output tile with
+//    (m+2)^2 multiplies instead of 9 m^2 (Lavin & Gray, "Fast Algorithms for
+//    Convolutional Neural Networks", CVPR 2016), so the products' FLOPs are
+//    divided by 9 m^2 / (m+2)^2 (2.25 for m = 2) and the conv efficiency
+//    applies to what is left (the transforms are taken as absorbed, like
+//    an implicit GEMM's index arithmetic). Tensor-core kernels are implicit
+//    GEMMs and keep their FLOPs;
+//  * layout: cuDNN's tensor-core convolutions want NHWC and "may use ...
+//    NCHW-to-NHWC transformations to call the Tensor Core operations"
+//    (cuDNN Developer Guide, Tensor Transformations): a framework storing
+//    NCHW pays a transpose of the input before and of the output after
+//    (TimeOptions::Layout, OpTime::LayoutSeconds).
+//
 // Extension points, each a separate function composed by the caller rather
 // than a flag in here:
 //  * fusion: a fused group is one OpWork (summed Flops, only the group's
@@ -80,6 +97,13 @@ struct TimeOptions {
   /// the OpWork (re-count the work with converted tensors to model storage
   /// in a narrower type too).
   llvm::Optional<ir::DType> ComputeType;
+  /// Memory layout the framework stores 2-D convolution activations in
+  /// (PyTorch: NCHW unless channels_last). Where it differs from the
+  /// layout the device's matrix-unit kernels want
+  /// (hw::Device::MatrixConvLayout), each such convolution also pays a
+  /// transpose of its input and of its output (OpTime::LayoutSeconds).
+  /// Native: stored as the kernels want, nothing added.
+  hw::ConvLayout Layout = hw::ConvLayout::Native;
   /// Describe the tiling in OpTime::QuantizationNote (for explanations);
   /// off, opTime formats no text.
   bool Notes = true;
@@ -101,6 +125,16 @@ struct OpTime {
   double Outputs = 0;
   double SecondsPerOutput = 0;
   bool PerOutputBound = false;
+  /// Dense 3x3 stride-1 convolutions on the vector units of a device whose
+  /// library runs them as Winograd F(m x m, 3x3): the factor the products'
+  /// FLOPs are divided by, m^2 x 9 / (m + 2)^2; 1 elsewhere.
+  double WinogradReduction = 1;
+  /// Convolutions on matrix units whose activations are stored in another
+  /// layout than the kernels want: the two transpose kernels (input in,
+  /// output back), each reading and writing its tensor at data-movement
+  /// memory efficiency plus a launch. Added to Seconds (separate kernels,
+  /// serial with the convolution); 0 elsewhere.
+  double LayoutSeconds = 0;
   cost::Bound Bound = cost::Bound::Overhead;
   /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
   double PeakFlops = 0;

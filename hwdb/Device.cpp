@@ -39,6 +39,25 @@ const char *perfc::hw::name(UnitKind K) {
   return "vector";
 }
 
+const char *perfc::hw::name(ConvLayout L) {
+  switch (L) {
+  case ConvLayout::Native:
+    return "native";
+  case ConvLayout::Nchw:
+    return "nchw";
+  case ConvLayout::Nhwc:
+    return "nhwc";
+  }
+  return "native";
+}
+
+llvm::Optional<ConvLayout> perfc::hw::parseConvLayout(llvm::StringRef S) {
+  for (ConvLayout L : {ConvLayout::Native, ConvLayout::Nchw, ConvLayout::Nhwc})
+    if (S == name(L))
+      return L;
+  return llvm::None;
+}
+
 bool perfc::hw::isMatrixUnit(UnitKind K) {
   return K == UnitKind::Tensor || K == UnitKind::Matrix;
 }

@@ -111,6 +111,13 @@ struct SupportSet {
   llvm::SmallVector<ir::DType, 4> DTypes;
 };
 
+/// Memory layout of 2-D convolution activations. Native: whatever the
+/// kernels want (no conversion is priced).
+enum class ConvLayout : uint8_t { Native, Nchw, Nhwc };
+/// "native", "nchw", "nhwc".
+const char *name(ConvLayout L);
+llvm::Optional<ConvLayout> parseConvLayout(llvm::StringRef S);
+
 struct Device {
   std::string Name;
   DeviceKind Kind = DeviceKind::Gpu;
@@ -151,6 +158,16 @@ struct Device {
   /// output vector), so a 7x7 costs little more than a 3x3 though it has
   /// 5.4x the FLOPs. 0 where not given (then FLOPs alone).
   double DepthwiseSecondsPerOutput = 0;
+  /// Output tile m of the Winograd F(m x m, 3x3) algorithm the device's
+  /// library runs dense 3x3 stride-1 convolutions with on its vector
+  /// units (cuDNN on CUDA cores, FP32): m^2 x 9 / (m + 2)^2 fewer
+  /// multiplies (Lavin & Gray 2016). 0: direct or implicit-GEMM only.
+  unsigned WinogradTile = 0;
+  /// The layout the device's matrix-unit convolution kernels want (cuDNN's
+  /// tensor-core kernels: NHWC). A framework storing the other layout pays
+  /// a transpose of each convolution's input and output around them.
+  /// Native: no preference.
+  ConvLayout MatrixConvLayout = ConvLayout::Native;
   SupportSet Supports;
   std::vector<Source> Sources;
 

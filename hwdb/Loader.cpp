@@ -759,6 +759,8 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
        "[{name: HBM2e, capacity: 80 GB, bandwidth: 2039 GB/s}]"},
       {"launch_overhead", true, "5 us"},
       {"efficiency", true, "{default: {compute: 0.5, memory: 0.8}}"},
+      {"winograd_tile", false, "2"},
+      {"matrix_conv_layout", false, "nhwc"},
       {"supports", false, "{op_classes: [conv, gemm], dtypes: [int8, fp16]}"},
       {"sources", false, "[{url: https://..., gives: peak FLOPS}]"},
   };
@@ -826,6 +828,26 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
           if (!M)
             return M.takeError();
           D.LaunchOverheadSeconds = M->Value;
+        } else if (Key == "winograd_tile") {
+          auto C = count(V, Key, /*AllowZero=*/false);
+          if (!C)
+            return C.takeError();
+          if (*C > 6)
+            return errorAt(V, "'winograd_tile' is the output tile m of "
+                              "F(m x m, 3x3), 1 to 6 (larger tiles lose "
+                              "accuracy; libraries use 2 or 4)");
+          D.WinogradTile = *C;
+        } else if (Key == "matrix_conv_layout") {
+          auto S = text(V, Key, "nhwc");
+          if (!S)
+            return S.takeError();
+          auto L = parseConvLayout(*S);
+          if (!L)
+            return errorAt(V, llvm::formatv("unknown layout '{0}' for "
+                                            "'matrix_conv_layout'; use nchw, "
+                                            "nhwc or native",
+                                            *S));
+          D.MatrixConvLayout = *L;
         } else if (Key == "efficiency") {
           return parseEfficiency(V, D);
         } else if (Key == "supports") {

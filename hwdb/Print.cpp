@@ -232,6 +232,13 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
          << " per output";
     OS << "\n";
   }
+  if (D.WinogradTile > 0)
+    OS << llvm::formatv("  conv: 3x3 stride-1 on vector units as Winograd "
+                        "F({0}x{0},3x3)\n",
+                        D.WinogradTile);
+  if (D.MatrixConvLayout != ConvLayout::Native)
+    OS << "  conv: matrix-unit kernels want " << name(D.MatrixConvLayout)
+       << "\n";
   if (!D.Supports.OpClasses.empty() || !D.Supports.DTypes.empty()) {
     OS << "  supports:";
     if (!D.Supports.OpClasses.empty()) {

@@ -101,6 +101,7 @@ private:
     B.Class = F.Class;
     B.Type = F.Type;
     B.Gemm = F.Gemm;
+    B.Winograd3x3 = F.Winograd3x3;
     if (F.IsView) {
       B.IsView = true;
       return B;
@@ -116,6 +117,8 @@ private:
       B.Flops = Grads * 2 * F.Macs;
       B.BytesRead = Grads * F.BytesRead;
       B.BytesWritten = Grads * F.BytesWritten;
+      // dgrad transposes dy in and dx out, wgrad x and dy in.
+      B.LayoutBytes = Grads * F.LayoutBytes;
       B.Formula = std::to_string(Grads) + " x forward product";
       return B;
     }

@@ -99,7 +99,8 @@ const std::vector<UnitCost> *unitsOf(const TrainingAnalysis &A,
                                      const hw::Cluster &C,
                                      const TrainOptions &O) {
   auto It = A.UnitCache.find(TrainingAnalysis::UnitKey{
-      C.Name, O.Tp, O.SequenceParallel, uint8_t(O.Recomp), uint8_t(O.DType)});
+      C.Name, O.Tp, O.SequenceParallel, uint8_t(O.Recomp), uint8_t(O.DType),
+      uint8_t(O.Layout)});
   return It == A.UnitCache.end() ? nullptr : &It->second;
 }
 

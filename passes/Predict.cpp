@@ -82,6 +82,8 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
   NT.ComputeSeconds = T.ComputeSeconds;
   NT.MemorySeconds = T.MemorySeconds;
   NT.OverheadSeconds = T.OverheadSeconds;
+  NT.LayoutSeconds = T.LayoutSeconds;
+  NT.WinogradReduction = T.WinogradReduction;
   NT.Bound = cost::name(T.Bound);
   if (Explain)
     NT.Explain = cost::explain(T);

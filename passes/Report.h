@@ -26,6 +26,11 @@ struct NodeTime {
   double ComputeSeconds = 0;
   double MemorySeconds = 0;
   double OverheadSeconds = 0;
+  /// Transposes to the tensor-core layout and back (cost::OpTime::
+  /// LayoutSeconds); Seconds = max(compute, memory) + overhead + this.
+  double LayoutSeconds = 0;
+  /// Winograd's divisor of the products' FLOPs (cost::OpTime); 1: none.
+  double WinogradReduction = 1;
   /// "compute", "memory" or "overhead" for a kernel; "none" for nodes that
   /// take no time of their own (views, folded and fused nodes).
   std::string Bound;

@@ -43,6 +43,23 @@ const char *name(OptimizerKind O) {
   return "adam";
 }
 
+llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O) {
+  static const OptimizerKernel Adam[] = {{1, 1}, {2, 1}, {1, 1}, {2, 1},
+                                         {1, 1}, {1, 1}, {2, 1}, {1, 1},
+                                         {2, 1}, {1, 1}, {1, 1}, {2, 1}};
+  static const OptimizerKernel Momentum[] = {{2, 1}, {1, 1}, {2, 1}, {2, 1}};
+  static const OptimizerKernel Sgd[] = {{2, 1}, {2, 1}};
+  switch (O) {
+  case OptimizerKind::Sgd:
+    return Sgd;
+  case OptimizerKind::Momentum:
+    return Momentum;
+  case OptimizerKind::Adam:
+    return Adam;
+  }
+  return Adam;
+}
+
 namespace {
 
 llvm::Error fail(const llvm::Twine &Msg) {
@@ -68,8 +85,12 @@ public:
     if (llvm::Error E = makeGroups())
       return std::move(E);
     // Unit costs depend on the strategy only through these.
-    const TrainingAnalysis::UnitKey Key{C.Name, O.Tp, O.SequenceParallel,
-                                        uint8_t(O.Recomp), uint8_t(O.DType)};
+    const TrainingAnalysis::UnitKey Key{C.Name,
+                                        O.Tp,
+                                        O.SequenceParallel,
+                                        uint8_t(O.Recomp),
+                                        uint8_t(O.DType),
+                                        uint8_t(O.Layout)};
     auto It = A.UnitCache.find(Key);
     if (It == A.UnitCache.end()) {
       costUnits();
@@ -174,6 +195,7 @@ private:
     S.Flops *= T;
     S.BytesRead *= byteScale() * T;
     S.BytesWritten *= byteScale() * T;
+    S.LayoutBytes *= byteScale() * T;
     if (O.Tp > 1 && S.Gemm.valid()) {
       switch (Blocks.Tp[Node]) {
       case TpRole::Column:
@@ -199,6 +221,7 @@ private:
     cost::TimeOptions T;
     if (ir::isFloatingPoint(W.Type))
       T.ComputeType = O.DType;
+    T.Layout = O.Layout;
     return cost::opTime(W, Dev, T).Seconds;
   }
 
@@ -309,6 +332,7 @@ private:
       U.Params +=
           Work.Nodes[N->index()].Params *
           (Blocks.Tp[N->index()] == TpRole::Replicated ? 1.0 : 1.0 / O.Tp);
+      U.ParamTensors += Work.Nodes[N->index()].ParamTensors;
       for (const ir::Value *Out : N->outputs())
         if (Out)
           U.Largest = std::max(U.Largest, valueBytes(Out, tpScale(N->index())));
@@ -482,6 +506,7 @@ private:
           St.TpCommSeconds += UC.TpComm;
           St.TpForwardSeconds += UC.TpForward;
           St.Params += UC.Params;
+          St.ParamTensors += UC.ParamTensors;
           ChunkActivation += UC.Saved;
           ChunkInputs += UC.InputBytes;
           MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
@@ -580,6 +605,24 @@ private:
       W.BytesRead = Shard * PerParamRead;
       W.BytesWritten = Shard * PerParamWrite;
       R.OptimizerSeconds = cost::opTime(W, Dev).Seconds;
+      if (O.PerTensorOptimizer) {
+        // Each kernel is a pass over every tensor: its bytes over the
+        // whole shard at elementwise efficiency, and a launch per tensor
+        // (the first is in opTime's overhead).
+        R.OptimizerSeconds = 0;
+        const double Tensors = std::max(1.0, SS.ParamTensors);
+        for (const OptimizerKernel &K :
+             perTensorOptimizerKernels(O.Optimizer)) {
+          OpWork P;
+          P.Class = OpClass::Elementwise;
+          P.Type = ir::DType::F32;
+          P.Flops = Shard;
+          P.BytesRead = Shard * 4 * K.Reads;
+          P.BytesWritten = Shard * 4 * K.Writes;
+          R.OptimizerSeconds += cost::opTime(P, Dev).Seconds +
+                                (Tensors - 1) * Dev.LaunchOverheadSeconds;
+        }
+      }
     }
     R.TpCommSeconds = M * SS.TpCommSeconds;
     R.ComputeSeconds =

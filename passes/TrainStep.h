@@ -76,6 +76,22 @@ struct DataShare {
   unsigned MicroBatches = 0;
 };
 
+/// One elementwise kernel of an optimizer written as a loop over parameter
+/// tensors: how many fp32 tensors of the parameter's size it reads and
+/// writes.
+struct OptimizerKernel {
+  unsigned Reads = 0, Writes = 0;
+};
+/// The kernels such an optimizer launches for each parameter tensor:
+///  * adam: BertAdam.step (NVIDIA DeepLearningExamples, PyTorch BERT
+///    optimization.py): m.mul_, m.add_(g), v.mul_, v.addcmul_(g, g),
+///    v.sqrt(), + eps, m / (...), wd * p, update += (...), lr * update,
+///    negation, p.add_: 12 kernels, 17 reads, 12 writes;
+///  * momentum: torch.optim.SGD's loop with weight decay: d_p.add(p),
+///    buf.mul_, buf.add_(d_p), p.add_: 4 kernels;
+///  * sgd: d_p.add(p), p.add_: 2 kernels.
+llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O);
+
 struct TrainOptions {
   unsigned Dp = 1, Tp = 1, Pp = 1, Vp = 1;
   bool SequenceParallel = false;
@@ -91,6 +107,11 @@ struct TrainOptions {
   PipelineSchedule Schedule = PipelineSchedule::OneFOneB;
   /// PyTorch DDP's default gradient bucket.
   double BucketBytes = 25.0 * 1024 * 1024;
+  /// The optimizer is a loop over parameter tensors, one kernel per
+  /// elementwise op (BertAdam in NVIDIA's BERT run_squad.py for FP32/TF32,
+  /// torch.optim's for-loop implementations), not one fused multi-tensor
+  /// pass (apex FusedAdam, FusedLAMB): see perTensorOptimizerKernels.
+  bool PerTensorOptimizer = false;
   /// Keep gradients in fp32 under mixed precision (Megatron-LM's main_grad
   /// buffers): 18 bytes of model states per parameter with Adam, not 16.
   bool Fp32Gradients = false;
@@ -104,6 +125,10 @@ struct TrainOptions {
   /// fused kernels, XLA) runs them. Used where predictTraining builds the
   /// analysis; an analysis passed in keeps the choice it was made with.
   bool Unfused = false;
+  /// Layout the framework stores convolution activations in (see
+  /// cost::TimeOptions::Layout): PyTorch's NCHW on a device whose
+  /// tensor-core kernels want NHWC pays transposes around each convolution.
+  hw::ConvLayout Layout = hw::ConvLayout::Native;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).
   bool Timeline = false;
   /// Blocks per pipeline chunk (pp x vp entries, each at least 1, summing
@@ -127,6 +152,7 @@ struct StageReport {
          TpCommSeconds = 0;
   double TpForwardSeconds = 0; ///< The forward's share of TpCommSeconds.
   double Params = 0;           ///< Parameters held by one device of the stage.
+  double ParamTensors = 0;     ///< The tensors they are in.
   double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
          ActivationsBytes = 0, WorkspaceBytes = 0;
   unsigned InFlight = 0; ///< Chunk forwards whose activations are kept.
@@ -185,10 +211,11 @@ struct TrainReport {
 /// device.
 struct UnitCost {
   double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0, TpForward = 0;
-  double Params = 0;     ///< On one device (after tensor parallelism).
-  double Saved = 0;      ///< Activation bytes kept for backward.
-  double InputBytes = 0; ///< Bytes entering the unit (full recompute).
-  double Largest = 0;    ///< Largest activation (workspace).
+  double Params = 0;       ///< On one device (after tensor parallelism).
+  double ParamTensors = 0; ///< The tensors those parameters are in.
+  double Saved = 0;        ///< Activation bytes kept for backward.
+  double InputBytes = 0;   ///< Bytes entering the unit (full recompute).
+  double Largest = 0;      ///< Largest activation (workspace).
   double total() const { return Forward + Backward + Recompute + TpComm; }
 };
 
@@ -196,7 +223,8 @@ struct UnitCost {
 /// kernels, backward work and saved tensors, blocks and tensor-parallel
 /// roles. A planner analyses each micro-batch size once and predicts many
 /// strategies from it; the unit costs of each (cluster, tp, sp, recompute,
-/// dtype) are cached in it, so one analysis serves one thread at a time.
+/// dtype, conv layout) are cached in it, so one analysis serves one thread at a
+/// time.
 class TrainingAnalysis {
 public:
   /// Unfused: every op its own kernel (TrainOptions::Unfused).
@@ -220,7 +248,8 @@ public:
   double BoundaryBytes = 0;
   double FlopsPerMicroBatch = 0;
 
-  using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t>;
+  using UnitKey =
+      std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
 };
 

@@ -164,6 +164,7 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
       if (!In || !isParameter(*In, Info, I) || CountedParams.contains(In))
         continue;
       CountedParams.insert(In);
+      ++W.ParamTensors;
       // The frontend and Graph::verify bound the initializers' total, so
       // this cannot wrap for a graph that passed them; a graph built
       // otherwise gets a count saturated at MaxTensorSize and a warning,

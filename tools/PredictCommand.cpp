@@ -136,6 +136,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::desc("Store floating-point tensors in this type (fp16, bf16, fp8, "
                "int8), as deployed engines do; default: the model's types"),
       cl::value_desc("TYPE"), cl::cat(Category));
+  cl::opt<std::string> ConvLayoutOpt(
+      "conv-layout",
+      cl::desc("Layout the framework stores 2-D convolution activations in: "
+               "native (as the kernels want; default), nchw (PyTorch's "
+               "default) or nhwc (channels_last); where it differs from the "
+               "device's matrix_conv_layout, tensor-core convolutions also "
+               "pay a transpose of their input and output"),
+      cl::init("native"), cl::value_desc("native|nchw|nhwc"),
+      cl::cat(Category));
   cl::opt<bool> Place(
       "place",
       cl::desc("With --hw naming a SoC or mixed machine: put each kernel on "
@@ -189,6 +198,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       "fp32-grads",
       cl::desc("Keep gradients in fp32 under mixed precision (Megatron-LM's "
                "main_grad): 18 bytes per parameter with Adam instead of 16"),
+      cl::cat(TrainCategory));
+  cl::opt<bool> PerTensorOpt(
+      "per-tensor-optimizer",
+      cl::desc("The optimizer is a loop over parameter tensors, one kernel "
+               "per elementwise op (torch.optim for-loop, BertAdam), not one "
+               "fused multi-tensor pass (apex FusedAdam/FusedLAMB)"),
       cl::cat(TrainCategory));
   cl::opt<std::string> GradCompression(
       "grad-compression",
@@ -287,6 +302,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   auto Storage = parseComputeType(StorageTypeOpt);
   if (!Storage)
     return fail("--storage-type: " + llvm::toString(Storage.takeError()));
+  const llvm::Optional<hw::ConvLayout> Layout =
+      hw::parseConvLayout(ConvLayoutOpt);
+  if (!Layout)
+    return fail("unknown --conv-layout '" + ConvLayoutOpt +
+                "': use native, nchw or nhwc");
   if (ModelPath.empty())
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
@@ -317,7 +337,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail("--micro-batch must be positive");
     TrainOpts.GlobalBatch = GlobalBatch;
     TrainOpts.Fp32Gradients = Fp32Grads;
+    TrainOpts.PerTensorOptimizer = PerTensorOpt;
     TrainOpts.Unfused = NoFusion;
+    TrainOpts.Layout = *Layout;
     if (ScheduleOpt == "gpipe")
       TrainOpts.Schedule = PipelineSchedule::GPipe;
     else if (ScheduleOpt != "1f1b")
@@ -402,6 +424,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   PredictOptions Options;
   Options.Time.ComputeType = *Compute;
+  Options.Time.Layout = *Layout;
   Options.StorageType = *Storage;
   Options.Fusion.Fuse = !NoFusion;
   if (Cluster)

@@ -381,6 +381,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("compute_s", N.Time->ComputeSeconds);
             J.attribute("memory_s", N.Time->MemorySeconds);
             J.attribute("overhead_s", N.Time->OverheadSeconds);
+            if (N.Time->LayoutSeconds > 0)
+              J.attribute("layout_s", N.Time->LayoutSeconds);
+            if (N.Time->WinogradReduction > 1)
+              J.attribute("winograd_reduction", N.Time->WinogradReduction);
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())
               J.attribute("fused_into", N.Time->FusedInto);

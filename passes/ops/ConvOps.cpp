@@ -80,6 +80,24 @@ static GemmDims implicitGemm(const ir::Node &N, double MacsPerElement) {
   return {Groups, elems(Y) / Cout, Cout / Groups, MacsPerElement};
 }
 
+/// Attribute list all of whose entries are 1 (absent: the ONNX default, 1).
+static bool allOnes(const ir::Node &N, llvm::StringRef Name) {
+  for (int64_t V : N.getInts(Name))
+    if (V != 1)
+      return false;
+  return true;
+}
+
+/// A dense 2-D 3x3 convolution with stride 1 and dilation 1 (see
+/// OpWork::Winograd3x3), read from the weight's shape [Cout, Cin, 3, 3].
+static bool isWinograd3x3(const ir::Node &N, const ir::Value *Wt) {
+  if (!Wt || !Wt->shape().isRanked() || Wt->shape().rank() != 4)
+    return false;
+  return Wt->shape().size(2) == 3 && Wt->shape().size(3) == 3 &&
+         N.getInt("group", 1) == 1 && allOnes(N, "strides") &&
+         allOnes(N, "dilations");
+}
+
 static void convWork(const ir::Node &N, OpWork &W) {
   const double PerElement =
       macsPerElement(N, N.input(0), N.input(1), /*Transposed=*/false);
@@ -88,6 +106,10 @@ static void convWork(const ir::Node &N, OpWork &W) {
   W.Flops = 2 * W.Macs;
   W.Formula = "2*N*Cout*prod(out_spatial)*(Cin/group)*prod(kernel)";
   addBias(N, 2, W);
+  W.Winograd3x3 = isWinograd3x3(N, N.input(1));
+  const ir::Value *X = N.input(0), *Y = N.output(0);
+  if (X && Y && X->shape().isRanked() && X->shape().rank() == 4)
+    W.LayoutBytes = static_cast<double>(X->bytes() + Y->bytes());
 }
 
 static void convIntegerWork(const ir::Node &N, OpWork &W) {

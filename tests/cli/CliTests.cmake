@@ -63,6 +63,19 @@ add_test(NAME cli.table
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
   "input +input fp32 \\[2, 3, 224, 224\\].*MACs +8\\.178 G.*heaviest ops")
 
+# cuDNN's conv library on an A100: TF32 tensor-core convolutions in NCHW pay
+# transposes (layout_s); FP32 3x3 stride-1 ones on CUDA cores run Winograd.
+add_test(NAME cli.conv_layout_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --compute-type tf32 --conv-layout nchw --format json)
+set_tests_properties(cli.conv_layout_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"op\": \"Conv\".*\"layout_s\": [0-9.e-]+")
+add_test(NAME cli.winograd_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --format json)
+set_tests_properties(cli.winograd_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"winograd_reduction\": 2.25")
+
 # Hardware: latency fields in the JSON, the hw subcommands, their errors.
 add_test(NAME cli.hw_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
@@ -368,6 +381,8 @@ perfc_expect_error(plan_needs_global_batch "--plan needs --global-batch"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --plan)
 perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
   ${ZOO}/gpt2_small.onnx --hw dgx-a100 --plan)
+perfc_expect_error(conv_layout "unknown --conv-layout 'hwcn': use native, nchw or nhwc"
+  ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --conv-layout hwcn)
 perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model '.*' \\([0-9]+ nodes, [0-9]+ parameters\\), not"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --strategy ${PLAN_OUT})
 set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED plan_json)

@@ -361,6 +361,37 @@ TEST_CASE("Conv: without a weight shape the attributes give the kernel") {
   CHECK(workOf(N).Macs == 32.0 * 64 * 8 * 9);
 }
 
+TEST_CASE("Conv: the Winograd shape and the bytes a layout change moves") {
+  GraphBuilder B;
+  ir::Value *X = B.input("x", {2, 16, 8, 8});
+  ir::Value *W3 = B.weight("w3", {16, 16, 3, 3});
+  ir::Value *W1 = B.weight("w1", {16, 16, 1, 1});
+  ir::Value *Wg = B.weight("wg", {16, 8, 3, 3});
+  // 3x3, stride 1 (default and explicit), one group: Winograd's shape.
+  ir::Node *Plain = B.node("Conv", {X, W3}, {2, 16, 8, 8});
+  ir::Node *Unit = B.node("Conv", {X, W3}, {2, 16, 8, 8});
+  setInts(Unit, "strides", {1, 1});
+  setInts(Unit, "dilations", {1, 1});
+  // Not: stride 2, dilation 2, 1x1 kernel, two groups.
+  ir::Node *Strided = B.node("Conv", {X, W3}, {2, 16, 4, 4});
+  setInts(Strided, "strides", {2, 2});
+  ir::Node *Dilated = B.node("Conv", {X, W3}, {2, 16, 8, 8});
+  setInts(Dilated, "dilations", {2, 2});
+  ir::Node *Pointwise = B.node("Conv", {X, W1}, {2, 16, 8, 8});
+  ir::Node *Grouped = B.node("Conv", {X, Wg}, {2, 16, 8, 8});
+  setInt(Grouped, "group", 2);
+  CHECK(workOf(Plain).Winograd3x3);
+  CHECK(workOf(Unit).Winograd3x3);
+  CHECK_FALSE(workOf(Strided).Winograd3x3);
+  CHECK_FALSE(workOf(Dilated).Winograd3x3);
+  CHECK_FALSE(workOf(Pointwise).Winograd3x3);
+  CHECK_FALSE(workOf(Grouped).Winograd3x3);
+  // Input and output activations, fp32: (2*16*8*8 + 2*16*8*8) x 4 B; the
+  // weights are not transposed per call by the framework's layout.
+  CHECK(workOf(Plain).LayoutBytes == 4.0 * (2048 + 2048));
+  CHECK(workOf(Strided).LayoutBytes == 4.0 * (2048 + 512));
+}
+
 TEST_CASE("ConvTranspose: each input pixel scatters a kernel") {
   GraphBuilder B;
   ir::Value *X = B.input("x", {1, 64, 14, 14});
