@@ -2,9 +2,9 @@
 #include "tools/PlanJson.h"
 
 #include "ir/Shape.h"
+#include "support/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -383,31 +383,10 @@ llvm::Expected<PlanFile> perfc::parsePlanJson(llvm::StringRef Text,
 
 llvm::Expected<PlanFile> perfc::readPlanJson(llvm::StringRef Path,
                                              const TrainOptions &Base) {
-  auto Fail = [&](const llvm::Twine &Why) {
-    return planError(Path, "cannot read the plan: " + Why);
-  };
-  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
-  if (!FD)
-    return Fail(llvm::errorToErrorCode(FD.takeError()).message());
-  struct Closer {
-    llvm::sys::fs::file_t FD;
-    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
-  } Close{*FD};
-  llvm::sys::fs::file_status Status;
-  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
-    return Fail(EC.message());
-  if (Status.type() == llvm::sys::fs::file_type::directory_file)
-    return Fail("it is a directory");
-  if (Status.type() != llvm::sys::fs::file_type::regular_file)
-    return Fail("it is not a regular file");
-  if (Status.getSize() > MaxPlanBytes)
-    return Fail(llvm::formatv("it is {0} bytes, more than the {1} a plan may "
-                              "have",
-                              Status.getSize(), MaxPlanBytes));
-  auto Buf = llvm::MemoryBuffer::getOpenFile(*FD, Path, Status.getSize(),
-                                             /*RequiresNullTerminator=*/false);
+  auto Buf = support::readRegularFile(Path, MaxPlanBytes, "a plan");
   if (!Buf)
-    return Fail(Buf.getError().message());
+    return planError(Path,
+                     "cannot read the plan: " + toString(Buf.takeError()));
   return parsePlanJson((*Buf)->getBuffer(), Path, Base);
 }
 

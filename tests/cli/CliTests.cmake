@@ -14,6 +14,11 @@ perfc_expect_error(missing_file "/nonexistent/m.onnx: cannot read the file"
                    /nonexistent/m.onnx)
 perfc_expect_error(directory "${BAD}: cannot read the file" ${BAD})
 perfc_expect_error(empty "empty.onnx: the file is empty" ${BAD}/empty.onnx)
+# Not a regular file: a device is refused before it is read (as --hw and
+# --strategy do; support/RegularFile.h).
+perfc_expect_error(model_not_a_file
+                   "/dev/zero: cannot read the file: it is not a regular file$"
+                   /dev/zero)
 perfc_expect_error(not_onnx "not_onnx.onnx: malformed protobuf at byte [0-9]+"
                    ${BAD}/not_onnx.onnx)
 perfc_expect_error(truncated "truncated.onnx: malformed protobuf at byte [0-9]+: .*truncated"
