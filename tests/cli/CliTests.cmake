@@ -353,27 +353,31 @@ perfc_expect_error(plan_bad_file "cli-bad-plan.json: 'plan.tp' is missing or not
 # place (LINE:COL or the JSON path) and what is wrong.
 set(BAD_PLAN ${BAD}/plan)
 set(STRATEGY_ARGS ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train)
-perfc_expect_error(plan_degree_overflow
-  "degree_overflow.json: 'plan.dp' is 1099511627784, above its maximum 1000000$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/degree_overflow.json)
-perfc_expect_error(plan_impossible_degree
-  "too_many_chunks.json: the plan does not apply to .*gpt2_small.onnx: pp 4 x vp 4 = 16 pipeline chunks, but the model has 12 blocks; use fewer stages$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/too_many_chunks.json)
-perfc_expect_error(plan_chunks_wrap
-  "chunks_wrap.json: 'plan.vp' is 2147483648, above its maximum 1000000$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/chunks_wrap.json)
-perfc_expect_error(plan_other_model_file
-  "other_model.json: the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/other_model.json)
-perfc_expect_error(plan_layers_gap
-  "layers_gap.json: 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/layers_gap.json)
-perfc_expect_error(plan_not_json
-  "not_json.json:4:1: not JSON: Invalid JSON value$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/not_json.json)
-perfc_expect_error(plan_not_a_file
-  "/dev/zero: cannot read the plan: it is not a regular file$"
-  ${STRATEGY_ARGS} --strategy /dev/zero)
+# Feeds PLAN (under tests/data/bad/plan/ unless absolute) to --strategy on
+# gpt2_small; the error must read "PLAN" then REST (REST starts after the
+# file name: ": what" or ":LINE:COL: what").
+function(perfc_expect_plan_error name plan rest)
+  set(path ${BAD_PLAN}/${plan})
+  if(IS_ABSOLUTE ${plan})
+    set(path ${plan})
+  endif()
+  perfc_expect_error(${name} "${plan}${rest}"
+    ${STRATEGY_ARGS} --strategy ${path})
+endfunction()
+perfc_expect_plan_error(plan_degree_overflow degree_overflow.json
+  ": 'plan.dp' is 1099511627784, above its maximum 1000000$")
+perfc_expect_plan_error(plan_impossible_degree too_many_chunks.json
+  ": the plan does not apply to .*gpt2_small.onnx: pp 4 x vp 4 = 16 pipeline chunks, but the model has 12 blocks; use fewer stages$")
+perfc_expect_plan_error(plan_chunks_wrap chunks_wrap.json
+  ": 'plan.vp' is 2147483648, above its maximum 1000000$")
+perfc_expect_plan_error(plan_other_model_file other_model.json
+  ": the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$")
+perfc_expect_plan_error(plan_layers_gap layers_gap.json
+  ": 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$")
+perfc_expect_plan_error(plan_not_json not_json.json
+  ":4:1: not JSON: Invalid JSON value$")
+perfc_expect_plan_error(plan_not_a_file /dev/zero
+  ": cannot read the plan: it is not a regular file$")
 # The same overflow from flags: pp x vp wraps to 0 in 32 bits.
 perfc_expect_error(train_chunks_wrap
   "gpt2_small.onnx: pp 2 x vp 2147483648 = 4294967296 pipeline chunks, but the model has 12 blocks"
