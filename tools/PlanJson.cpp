@@ -218,6 +218,12 @@ public:
           return fail("model.name", "is not a string");
         F.Model.Name = S->str();
       }
+      if (const llvm::json::Value *V = Model->get("file_stem")) {
+        llvm::Optional<llvm::StringRef> S = V->getAsString();
+        if (!S)
+          return fail("model.file_stem", "is not a string");
+        F.Model.FileStem = S->str();
+      }
       if (const llvm::json::Value *V = Model->get("nodes")) {
         llvm::Optional<int64_t> N = V->getAsInteger();
         if (!N || *N < 0)
@@ -393,7 +399,7 @@ llvm::Expected<PlanFile> perfc::readPlanJson(llvm::StringRef Path,
 llvm::Error perfc::checkPlanModel(const PlanModel &Planned,
                                   llvm::StringRef PlanName,
                                   llvm::StringRef GraphName, uint64_t Nodes,
-                                  double Params) {
+                                  double Params, llvm::StringRef FileStem) {
   const bool NameOk = Planned.Name.empty() || Planned.Name == GraphName;
   const bool NodesOk = !Planned.Nodes || *Planned.Nodes == Nodes;
   // Both counts are exact integers below 2^53 for any model perfc loads,
@@ -404,12 +410,21 @@ llvm::Error perfc::checkPlanModel(const PlanModel &Planned,
   auto Count = [](auto V) {
     return V ? llvm::formatv("{0:F0}", double(*V)).str() : std::string("?");
   };
-  return planError(
-      PlanName,
-      llvm::formatv("the plan is for model {0} ({1} nodes, {2} parameters), "
-                    "not {3} ({4} nodes, {5} parameters); plan this model "
-                    "with --plan",
-                    quoted(Planned.Name), Count(Planned.Nodes),
-                    Count(Planned.Params), quoted(GraphName), Nodes,
-                    llvm::formatv("{0:F0}", Params).str()));
+  // "model 'resnet18' (graph 'torch_jit', N nodes, P parameters)", or
+  // "graph 'torch_jit' (N nodes, P parameters)" without a file stem.
+  auto Describe = [](llvm::StringRef Stem, llvm::StringRef Graph,
+                     const std::string &N, const std::string &P) {
+    const std::string Counts = N + " nodes, " + P + " parameters)";
+    if (Stem.empty())
+      return "graph " + quoted(Graph) + " (" + Counts;
+    return "model " + quoted(Stem) + " (graph " + quoted(Graph) + ", " + Counts;
+  };
+  return planError(PlanName,
+                   "the plan is for " +
+                       Describe(Planned.FileStem, Planned.Name,
+                                Count(Planned.Nodes), Count(Planned.Params)) +
+                       ", not " +
+                       Describe(FileStem, GraphName, std::to_string(Nodes),
+                                llvm::formatv("{0:F0}", Params).str()) +
+                       "; plan this model with --plan");
 }

@@ -442,9 +442,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   const double ModelParams = R.Total.Params;
   if (Train && !StrategyPath.empty()) {
-    if (llvm::Error E =
-            checkPlanModel(PlannedFor, StrategyPath, Model->GraphName,
-                           Model->Graph.nodes().size(), ModelParams))
+    if (llvm::Error E = checkPlanModel(
+            PlannedFor, StrategyPath, Model->GraphName,
+            Model->Graph.nodes().size(), ModelParams, Model->Name))
       return fail(std::move(E));
   }
   // One import and analysis per micro-batch size the planner considers;
@@ -509,6 +509,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Report::PlanInfo Info;
     Info.Result = std::move(*Res);
     Info.ModelName = Model->GraphName;
+    Info.ModelFileStem = Model->Name;
     Info.ModelNodes = Model->Graph.nodes().size();
     Info.ModelParams = ModelParams;
     Info.DevicesPerNode = Cluster->Groups.front().devicesPerNode();

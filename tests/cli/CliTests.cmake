@@ -343,7 +343,7 @@ perfc_expect_error(plan_needs_global_batch "--plan needs --global-batch"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --plan)
 perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
   ${ZOO}/gpt2_small.onnx --hw dgx-a100 --plan)
-perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model '.*' \\([0-9]+ nodes, [0-9]+ parameters\\), not"
+perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model 'gpt2_small' \\(graph 'torch_jit', [0-9]+ nodes, [0-9]+ parameters\\), not model 'resnet18' \\(graph 'torch_jit', [0-9]+ nodes"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --strategy ${PLAN_OUT})
 set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED plan_json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json "{\"plan\": {\"dp\": 2}}")
@@ -371,7 +371,7 @@ perfc_expect_plan_error(plan_impossible_degree too_many_chunks.json
 perfc_expect_plan_error(plan_chunks_wrap chunks_wrap.json
   ": 'plan.vp' is 2147483648, above its maximum 1000000$")
 perfc_expect_plan_error(plan_other_model_file other_model.json
-  ": the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$")
+  ": the plan is for model 'resnet18' \\(graph 'torch_jit', 69 nodes, 11689512 parameters\\), not model 'gpt2_small' \\(graph 'torch_jit', 1377 nodes, 124439808 parameters\\); plan this model with --plan$")
 perfc_expect_plan_error(plan_layers_gap layers_gap.json
   ": 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$")
 perfc_expect_plan_error(plan_not_json not_json.json
