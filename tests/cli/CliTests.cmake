@@ -378,6 +378,19 @@ perfc_expect_plan_error(plan_not_json not_json.json
   ":4:1: not JSON: Invalid JSON value$")
 perfc_expect_plan_error(plan_not_a_file /dev/zero
   ": cannot read the plan: it is not a regular file$")
+# --micro-batch past 2^62 (the plan files' bound too) is too large; 2^62
+# itself reaches the import, whose input tensor overflows; 2^32 is not cut
+# to 32 bits (it once read as 0, "must be positive").
+perfc_expect_error(micro_batch_too_large
+  "--micro-batch 4611686018427387905 is too large: at most 2\\^62 = 4611686018427387904 samples$"
+  ${STRATEGY_ARGS} --micro-batch 4611686018427387905)
+perfc_expect_error(micro_batch_2e62
+  "gpt2_small.onnx: tensor 'input_ids' of shape \\[4611686018427387904, 1024\\] holds more than 2\\^62 bytes"
+  ${STRATEGY_ARGS} --micro-batch 4611686018427387904)
+add_test(NAME cli.micro_batch_2e32
+         COMMAND $<TARGET_FILE:perfc> ${STRATEGY_ARGS} --micro-batch 4294967296)
+set_tests_properties(cli.micro_batch_2e32 PROPERTIES PASS_REGULAR_EXPRESSION
+  "global batch 4294967296 = 1 micro-batches of 4294967296")
 # The same overflow from flags: pp x vp wraps to 0 in 32 bits.
 perfc_expect_error(train_chunks_wrap
   "gpt2_small.onnx: pp 2 x vp 2147483648 = 4294967296 pipeline chunks, but the model has 12 blocks"
