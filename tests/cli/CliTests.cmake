@@ -87,6 +87,12 @@ set_tests_properties(cli.hw_show PROPERTIES PASS_REGULAR_EXPRESSION
 perfc_expect_error(hw_unknown_name "unknown hardware 'nosuch'; run 'perfc hw list'"
                    ${ZOO}/resnet18.onnx --hw nosuch)
 perfc_expect_error(hw_show_unknown "unknown hardware 'nosuch'" hw show nosuch)
+# The development machine's depthwise floor, measured by perfc calibrate
+# and cited in the description (hwdb/devices/zen5-2vcpu.yaml, source [4]).
+add_test(NAME cli.hw_show_depthwise_floor
+         COMMAND $<TARGET_FILE:perfc> hw show zen5-2vcpu)
+set_tests_properties(cli.hw_show_depthwise_floor PROPERTIES
+  PASS_REGULAR_EXPRESSION "depthwise_conv \\[8 MFLOP: 0.11, 15 MFLOP: 0.35\\] / 0.8 / 138.3 ps per output.*\\[4\\] depthwise time_per_output 0.1383 ns")
 perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
 perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
