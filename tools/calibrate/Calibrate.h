@@ -14,7 +14,7 @@
 //    FLOPs; 2048^3, one attention head and a classifier SGEMV are reported;
 //    SGEMV over a matrix larger than the last-level cache (GEMM's memory
 //    efficiency);
-//  * conv: direct convolution in the NCHWc layout (ConvKernels.cpp, the
+//  * conv: direct convolution in the NCHWc layout (NchwcConv.h, the
 //    loop nest of ONNX Runtime's MLAS kernels, AVX-512/AVX2/portable
 //    picked at run time) over the zoo's CNN shapes: dense (ResNet, VGG,
 //    MobileNet pointwise) and depthwise (MobileNet, EfficientNet,
