@@ -142,6 +142,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Report::PlanInfo Info;
   Info.Result = std::move(*Res);
   Info.ModelName = MI.Info.GraphName;
+  Info.ModelFileStem = MI.Info.Name;
   Info.ModelNodes = MI.Graph.nodes().size();
   Info.ModelParams = R.Total.Params;
   Info.DevicesPerNode = Cluster.Groups.front().devicesPerNode();

@@ -5,6 +5,7 @@
 #include "frontend/OnnxToIr.h"
 #include "frontend/ShapeFolding.h"
 #include "frontend/WeightStripper.h"
+#include "support/RegularFile.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -422,27 +423,15 @@ llvm::Expected<ImportedModel> importOnnxBytes(llvm::StringRef Bytes,
 llvm::Expected<ImportedModel> importOnnxFile(llvm::StringRef Path,
                                              const ImportOptions &Options) {
   ErrorPrefix Err(Path);
-  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
-  if (!FD) {
-    std::error_code EC = llvm::errorToErrorCode(FD.takeError());
-    return Err("cannot read the file: " + EC.message());
-  }
-  // Closes the file on every path out.
-  struct Closer {
-    llvm::sys::fs::file_t FD;
-    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
-  } Close{*FD};
-  llvm::sys::fs::file_status Status;
-  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
-    return Err("cannot read the file: " + EC.message());
-  if (Status.type() == llvm::sys::fs::file_type::directory_file)
-    return Err("cannot read the file: it is a directory");
-  if (Status.getSize() == 0)
+  auto File = support::RegularFile::open(Path);
+  if (!File)
+    return Err("cannot read the file: " + toString(File.takeError()));
+  if (File->size() == 0)
     return Err("the file is empty, not an ONNX model");
   // Read with pread, skipping the weights: never mapped, never copied.
   return importStripped(
-      stripWeightsFromFile(*FD, Status.getSize(), limitsFor(Options)), Path,
-      Status.getSize(), Options);
+      stripWeightsFromFile(File->handle(), File->size(), limitsFor(Options)),
+      Path, File->size(), Options);
 }
 
 } // namespace perfc::frontend

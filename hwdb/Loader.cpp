@@ -17,6 +17,7 @@
 #include "hwdb/Bundled.h"
 #include "hwdb/Print.h"
 #include "hwdb/Units.h"
+#include "support/RegularFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -195,35 +196,11 @@ struct Origin {
   std::string BundledName;
 };
 
-/// Reads a description file. Only regular files of at most MaxFileBytes
-/// are read: a device (/dev/zero) or a FIFO would never end or would block.
-/// The error is the reason alone; callers add the path.
+/// Reads a description file (a regular file of at most MaxFileBytes). The
+/// error is the reason alone; callers add the path.
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readDescription(const llvm::Twine &Path) {
-  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
-  if (!FD)
-    return makeError(llvm::errorToErrorCode(FD.takeError()).message());
-  struct Closer {
-    llvm::sys::fs::file_t FD;
-    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
-  } Close{*FD};
-  llvm::sys::fs::file_status Status;
-  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
-    return makeError(EC.message());
-  if (Status.type() == llvm::sys::fs::file_type::directory_file)
-    return makeError("it is a directory");
-  if (Status.type() != llvm::sys::fs::file_type::regular_file)
-    return makeError("it is not a regular file");
-  if (Status.getSize() > MaxFileBytes)
-    return makeError(llvm::formatv("it is {0} bytes, more than the {1} a "
-                                   "hardware description may have",
-                                   Status.getSize(), MaxFileBytes)
-                         .str());
-  auto Buf = llvm::MemoryBuffer::getOpenFile(*FD, Path, Status.getSize(),
-                                             /*RequiresNullTerminator=*/false);
-  if (!Buf)
-    return makeError(Buf.getError().message());
-  return std::move(*Buf);
+  return support::readRegularFile(Path, MaxFileBytes, "a hardware description");
 }
 
 /// A description file to parse: its text (owned when read from disk) and

@@ -131,7 +131,8 @@ struct Report {
   /// fed back with --strategy must match the fingerprint).
   struct PlanInfo {
     PlanResult Result;
-    std::string ModelName;
+    std::string ModelName;     ///< The graph's name.
+    std::string ModelFileStem; ///< The model file's stem (messages only).
     uint64_t ModelNodes = 0;
     double ModelParams = 0;
     unsigned DevicesPerNode = 1;

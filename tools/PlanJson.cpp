@@ -2,9 +2,9 @@
 #include "tools/PlanJson.h"
 
 #include "ir/Shape.h"
+#include "support/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -220,6 +220,12 @@ public:
           return fail("model.name", "is not a string");
         F.Model.Name = S->str();
       }
+      if (const llvm::json::Value *V = Model->get("file_stem")) {
+        llvm::Optional<llvm::StringRef> S = V->getAsString();
+        if (!S)
+          return fail("model.file_stem", "is not a string");
+        F.Model.FileStem = S->str();
+      }
       if (const llvm::json::Value *V = Model->get("nodes")) {
         llvm::Optional<int64_t> N = V->getAsInteger();
         if (!N || *N < 0)
@@ -434,38 +440,17 @@ llvm::Expected<PlanFile> perfc::parsePlanJson(llvm::StringRef Text,
 
 llvm::Expected<PlanFile> perfc::readPlanJson(llvm::StringRef Path,
                                              const TrainOptions &Base) {
-  auto Fail = [&](const llvm::Twine &Why) {
-    return planError(Path, "cannot read the plan: " + Why);
-  };
-  auto FD = llvm::sys::fs::openNativeFileForRead(Path);
-  if (!FD)
-    return Fail(llvm::errorToErrorCode(FD.takeError()).message());
-  struct Closer {
-    llvm::sys::fs::file_t FD;
-    ~Closer() { (void)llvm::sys::fs::closeFile(FD); }
-  } Close{*FD};
-  llvm::sys::fs::file_status Status;
-  if (std::error_code EC = llvm::sys::fs::status(*FD, Status))
-    return Fail(EC.message());
-  if (Status.type() == llvm::sys::fs::file_type::directory_file)
-    return Fail("it is a directory");
-  if (Status.type() != llvm::sys::fs::file_type::regular_file)
-    return Fail("it is not a regular file");
-  if (Status.getSize() > MaxPlanBytes)
-    return Fail(llvm::formatv("it is {0} bytes, more than the {1} a plan may "
-                              "have",
-                              Status.getSize(), MaxPlanBytes));
-  auto Buf = llvm::MemoryBuffer::getOpenFile(*FD, Path, Status.getSize(),
-                                             /*RequiresNullTerminator=*/false);
+  auto Buf = support::readRegularFile(Path, MaxPlanBytes, "a plan");
   if (!Buf)
-    return Fail(Buf.getError().message());
+    return planError(Path,
+                     "cannot read the plan: " + toString(Buf.takeError()));
   return parsePlanJson((*Buf)->getBuffer(), Path, Base);
 }
 
 llvm::Error perfc::checkPlanModel(const PlanModel &Planned,
                                   llvm::StringRef PlanName,
                                   llvm::StringRef GraphName, uint64_t Nodes,
-                                  double Params) {
+                                  double Params, llvm::StringRef FileStem) {
   const bool NameOk = Planned.Name.empty() || Planned.Name == GraphName;
   const bool NodesOk = !Planned.Nodes || *Planned.Nodes == Nodes;
   // Both counts are exact integers below 2^53 for any model perfc loads,
@@ -476,12 +461,21 @@ llvm::Error perfc::checkPlanModel(const PlanModel &Planned,
   auto Count = [](auto V) {
     return V ? llvm::formatv("{0:F0}", double(*V)).str() : std::string("?");
   };
-  return planError(
-      PlanName,
-      llvm::formatv("the plan is for model {0} ({1} nodes, {2} parameters), "
-                    "not {3} ({4} nodes, {5} parameters); plan this model "
-                    "with --plan",
-                    quoted(Planned.Name), Count(Planned.Nodes),
-                    Count(Planned.Params), quoted(GraphName), Nodes,
-                    llvm::formatv("{0:F0}", Params).str()));
+  // "model 'resnet18' (graph 'torch_jit', N nodes, P parameters)", or
+  // "graph 'torch_jit' (N nodes, P parameters)" without a file stem.
+  auto Describe = [](llvm::StringRef Stem, llvm::StringRef Graph,
+                     const std::string &N, const std::string &P) {
+    const std::string Counts = N + " nodes, " + P + " parameters)";
+    if (Stem.empty())
+      return "graph " + quoted(Graph) + " (" + Counts;
+    return "model " + quoted(Stem) + " (graph " + quoted(Graph) + ", " + Counts;
+  };
+  return planError(PlanName,
+                   "the plan is for " +
+                       Describe(Planned.FileStem, Planned.Name,
+                                Count(Planned.Nodes), Count(Planned.Params)) +
+                       ", not " +
+                       Describe(FileStem, GraphName, std::to_string(Nodes),
+                                llvm::formatv("{0:F0}", Params).str()) +
+                       "; plan this model with --plan");
 }

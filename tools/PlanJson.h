@@ -29,6 +29,10 @@ namespace perfc {
 /// checked.
 struct PlanModel {
   std::string Name; ///< The ONNX graph name; "" when absent.
+  /// The model file's stem ("plan.model.file_stem"), for messages only:
+  /// exporters give most graphs the same name (torch_jit), so the stem is
+  /// what tells a user which model the plan was made for. "" when absent.
+  std::string FileStem;
   llvm::Optional<uint64_t> Nodes;
   llvm::Optional<double> Params;
 };
@@ -65,10 +69,11 @@ llvm::Expected<PlanFile> readPlanJson(llvm::StringRef Path,
 
 /// A plan made for another model is an error, not a silent prediction: the
 /// fingerprint in the plan must match the model's graph name, node count
-/// and parameter count.
+/// and parameter count. FileStem, the model file's stem, only names the
+/// model in the message, as the plan's own file_stem does.
 llvm::Error checkPlanModel(const PlanModel &Planned, llvm::StringRef PlanName,
                            llvm::StringRef GraphName, uint64_t Nodes,
-                           double Params);
+                           double Params, llvm::StringRef FileStem = "");
 
 } // namespace perfc
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "ir/Shape.h"
 #include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
@@ -330,11 +331,20 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
     TrainOpts.Zero = Zero;
-    TrainOpts.MicroBatch = MicroBatch.getNumOccurrences()
-                               ? MicroBatch
-                               : (Batch.getNumOccurrences() ? Batch : 1);
+    // int64_t on every branch: a bare 1 made the conditional int and cut
+    // the options' values to 32 bits (2^32 became 0).
+    TrainOpts.MicroBatch =
+        MicroBatch.getNumOccurrences()
+            ? int64_t(MicroBatch)
+            : (Batch.getNumOccurrences() ? int64_t(Batch) : int64_t(1));
     if (TrainOpts.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
+    // The largest micro_batch a plan file may hold, too.
+    if (uint64_t(TrainOpts.MicroBatch) > ir::MaxTensorSize)
+      return fail(llvm::formatv("--micro-batch {0} is too large: at most "
+                                "2^62 = {1} samples",
+                                TrainOpts.MicroBatch, ir::MaxTensorSize)
+                      .str());
     TrainOpts.GlobalBatch = GlobalBatch;
     TrainOpts.Fp32Gradients = Fp32Grads;
     TrainOpts.PerTensorOptimizer = PerTensorOpt;
@@ -465,9 +475,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
 
   const double ModelParams = R.Total.Params;
   if (Train && !StrategyPath.empty()) {
-    if (llvm::Error E =
-            checkPlanModel(PlannedFor, StrategyPath, Model->GraphName,
-                           Model->Graph.nodes().size(), ModelParams))
+    if (llvm::Error E = checkPlanModel(
+            PlannedFor, StrategyPath, Model->GraphName,
+            Model->Graph.nodes().size(), ModelParams, Model->Name))
       return fail(std::move(E));
   }
   // One import and analysis per micro-batch size the planner considers;
@@ -532,6 +542,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Report::PlanInfo Info;
     Info.Result = std::move(*Res);
     Info.ModelName = Model->GraphName;
+    Info.ModelFileStem = Model->Name;
     Info.ModelNodes = Model->Graph.nodes().size();
     Info.ModelParams = ModelParams;
     Info.DevicesPerNode = Cluster->Groups.front().devicesPerNode();

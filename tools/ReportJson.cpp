@@ -95,6 +95,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {
       J.attribute("name", P.ModelName);
+      J.attribute("file_stem", P.ModelFileStem);
       J.attribute("nodes", int64_t(P.ModelNodes));
       J.attribute("params", count(P.ModelParams));
     });

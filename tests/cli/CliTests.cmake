@@ -14,6 +14,11 @@ perfc_expect_error(missing_file "/nonexistent/m.onnx: cannot read the file"
                    /nonexistent/m.onnx)
 perfc_expect_error(directory "${BAD}: cannot read the file" ${BAD})
 perfc_expect_error(empty "empty.onnx: the file is empty" ${BAD}/empty.onnx)
+# Not a regular file: a device is refused before it is read (as --hw and
+# --strategy do; support/RegularFile.h).
+perfc_expect_error(model_not_a_file
+                   "/dev/zero: cannot read the file: it is not a regular file$"
+                   /dev/zero)
 perfc_expect_error(not_onnx "not_onnx.onnx: malformed protobuf at byte [0-9]+"
                    ${BAD}/not_onnx.onnx)
 perfc_expect_error(truncated "truncated.onnx: malformed protobuf at byte [0-9]+: .*truncated"
@@ -95,6 +100,12 @@ set_tests_properties(cli.hw_show PROPERTIES PASS_REGULAR_EXPRESSION
 perfc_expect_error(hw_unknown_name "unknown hardware 'nosuch'; run 'perfc hw list'"
                    ${ZOO}/resnet18.onnx --hw nosuch)
 perfc_expect_error(hw_show_unknown "unknown hardware 'nosuch'" hw show nosuch)
+# The development machine's depthwise floor, measured by perfc calibrate
+# and cited in the description (hwdb/devices/zen5-2vcpu.yaml, source [4]).
+add_test(NAME cli.hw_show_depthwise_floor
+         COMMAND $<TARGET_FILE:perfc> hw show zen5-2vcpu)
+set_tests_properties(cli.hw_show_depthwise_floor PROPERTIES
+  PASS_REGULAR_EXPRESSION "depthwise_conv \\[8 MFLOP: 0.11, 15 MFLOP: 0.35\\] / 0.8 / 138.3 ps per output.*\\[4\\] depthwise time_per_output 0.1383 ns")
 perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
 perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
@@ -383,7 +394,7 @@ perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
   ${ZOO}/gpt2_small.onnx --hw dgx-a100 --plan)
 perfc_expect_error(conv_layout "unknown --conv-layout 'hwcn': use native, nchw or nhwc"
   ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --conv-layout hwcn)
-perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model '.*' \\([0-9]+ nodes, [0-9]+ parameters\\), not"
+perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model 'gpt2_small' \\(graph 'torch_jit', [0-9]+ nodes, [0-9]+ parameters\\), not model 'resnet18' \\(graph 'torch_jit', [0-9]+ nodes"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --strategy ${PLAN_OUT})
 set_tests_properties(cli.error.plan_other_model PROPERTIES FIXTURES_REQUIRED plan_json)
 file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/cli-bad-plan.json "{\"plan\": {\"dp\": 2}}")
@@ -393,27 +404,44 @@ perfc_expect_error(plan_bad_file "cli-bad-plan.json: 'plan.tp' is missing or not
 # place (LINE:COL or the JSON path) and what is wrong.
 set(BAD_PLAN ${BAD}/plan)
 set(STRATEGY_ARGS ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train)
-perfc_expect_error(plan_degree_overflow
-  "degree_overflow.json: 'plan.dp' is 1099511627784, above its maximum 1000000$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/degree_overflow.json)
-perfc_expect_error(plan_impossible_degree
-  "too_many_chunks.json: the plan does not apply to .*gpt2_small.onnx: pp 4 x vp 4 = 16 pipeline chunks, but the model has 12 blocks; use fewer stages$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/too_many_chunks.json)
-perfc_expect_error(plan_chunks_wrap
-  "chunks_wrap.json: 'plan.vp' is 2147483648, above its maximum 1000000$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/chunks_wrap.json)
-perfc_expect_error(plan_other_model_file
-  "other_model.json: the plan is for model 'torch_jit' \\(69 nodes, 11689512 parameters\\), not 'torch_jit' \\(1377 nodes, 124439808 parameters\\); plan this model with --plan$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/other_model.json)
-perfc_expect_error(plan_layers_gap
-  "layers_gap.json: 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/layers_gap.json)
-perfc_expect_error(plan_not_json
-  "not_json.json:4:1: not JSON: Invalid JSON value$"
-  ${STRATEGY_ARGS} --strategy ${BAD_PLAN}/not_json.json)
-perfc_expect_error(plan_not_a_file
-  "/dev/zero: cannot read the plan: it is not a regular file$"
-  ${STRATEGY_ARGS} --strategy /dev/zero)
+# Feeds PLAN (under tests/data/bad/plan/ unless absolute) to --strategy on
+# gpt2_small; the error must read "PLAN" then REST (REST starts after the
+# file name: ": what" or ":LINE:COL: what").
+function(perfc_expect_plan_error name plan rest)
+  set(path ${BAD_PLAN}/${plan})
+  if(IS_ABSOLUTE ${plan})
+    set(path ${plan})
+  endif()
+  perfc_expect_error(${name} "${plan}${rest}"
+    ${STRATEGY_ARGS} --strategy ${path})
+endfunction()
+perfc_expect_plan_error(plan_degree_overflow degree_overflow.json
+  ": 'plan.dp' is 1099511627784, above its maximum 1000000$")
+perfc_expect_plan_error(plan_impossible_degree too_many_chunks.json
+  ": the plan does not apply to .*gpt2_small.onnx: pp 4 x vp 4 = 16 pipeline chunks, but the model has 12 blocks; use fewer stages$")
+perfc_expect_plan_error(plan_chunks_wrap chunks_wrap.json
+  ": 'plan.vp' is 2147483648, above its maximum 1000000$")
+perfc_expect_plan_error(plan_other_model_file other_model.json
+  ": the plan is for model 'resnet18' \\(graph 'torch_jit', 69 nodes, 11689512 parameters\\), not model 'gpt2_small' \\(graph 'torch_jit', 1377 nodes, 124439808 parameters\\); plan this model with --plan$")
+perfc_expect_plan_error(plan_layers_gap layers_gap.json
+  ": 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$")
+perfc_expect_plan_error(plan_not_json not_json.json
+  ":4:1: not JSON: Invalid JSON value$")
+perfc_expect_plan_error(plan_not_a_file /dev/zero
+  ": cannot read the plan: it is not a regular file$")
+# --micro-batch past 2^62 (the plan files' bound too) is too large; 2^62
+# itself reaches the import, whose input tensor overflows; 2^32 is not cut
+# to 32 bits (it once read as 0, "must be positive").
+perfc_expect_error(micro_batch_too_large
+  "--micro-batch 4611686018427387905 is too large: at most 2\\^62 = 4611686018427387904 samples$"
+  ${STRATEGY_ARGS} --micro-batch 4611686018427387905)
+perfc_expect_error(micro_batch_2e62
+  "gpt2_small.onnx: tensor 'input_ids' of shape \\[4611686018427387904, 1024\\] holds more than 2\\^62 bytes"
+  ${STRATEGY_ARGS} --micro-batch 4611686018427387904)
+add_test(NAME cli.micro_batch_2e32
+         COMMAND $<TARGET_FILE:perfc> ${STRATEGY_ARGS} --micro-batch 4294967296)
+set_tests_properties(cli.micro_batch_2e32 PROPERTIES PASS_REGULAR_EXPRESSION
+  "global batch 4294967296 = 1 micro-batches of 4294967296")
 # The same overflow from flags: pp x vp wraps to 0 in 32 bits.
 perfc_expect_error(train_chunks_wrap
   "gpt2_small.onnx: pp 2 x vp 2147483648 = 4294967296 pipeline chunks, but the model has 12 blocks"

@@ -170,26 +170,49 @@ TEST_CASE("plan JSON: a plan for another model is an error") {
   M.Nodes = 10;
   M.Params = 5.0;
   CHECK(!checkPlanModel(M, "p.json", "gpt", 10, 5.0));
+  // Only the fingerprint counts: another file stem is the same model.
+  M.FileStem = "gpt_a";
+  CHECK(!checkPlanModel(M, "p.json", "gpt", 10, 5.0, "gpt_b"));
+  M.FileStem.clear();
   for (auto [Name, Nodes, Params] :
        {std::make_tuple("bert", 10, 5.0), std::make_tuple("gpt", 11, 5.0),
         std::make_tuple("gpt", 10, 6.0)}) {
     llvm::Error E = checkPlanModel(M, "p.json", Name, Nodes, Params);
     REQUIRE(bool(E));
-    CHECK(
-        llvm::toString(std::move(E)) ==
-        "p.json: the plan is for model 'gpt' (10 nodes, 5 parameters), not '" +
-            std::string(Name) + "' (" + std::to_string(Nodes) + " nodes, " +
-            std::to_string(int(Params)) +
-            " parameters); plan this model with --plan");
+    CHECK(llvm::toString(std::move(E)) ==
+          "p.json: the plan is for graph 'gpt' (10 nodes, 5 parameters), not "
+          "graph '" +
+              std::string(Name) + "' (" + std::to_string(Nodes) + " nodes, " +
+              std::to_string(int(Params)) +
+              " parameters); plan this model with --plan");
   }
+  // Exporters name most graphs alike: the file stems tell the models apart.
+  M.FileStem = "resnet18";
+  llvm::Error Stems = checkPlanModel(M, "p.json", "gpt", 11, 5.0, "gpt2_small");
+  REQUIRE(bool(Stems));
+  CHECK(llvm::toString(std::move(Stems)) ==
+        "p.json: the plan is for model 'resnet18' (graph 'gpt', 10 nodes, 5 "
+        "parameters), not model 'gpt2_small' (graph 'gpt', 11 nodes, 5 "
+        "parameters); plan this model with --plan");
   // Names from files are escaped.
   M.Name = "a\nb";
+  M.FileStem = "s\tt";
   llvm::Error E = checkPlanModel(M, "p.json", "c\rd", 10, 5.0);
   REQUIRE(bool(E));
   CHECK(llvm::toString(std::move(E)) ==
-        "p.json: the plan is for model 'a\\0Ab' (10 nodes, 5 parameters), "
-        "not 'c\\0Dd' (10 nodes, 5 parameters); plan this model with "
-        "--plan");
+        "p.json: the plan is for model 's\\09t' (graph 'a\\0Ab', 10 nodes, "
+        "5 parameters), not graph 'c\\0Dd' (10 nodes, 5 parameters); plan "
+        "this model with --plan");
+}
+
+TEST_CASE("plan JSON: a file stem that is not a string is an error") {
+  auto R = parsePlanJson(
+      R"({"dp": 1, "tp": 1, "pp": 1, "vp": 1, "sp": false, "micro_batch": 1,
+          "recompute": "none", "zero": 0, "model": {"file_stem": 3}})",
+      "p.json", TrainOptions());
+  REQUIRE(!R);
+  CHECK(llvm::StringRef(llvm::toString(R.takeError()))
+            .contains("'plan.model.file_stem' is not a string"));
 }
 
 TEST_CASE("plan JSON: stages claiming huge degrees cost memory by the file") {

@@ -74,22 +74,21 @@ import hashlib
 import json
 import math
 import os
-import platform
 import random
 import re
 import statistics
 import struct
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 RESULTS = os.path.join(HERE, "results")
-MEASURE_JS = os.path.join(HERE, "ort_measure.mjs")
 sys.path.insert(0, os.path.join(ROOT, "tools", "examples"))
 
 import nas_space  # noqa: E402
+import ort_common  # noqa: E402
+from ort_common import cpu_tag, machine, node_job  # noqa: E402
 
 POOL = 2000
 STRATIFIED = 28
@@ -406,114 +405,30 @@ def export(v, work, seed):
 # --------------------------------------------------------------------------
 # 3. Measurement
 # --------------------------------------------------------------------------
-# The steps of tools/bench/ort_accuracy.py (npm install, the node job,
-# the profile summary) without its onnx/numpy imports.
+# The machine, onnxruntime-node and the node job are ort_accuracy.py's, from
+# ort_common.py (no onnx or numpy imports).
 
-def cpuinfo():
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if ":" in line:
-                    k, v = line.split(":", 1)
-                    info.setdefault(k.strip(), v.strip())
-    except OSError:
-        pass
-    return info
-
-
-def cpu_tag():
-    """'amd-epyc-f26m2', as ort_accuracy.py names calibrated_<cpu>.yaml."""
-    info = cpuinfo()
-    name = info.get("model name", platform.processor() or "cpu").lower()
-    name = re.sub(r"\(r\)|\(tm\)|processor|cpu @.*|\d+-core", "", name)
-    tag = re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cpu"
-    if "cpu family" in info and "model" in info:
-        tag += f"-f{info['cpu family']}m{info['model']}"
-    return tag
-
-
-def machine():
-    info = cpuinfo()
-    return {"cpu": info.get("model name"), "family": info.get("cpu family"),
-            "model": info.get("model"), "logical_cpus": os.cpu_count(),
-            "host": platform.node(), "kernel": platform.release(),
-            "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")}
-
-
-def node_job(job, work, tag):
-    job_path = os.path.join(work, f"job_{tag}.json")
-    out_path = os.path.join(work, f"out_{tag}.json")
-    with open(job_path, "w") as f:
-        json.dump(job, f, indent=1)
-    if os.path.exists(out_path):
-        os.remove(out_path)
-    r = subprocess.run(["node", MEASURE_JS, job_path, out_path], cwd=work)
-    if r.returncode != 0 or not os.path.exists(out_path):
-        raise RuntimeError(f"node {MEASURE_JS} {job_path} failed ({r.returncode})")
-    with open(out_path) as f:
-        return json.load(f)
+def write_probe(path):
+    with open(path, "wb") as f:
+        f.write(pb_model("probe", [pb_node("Add", ["x", "x"], ["y"], "add0", {})], [],
+                         [pb_value_info("x", [1, 16])], [pb_value_info("y", [1, 16])], ""))
 
 
 def ensure_ort(ort_dir, work):
-    """onnxruntime-node in ort_dir (npm install --ignore-scripts if missing:
-    its install script fetches GPU files and fails offline; the CPU binding
-    ships in the package), checked by running a one-node model."""
-    pkg = os.path.join(ort_dir, "node_modules", "onnxruntime-node")
-    if not os.path.exists(os.path.join(pkg, "package.json")):
-        os.makedirs(ort_dir, exist_ok=True)
-        if not os.path.exists(os.path.join(ort_dir, "package.json")):
-            with open(os.path.join(ort_dir, "package.json"), "w") as f:
-                json.dump({"name": "perfc-ort-bench", "private": True}, f)
-        log(f"installing onnxruntime-node into {ort_dir} (npm install --ignore-scripts)")
-        r = subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund",
-                            "--prefix", ort_dir, "onnxruntime-node"],
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"nas_ranking: npm install failed:\n{r.stdout}\n{r.stderr}")
-    probe = os.path.join(work, "probe_add.onnx")
-    with open(probe, "wb") as f:
-        f.write(pb_model("probe", [pb_node("Add", ["x", "x"], ["y"], "add0", {})], [],
-                         [pb_value_info("x", [1, 16])], [pb_value_info("y", [1, 16])], ""))
-    try:
-        out = node_job({"ort_dir": ort_dir, "intra_op_threads": 1, "inter_op_threads": 1,
-                        "models": [{"name": "probe", "path": probe, "warmup": 1, "runs": 10,
-                                    "inputs": [{"name": "x", "dtype": "float32",
-                                                "shape": [1, 16]}]}]}, work, "probe")
-    except RuntimeError as e:
-        sys.exit(f"nas_ranking: onnxruntime-node in {ort_dir} does not run: {e}")
-    version = out.get("onnxruntime_version")
-    log(f"onnxruntime-node {version} works ({pkg})")
-    return version
+    return ort_common.ensure_ort(ort_dir, work, write_probe, "nas_ranking")
 
 
-def summarize_profile(trace_path, skip_runs=1):
-    """Per node: median kernel time (us) over the runs after skip_runs."""
-    with open(trace_path) as f:
-        events = json.load(f)
-    runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
-                  if e.get("cat") == "Session" and e.get("name") == "model_run")[skip_runs:]
-    if not runs:
+def summarize_profile(trace_path):
+    """ort_common's per-node summary, cut to what this report uses (and
+    nas_ranking.json keeps per variant)."""
+    p = ort_common.summarize_profile(trace_path)
+    if p is None:
         return None
-    per = {}
-    order = []
-    for e in events:
-        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
-            continue
-        i = next((i for i, (a, b) in enumerate(runs) if a <= e["ts"] <= b), None)
-        if i is None:
-            continue
-        name = e["name"][: -len("_kernel_time")]
-        if name not in per:
-            order.append(name)
-            per[name] = {"node": name, "op": e.get("args", {}).get("op_name"),
-                         "us": [0.0] * len(runs)}
-        per[name]["us"][i] += e["dur"]
-    nodes = [{"node": n, "op": per[n]["op"], "median_us": statistics.median(per[n]["us"])}
-             for n in order]
-    return {"model_run_median_us": statistics.median(b - a for a, b in runs),
-            "kernels_sum_median_us": sum(n["median_us"] for n in nodes),
-            "nodes_executed": len(nodes), "nodes": nodes}
+    return {"model_run_median_us": p["model_run_median_us"],
+            "kernels_sum_median_us": p["kernels_sum_median_us"],
+            "nodes_executed": p["nodes_executed"],
+            "nodes": [{"node": n["node"], "op": n["op"], "median_us": n["median_us"]}
+                      for n in p["nodes"]]}
 
 
 def set_priority(nice):
@@ -924,13 +839,22 @@ def findings(res):
                  f"{1e6 * g['pred'] / g['elems']:.2f})" for k, g in sorted(dw.items())]
         ks_sorted = sorted(dw)
         lo, hi = dw[ks_sorted[0]], dw[ks_sorted[-1]]
+        grow_meas = (hi['meas'] / hi['elems']) / (lo['meas'] / lo['elems'])
+        grow_pred = (hi['pred'] / hi['elems']) / (lo['pred'] / lo['elems'])
+        # Within 20 % the growths are called alike: the profile's own
+        # overhead per node is of that order for the small kernels.
+        if grow_pred > 1.2 * grow_meas:
+            verdict = "changes ORT's time less than perfc predicts"
+        elif grow_meas > 1.2 * grow_pred:
+            verdict = "changes ORT's time more than perfc predicts"
+        else:
+            verdict = "changes ORT's time about as perfc predicts (within 20 %)"
         out.append("Depthwise convolutions, time per output element (ORT's profiled "
                    "kernels; perfc's prediction in brackets): " + "; ".join(parts)
                    + f". From k={ks_sorted[0]} to k={ks_sorted[-1]} ORT's cost per element "
-                   f"grows {(hi['meas'] / hi['elems']) / (lo['meas'] / lo['elems']):.1f}x "
-                   f"and perfc's {(hi['pred'] / hi['elems']) / (lo['pred'] / lo['elems']):.1f}x "
+                   f"grows {grow_meas:.1f}x and perfc's {grow_pred:.1f}x "
                    f"(the FLOPs {ks_sorted[-1] ** 2 / ks_sorted[0] ** 2:.1f}x): a kernel-size "
-                   "move in a NAS step changes ORT's time far less than perfc predicts.")
+                   f"move in a NAS step {verdict}.")
     if res.get("profiler_overhead_us_per_node"):
         out.append(f"ORT's profiler adds about {res['profiler_overhead_us_per_node']:.0f} us "
                    "per node (profiled runs against the unprofiled best medians): the "
@@ -948,14 +872,21 @@ def findings(res):
             return 100 * dw / tot if tot else float("nan")
 
         big = [v for v in res["variants"] if v["meas_ms"] >= 2.0]
+        # Which depthwise kernel sizes perfc over- or under-predicts (per
+        # output element, against ORT's profile, beyond 10 %): computed, so
+        # that the sentence follows the calibration.
+        off = [(k, g["pred"] / g["meas"]) for k, g in sorted(dw.items())
+               if g["meas"] and abs(g["pred"] / g["meas"] - 1) > 0.1]
+        why = ("; perfc / ORT per depthwise output: "
+               + ", ".join(f"{k}x{k} {r:.2f}" for k, r in off)
+               if off else "; perfc's depthwise time per output is within 10 % of ORT's "
+               "for every kernel size")
         out.append(f"The {len(small)} variants measured under 2 ms are predicted "
                    f"{errs[0]:+.0f} to {errs[-1]:+.0f} % (the others "
                    f"{min(rest):+.0f} to {max(rest):+.0f} %). perfc gives depthwise "
                    f"convolutions {dw_share(small):.0f} % of their predicted time (the others "
-                   f"{dw_share(big):.0f} %), so the over-predicted 5x5/7x7 depthwise kernels "
-                   "weigh more there; the rest sits in their many small convolutions, whose "
-                   "ORT time the profile cannot resolve (its overhead per node is of the "
-                   "same size).")
+                   f"{dw_share(big):.0f} %){why}. Their many small convolutions' ORT time "
+                   "the profile cannot resolve (its overhead per node is of the same size).")
     bk = res.get("by_kind") or {}
     between = bk.get("(ORT between kernels)")
     if between:

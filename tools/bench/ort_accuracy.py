@@ -52,23 +52,21 @@ other sessions' compilers and fuzzers they do not help. Waiting for a quiet
 machine does.
 """
 import argparse
-import datetime
 import json
 import os
-import platform
-import re
 import shutil
-import statistics
 import subprocess
 import sys
 
 import onnx
 from onnx import TensorProto, helper
 
+import ort_common
+from ort_common import cpu_tag, machine, summarize_profile
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ZOO = os.path.join(ROOT, "tests", "data", "zoo")
 RESULTS = os.path.join(ROOT, "tools", "bench", "results")
-MEASURE_JS = os.path.join(ROOT, "tools", "bench", "ort_measure.mjs")
 
 DEFAULT_MODELS = [
     "resnet18", "resnet50", "mobilenet_v2", "vgg16", "densenet121", "efficientnet_b0",
@@ -89,94 +87,32 @@ MEASURE_PRIORITY = 0
 def run(cmd, nice=False, measuring=False, **kw):
     if nice and shutil.which("nice"):
         cmd = ["nice", "-n", "10"] + cmd
-    elif measuring and MEASURE_PRIORITY and shutil.which("nice"):
-        cmd = ["nice", "-n", str(MEASURE_PRIORITY)] + cmd
+    elif measuring:
+        cmd = measuring_prefix() + cmd
     return subprocess.run(cmd, **kw)
-
-
-# --------------------------------------------------------------------------
-# The machine
-# --------------------------------------------------------------------------
-
-def cpuinfo():
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if ":" in line:
-                    k, v = line.split(":", 1)
-                    info.setdefault(k.strip(), v.strip())
-    except OSError:
-        pass
-    return info
-
-
-def cpu_tag():
-    """'amd-epyc-f26m2': the CPU, for result file names."""
-    info = cpuinfo()
-    name = info.get("model name", platform.processor() or "cpu").lower()
-    name = re.sub(r"\(r\)|\(tm\)|processor|cpu @.*|\d+-core", "", name)
-    tag = re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "cpu"
-    if "cpu family" in info and "model" in info:
-        tag += f"-f{info['cpu family']}m{info['model']}"
-    return tag
-
-
-def machine():
-    info = cpuinfo()
-    return {
-        "cpu": info.get("model name"),
-        "vendor": info.get("vendor_id"),
-        "family": info.get("cpu family"),
-        "model": info.get("model"),
-        "logical_cpus": os.cpu_count(),
-        "host": platform.node(),
-        "kernel": platform.release(),
-        "loadavg": os.getloadavg()[0],
-        "date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
-    }
 
 
 # --------------------------------------------------------------------------
 # 1. onnxruntime-node
 # --------------------------------------------------------------------------
 
+def measuring_prefix():
+    """What ORT and the calibration run under: nice -n --priority, if set."""
+    if MEASURE_PRIORITY and shutil.which("nice"):
+        return ["nice", "-n", str(MEASURE_PRIORITY)]
+    return []
+
+
 def ensure_ort(ort_dir, work):
-    pkg = os.path.join(ort_dir, "node_modules", "onnxruntime-node")
-    if not os.path.exists(os.path.join(pkg, "package.json")):
-        os.makedirs(ort_dir, exist_ok=True)
-        if not os.path.exists(os.path.join(ort_dir, "package.json")):
-            with open(os.path.join(ort_dir, "package.json"), "w") as f:
-                json.dump({"name": "perfc-ort-bench", "private": True}, f)
-        log(f"installing onnxruntime-node into {ort_dir} (npm install --ignore-scripts)")
-        r = run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund",
-                 "--prefix", ort_dir, "onnxruntime-node"], capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"ort_accuracy: npm install failed:\n{r.stdout}\n{r.stderr}")
-    # The native binding: run a one-node model.
-    probe = os.path.join(work, "probe_add.onnx")
-    onnx.save(chain_model(1), probe)
-    job = {"ort_dir": ort_dir, "intra_op_threads": 1, "inter_op_threads": 1,
-           "models": [{"name": "probe", "path": probe, "warmup": 1, "runs": 10,
-                       "inputs": [{"name": "x", "dtype": "float32", "shape": [1, 16]}]}]}
-    out = node_job(job, work, "probe")
-    version = out.get("onnxruntime_version")
-    log(f"onnxruntime-node {version} works ({pkg})")
-    return version
+    return ort_common.ensure_ort(ort_dir, work, lambda p: onnx.save(chain_model(1), p),
+                                 "ort_accuracy", measuring_prefix())
 
 
 def node_job(job, work, tag):
-    job_path = os.path.join(work, f"job_{tag}.json")
-    out_path = os.path.join(work, f"out_{tag}.json")
-    with open(job_path, "w") as f:
-        json.dump(job, f, indent=1)
-    if os.path.exists(out_path):
-        os.remove(out_path)
-    r = run(["node", MEASURE_JS, job_path, out_path], measuring=True, cwd=work)
-    if r.returncode != 0 or not os.path.exists(out_path):
-        sys.exit(f"ort_accuracy: node {MEASURE_JS} {job_path} failed ({r.returncode})")
-    with open(out_path) as f:
-        return json.load(f)
+    try:
+        return ort_common.node_job(job, work, tag, measuring_prefix())
+    except RuntimeError as e:
+        sys.exit(f"ort_accuracy: {e}")
 
 
 # --------------------------------------------------------------------------
@@ -250,75 +186,6 @@ def graph_ops(path):
         key = f"{n.domain}:{n.op_type}" if n.domain not in ("", "ai.onnx") else n.op_type
         ops[key] = ops.get(key, 0) + 1
     return len(m.graph.node), dict(sorted(ops.items(), key=lambda kv: -kv[1]))
-
-
-def summarize_profile(trace_path, skip_runs=1):
-    """Per node: median kernel time (us) over the runs after skip_runs."""
-    with open(trace_path) as f:
-        events = json.load(f)
-    runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
-                  if e.get("cat") == "Session" and e.get("name") == "model_run")
-    kept = runs[skip_runs:]
-    if not kept:
-        return None
-
-    def run_index(ts):
-        for i, (a, b) in enumerate(kept):
-            if a <= ts <= b:
-                return i
-        return None
-
-    nodes = {}
-    order = []
-    for e in events:
-        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
-            continue
-        i = run_index(e["ts"])
-        if i is None:
-            continue
-        name = e["name"][: -len("_kernel_time")]
-        a = e.get("args", {})
-        if name not in nodes:
-            order.append(name)
-            nodes[name] = {
-                "node": name,
-                "op": a.get("op_name"),
-                "provider": a.get("provider"),
-                "input_type_shape": a.get("input_type_shape"),
-                "output_type_shape": a.get("output_type_shape"),
-                "activation_size": a.get("activation_size"),
-                "parameter_size": a.get("parameter_size"),
-                "output_size": a.get("output_size"),
-                "per_run_us": [0.0] * len(kept),
-            }
-        nodes[name]["per_run_us"][i] += e["dur"]
-    out_nodes = []
-    for name in order:
-        n = nodes[name]
-        per = n.pop("per_run_us")
-        n["median_us"] = statistics.median(per)
-        n["min_us"] = min(per)
-        out_nodes.append(n)
-    run_us = [b - a for a, b in kept]
-    kernel_us = sum(n["median_us"] for n in out_nodes)
-    by_op = {}
-    for n in out_nodes:
-        d = by_op.setdefault(n["op"], {"op": n["op"], "nodes": 0, "median_us": 0.0})
-        d["nodes"] += 1
-        d["median_us"] += n["median_us"]
-    median_run = statistics.median(run_us)
-    return {
-        "trace": os.path.basename(trace_path),
-        "runs": len(kept),
-        "model_run_median_us": median_run,
-        "kernels_sum_median_us": kernel_us,
-        "nodes_executed": len(out_nodes),
-        # Time in session.run() outside the kernels, per executed node: the
-        # framework's dispatch (plus profiler overhead).
-        "between_kernels_us_per_node": (median_run - kernel_us) / max(1, len(out_nodes)),
-        "by_op": sorted(by_op.values(), key=lambda d: -d["median_us"]),
-        "nodes": out_nodes,
-    }
 
 
 def measure(models, args, work, ort_dir, tag):

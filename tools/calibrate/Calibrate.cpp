@@ -799,7 +799,6 @@ void Calibrator::conv(SpinPool &Pool) {
   M.ConvCompute = clampEff(DenseFlops / DenseSeconds / M.PeakF32);
   M.DepthwiseConvCompute = clampEff(DwFlops / DwSeconds / M.PeakF32);
   M.ConvComputeCurve = groupBySize(M.Conv, M.PeakF32);
-  M.DepthwiseComputeCurve = groupBySize(M.DepthwiseConv, M.PeakF32);
   // The two-term fit: the 3x3 shapes' median time per output is the floor,
   // the 7x7 shapes' rate the FLOP term (both kinds are in every shape
   // list, the quick one too).

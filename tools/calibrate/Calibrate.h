@@ -14,7 +14,7 @@
 //    FLOPs; 2048^3, one attention head and a classifier SGEMV are reported;
 //    SGEMV over a matrix larger than the last-level cache (GEMM's memory
 //    efficiency);
-//  * conv: direct convolution in the NCHWc layout (ConvKernels.inc, the
+//  * conv: direct convolution in the NCHWc layout (NchwcConv.h, the
 //    loop nest of ONNX Runtime's MLAS kernels, AVX-512/AVX2/portable
 //    picked at run time) over the zoo's CNN shapes: dense (ResNet, VGG,
 //    MobileNet pointwise) and depthwise (MobileNet, EfficientNet,
@@ -123,7 +123,7 @@ struct Measurements {
   double GemmMemory = 0;
   double ConvCompute = 0;          ///< All dense shapes together.
   double DepthwiseConvCompute = 0; ///< All depthwise shapes together.
-  Curve ConvComputeCurve, DepthwiseComputeCurve; ///< By FLOPs.
+  Curve ConvComputeCurve;          ///< By FLOPs.
   /// The depthwise two-term fit (max(FLOPs / (peak x compute), outputs x
   /// time per output)): the median time per output element of the 3x3
   /// shapes (the fewest FLOPs per output, so the per-output floor shows),
