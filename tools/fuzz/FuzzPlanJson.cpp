@@ -4,12 +4,14 @@
 // through parsePlanJson (tools/PlanJson.h) and, when it parses, through the
 // model-fingerprint check and a training prediction of a two-layer GPT on
 // a cluster of 1000 eight-GPU nodes, so that absurd degrees, micro-batches
-// and global batches reach the arithmetic of passes/TrainStep.cpp. Every
+// and global batches reach the arithmetic of passes/TrainStep.cpp (a plan
+// with a data split: predictDataSplit's, passes/Planner.cpp). Every
 // error must be one line; the reader's must name the file.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Planner.h"
 #include "passes/TrainStep.h"
 #include "tools/PlanJson.h"
 #include "tools/fuzz/FuzzCheck.h"
@@ -90,8 +92,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
                                             F.Model->GraphName,
                                             F.Model->Graph.nodes().size(), 1e6))
     perfc::fuzz::checkError(std::move(E), "fuzz-plan.json", "checkPlanModel");
-  auto T = perfc::predictTraining(*F.Analysis, *F.Cluster, Plan->Options);
+  const bool Split = !Plan->Options.DataSplit.empty();
+  auto T = Split
+               ? perfc::predictDataSplit(*F.Analysis, *F.Cluster, Plan->Options)
+               : perfc::predictTraining(*F.Analysis, *F.Cluster, Plan->Options);
   if (!T)
-    perfc::fuzz::checkError(T.takeError(), "", "predictTraining");
+    perfc::fuzz::checkError(T.takeError(), "",
+                            Split ? "predictDataSplit" : "predictTraining");
   return 0;
 }
