@@ -71,6 +71,24 @@ UnitChoice chooseUnit(const hw::Device &D, OpClass C, ir::DType T) {
   return U;
 }
 
+/// The memory level an op's bytes move through: the innermost level with a
+/// bandwidth whose capacity holds Bytes (the op's working set, every byte it
+/// reads and writes), else main memory. Levels are main memory first, then
+/// caches outermost first, so the search runs from the back. Why the whole
+/// working set: a kernel's inputs are in a cache only if the kernel that
+/// wrote them left them there and nothing evicted them, which a level that
+/// holds the op's whole traffic makes likely, as a calibration loop
+/// rerunning one op over the same buffers measures; an op whose traffic
+/// exceeds the level streams through main memory.
+const hw::MemoryLevel &levelFor(const hw::Device &D, double Bytes) {
+  for (size_t I = D.Memory.size(); I-- > 1;) {
+    const hw::MemoryLevel &L = D.Memory[I];
+    if (L.BandwidthBytesPerSecond > 0 && Bytes <= L.CapacityBytes)
+      return L;
+  }
+  return D.mainMemory();
+}
+
 std::string fmt(double V) {
   char Buf[32];
   std::snprintf(Buf, sizeof(Buf), "%.3g", V);
@@ -191,7 +209,10 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
       T.ComputeEfficiency *= T.Quantization;
     }
   }
-  T.Bandwidth = D.mainMemory().BandwidthBytesPerSecond;
+  const hw::MemoryLevel &Level = levelFor(D, T.Bytes);
+  T.Bandwidth = Level.BandwidthBytesPerSecond;
+  if (&Level != &D.mainMemory())
+    T.MemoryLevel = Level.Name;
   T.MemoryEfficiency = E.Memory.at(T.Bytes);
   // The loader guarantees positive peaks, bandwidths and efficiencies, so
   // these divisions are finite.
@@ -223,7 +244,10 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     const double VecPeak = Vec.Unit ? Vec.Peak : T.PeakFlops;
     T.EpilogueSeconds = std::max(
         EpiFlops / (VecPeak * EE.Compute.at(EpiFlops)),
-        EpiBytes > 0 ? EpiBytes / (T.Bandwidth * EE.Memory.at(EpiBytes)) : 0.0);
+        EpiBytes > 0
+            ? EpiBytes / (levelFor(D, EpiBytes).BandwidthBytesPerSecond *
+                          EE.Memory.at(EpiBytes))
+            : 0.0);
     T.ComputeSeconds =
         2 * W.Macs / (T.PeakFlops * T.ComputeEfficiency) + T.EpilogueSeconds;
   }
@@ -286,8 +310,10 @@ std::string perfc::cost::explain(const OpTime &T) {
       T.PerOutputBound && T.Bound == Bound::Compute
           ? std::string("compute-bound by the per-output term")
           : std::string(name(T.Bound)) + "-bound";
+  const std::string Level =
+      T.MemoryLevel.empty() ? std::string() : " " + T.MemoryLevel;
   std::string S = llvm::formatv(
-      "max({0} / ({1} x {2}){11}, {3} / ({4} x {5})) + {6} = {7} ({8}; "
+      "max({0} / ({1} x {2}){11}, {3} / ({4}{12} x {5})) + {6} = {7} ({8}; "
       "{9} {10}",
       hw::formatQuantity(T.Flops, Quantity::Work, Ops),
       hw::formatQuantity(T.PeakFlops, Quantity::Throughput, Ops),
@@ -296,7 +322,7 @@ std::string perfc::cost::explain(const OpTime &T) {
       fmt(T.MemoryEfficiency),
       hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
       hw::formatQuantity(T.Seconds, Quantity::Time), BoundName, T.Unit,
-      ir::name(T.ComputeType), PerOutput);
+      ir::name(T.ComputeType), PerOutput, Level);
   if (T.EpilogueSeconds > 0)
     S += llvm::formatv("; compute includes {0} for the elementwise epilogue "
                        "as a pass of its own",

@@ -4,8 +4,16 @@
 // overhead:
 //
 //   Seconds = max(Flops / (Peak(unit, type) x ComputeEff(class, Flops)),
-//                 Bytes / (Bandwidth(main memory) x MemoryEff(class, Bytes)))
+//                 Bytes / (Bandwidth(level) x MemoryEff(class, Bytes)))
 //             + Overhead
+//
+// where level is the innermost memory level of the description that has a
+// bandwidth and whose capacity holds the op's Bytes (its working set), and
+// main memory where none does. Caches without a bandwidth are never chosen,
+// so a description that gives none prices every byte at main memory. GPUs
+// list their L2 with its bandwidth: an INT8 ResNet-50 layer at batch 1
+// (a few MB) runs from the 40-50 MB L2 of an A100, H100 or L4, not from
+// HBM or GDDR6.
 //
 // Depthwise convolutions on a device that gives a time per output element
 // (`efficiency: depthwise_conv: time_per_output`) have a second compute
@@ -66,8 +74,6 @@
 //    before the division (needs shapes, which OpWork does not carry yet);
 //  * CPU SIMD and core effects: the same hook, using Device::Cores,
 //    SimdWidthBits and FmaUnits (vector-length remainders, threads < cores);
-//  * caches: pick the MemoryLevel whose capacity holds the working set and
-//    use its bandwidth (Device::Memory is ordered for that);
 //  * collectives and transfers: alpha-beta over hw::Link (LatencySeconds is
 //    alpha, 1 / (BandwidthBytesPerSecond x Efficiency) is beta), in a
 //    header of their own (costmodels/Collectives.h), not in this one.
@@ -145,8 +151,12 @@ struct OpTime {
   double Quantization = 1;
   /// The tile behind Quantization ("128x128, 6 tiles in 1 wave of 108").
   std::string QuantizationNote;
-  /// Main-memory bandwidth (bytes/s).
+  /// Bandwidth of the memory level the op's bytes move through (bytes/s):
+  /// the innermost level with a bandwidth that holds its working set, else
+  /// main memory (see the header comment).
   double Bandwidth = 0;
+  /// That level's name where it is a cache ("L2"); empty for main memory.
+  std::string MemoryLevel;
   double MemoryEfficiency = 0;
   /// The compute unit that runs the op ("tensor", "vector", ...); a static
   /// string. Empty for views and unsupported ops.

@@ -91,7 +91,10 @@ struct EfficiencyCurve {
 /// How close to peak one op class gets on this device.
 struct ClassEfficiency {
   EfficiencyCurve Compute; ///< Share of the compute unit's peak.
-  EfficiencyCurve Memory;  ///< Share of main-memory bandwidth.
+  /// Share of the bandwidth of the memory level the op runs from: the
+  /// innermost level with a bandwidth that holds its working set, else
+  /// main memory (costmodels/Roofline.h).
+  EfficiencyCurve Memory;
   /// False where the description gave nothing for this class and the values
   /// were copied from `default`.
   bool Explicit = false;

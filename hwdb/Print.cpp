@@ -214,7 +214,8 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
   }
   OS << "  launch overhead: "
      << formatQuantity(D.LaunchOverheadSeconds, Quantity::Time) << "\n";
-  OS << "  efficiency (fraction of peak compute / of main-memory bandwidth):\n";
+  OS << "  efficiency (fraction of peak compute / of the bandwidth of the "
+        "memory level an op's bytes fit, else main memory):\n";
   for (size_t I = 0; I < NumOpClasses; ++I) {
     const ClassEfficiency &E = D.Efficiencies[I];
     OS << llvm::formatv("    {0,-14} {1} / {2}{3}\n",

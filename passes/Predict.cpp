@@ -95,6 +95,7 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
   NT.PeakFlops = T.PeakFlops;
   NT.ComputeEfficiency = T.ComputeEfficiency;
   NT.Bandwidth = T.Bandwidth;
+  NT.MemoryLevel = T.MemoryLevel;
   NT.MemoryEfficiency = T.MemoryEfficiency;
   NT.Unit = T.Unit;
   NT.ComputeType = ir::name(T.ComputeType).str();

@@ -42,7 +42,10 @@ struct NodeTime {
   std::string FusedInto; ///< Head node of the kernel, for "fused".
   double PeakFlops = 0;  ///< Peak of the unit used (FLOP/s or op/s).
   double ComputeEfficiency = 0;
-  double Bandwidth = 0; ///< Main-memory bandwidth (bytes/s).
+  /// Bandwidth of the memory level the kernel ran from (bytes/s).
+  double Bandwidth = 0;
+  /// That level where it is a cache ("L2"), empty for main memory.
+  std::string MemoryLevel;
   double MemoryEfficiency = 0;
   std::string Unit;        ///< Compute unit ("tensor", "simd", ...).
   std::string ComputeType; ///< Type the arithmetic ran in.

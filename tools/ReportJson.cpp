@@ -395,6 +395,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("peak_flops", N.Time->PeakFlops);
               J.attribute("compute_efficiency", N.Time->ComputeEfficiency);
               J.attribute("bandwidth_bytes_per_s", N.Time->Bandwidth);
+              J.attribute("memory_level", N.Time->MemoryLevel.empty()
+                                              ? std::string("main")
+                                              : N.Time->MemoryLevel);
               J.attribute("memory_efficiency", N.Time->MemoryEfficiency);
             }
             J.attribute("explain", N.Time->Explain);

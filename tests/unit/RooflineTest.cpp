@@ -116,6 +116,55 @@ TEST_SUITE("roofline") {
     CHECK(std::string(name(T.Bound)) == "overhead");
   }
 
+  TEST_CASE("an op whose bytes fit a cache with a bandwidth runs from it") {
+    // The test GPU with a 4 MB L2 at 4000 GB/s, and a 1 MB L1 without a
+    // bandwidth (never chosen).
+    std::string Text = TestGpu;
+    const std::string Hbm =
+        "    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}\n";
+    Text.replace(Text.find(Hbm), Hbm.size(),
+                 Hbm +
+                     "    - {name: L2, capacity: 4 MB, bandwidth: 4000 GB/s}\n"
+                     "    - {name: L1, capacity: 1 MB}\n");
+    const hw::Device D = load(Text.c_str());
+    // 1e5 fp32 adds: 1.2 MB fit the 4 MB L2 (not the 1 MB L1, which has no
+    // bandwidth): 1.2 MB / (4000 GB/s x 0.8) = 0.375 us, not the HBM's
+    // 1.2 MB / (1000 GB/s x 0.8) = 1.5 us.
+    const OpTime Small = opTime(elementwise(1e5, ir::DType::F32), D);
+    CHECK(Small.Bandwidth == 4000e9);
+    CHECK(Small.MemoryLevel == "L2");
+    CHECK(Small.MemorySeconds == doctest::Approx(0.375e-6));
+    CHECK(Small.Seconds == doctest::Approx(5e-6 + 0.375e-6));
+    CHECK(explain(Small).find("(4 TB/s L2 x 0.8)") != std::string::npos);
+    // 1e6 adds: 12 MB exceed the L2 and stream from HBM, as without it:
+    // 12 MB / (1000 GB/s x 0.8) = 15 us.
+    const OpTime Large = opTime(elementwise(1e6, ir::DType::F32), D);
+    CHECK(Large.Bandwidth == 1000e9);
+    CHECK(Large.MemoryLevel.empty());
+    CHECK(Large.MemorySeconds == doctest::Approx(15e-6));
+    // A working set of exactly the capacity fits; one byte more does not.
+    OpWork Edge = elementwise(1, ir::DType::F32);
+    Edge.BytesRead = 4e6;
+    Edge.BytesWritten = 0;
+    CHECK(opTime(Edge, D).MemoryLevel == "L2");
+    Edge.BytesRead = 4e6 + 1;
+    CHECK(opTime(Edge, D).MemoryLevel.empty());
+  }
+
+  TEST_CASE("a cache without a bandwidth leaves every byte at main memory") {
+    std::string Text = TestGpu;
+    const std::string Hbm =
+        "    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}\n";
+    Text.replace(Text.find(Hbm), Hbm.size(),
+                 Hbm + "    - {name: L2, capacity: 40 MB}\n");
+    const hw::Device D = load(Text.c_str());
+    const OpTime T = opTime(elementwise(1e5, ir::DType::F32), D);
+    CHECK(T.Bandwidth == 1000e9);
+    CHECK(T.MemoryLevel.empty());
+    CHECK(T.MemorySeconds == doctest::Approx(1.5e-6));
+    CHECK(explain(T).find("(1 TB/s x 0.8)") != std::string::npos);
+  }
+
   TEST_CASE("a dtype override runs an fp32 GEMM on tensor cores") {
     const hw::Device D = load(TestGpu);
     const OpWork W = gemm(4096, 4096, 4096, ir::DType::F32);

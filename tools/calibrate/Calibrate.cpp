@@ -409,6 +409,12 @@ void Calibrator::memory(SpinPool &Pool) {
     Sets.push_back({"L3", 0.5 * M.L3Bytes});
   Sets.push_back({"DRAM", 3.0 * M.StreamArrayBytes});
 
+  // The roofline prices an op whose working set fits a cache that has a
+  // bandwidth at that cache's bandwidth (costmodels/Roofline.h), so a rate
+  // measured on a cache-resident set is written as a share of that level's
+  // bandwidth (add's best rate over the set, the figure written for the
+  // level), and one on a DRAM-sized set as a share of main memory's.
+  double LevelBandwidth = M.MainBandwidth;
   auto record = [&](const std::string &What, double Work, const Timing &Tm,
                     bool Best = false) {
     KernelRate R;
@@ -416,7 +422,7 @@ void Calibrator::memory(SpinPool &Pool) {
     R.Work = Work;
     R.Seconds = (Best ? Tm.Best : Tm.Low) / double(Reps);
     R.Rate = Work / R.Seconds;
-    R.Efficiency = clampEff(R.Rate / M.MainBandwidth);
+    R.Efficiency = clampEff(R.Rate / LevelBandwidth);
     M.Memory.push_back(R);
     return R;
   };
@@ -428,12 +434,19 @@ void Calibrator::memory(SpinPool &Pool) {
     std::string Where = std::string(" (") + Level + ")";
     double AddBytes = 12.0 * AddN;
     Timing TAdd = timeIt(stream(AddN, add), budget(Dram ? 0.6 : 0.3), 5);
+    // Without a known L2 size no L2 level is written (see the YAML
+    // writer), so the roofline would price that set at main memory.
+    const bool Written =
+        llvm::StringRef(Level) == "L3" ||
+        (llvm::StringRef(Level) == "L2" && M.L2BytesPerCore > 0);
+    LevelBandwidth =
+        Written ? AddBytes * double(Reps) / TAdd.Best : M.MainBandwidth;
+    if (llvm::StringRef(Level) == "L2" && Written)
+      M.L2Bandwidth = LevelBandwidth;
+    if (llvm::StringRef(Level) == "L3")
+      M.L3Bandwidth = LevelBandwidth;
     KernelRate RAdd = record("add" + Where, AddBytes, TAdd);
     M.ElementwiseMemory.push_back({AddBytes, RAdd.Efficiency});
-    if (llvm::StringRef(Level) == "L2")
-      M.L2Bandwidth = AddBytes * double(Reps) / TAdd.Best;
-    if (llvm::StringRef(Level) == "L3")
-      M.L3Bandwidth = AddBytes * double(Reps) / TAdd.Best;
 
     // sum: reads n floats (the reduction's output is negligible).
     size_t SumN = std::min(N, size_t(SetBytes / 4) / 64 * 64);
@@ -994,7 +1007,8 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << "# Peaks are FMA loops on every thread and bandwidths STREAM-like\n"
      << "# copy and triad, the best of several runs; efficiencies are kernel\n"
      << "# rates (10th percentile of call times; convolutions: the best call)\n"
-     << "# over them, clamped to (0, 1]. [1] is this run.\n"
+     << "# over them (memory rates on a cache-sized set: over that cache's\n"
+     << "# bandwidth, add's best there), clamped to (0, 1]. [1] is this run.\n"
      << "#\n";
   for (const std::string &N : M.Notes)
     OS << "# Note: " << N << ".\n";

@@ -26,7 +26,9 @@
 //  * elementwise, reduction, normalization and data movement: an add, an
 //    exp, a sum, a layer normalization and a transpose, cache-resident
 //    (compute efficiency, in perfc's FLOP convention per op) and from
-//    cache-resident to larger than the caches (memory efficiency curves);
+//    cache-resident to larger than the caches (memory efficiency curves,
+//    each point over the bandwidth of the level its set fits, as the
+//    roofline prices it);
 //  * dispatch overhead: a fork/join over the threads of a spinning pool
 //    running a tiny kernel, back to back (launch_overhead).
 //
@@ -74,7 +76,7 @@ struct KernelRate {
   double Work = 0;       ///< FLOPs (compute kernels) or bytes (memory kernels).
   double Seconds = 0;    ///< Time of one call (10th percentile).
   double Rate = 0;       ///< Work / Seconds: FLOP/s or bytes/s.
-  double Efficiency = 0; ///< Rate over the peak or main-memory bandwidth.
+  double Efficiency = 0; ///< Rate over the peak or the level's bandwidth.
 };
 
 /// (size, efficiency) points: size in FLOPs or bytes, as in hwdb curves.
