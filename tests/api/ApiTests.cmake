@@ -8,6 +8,7 @@ target_link_libraries(perfc_api_tests PRIVATE perfc_api_obj doctest::doctest
 target_compile_definitions(perfc_api_tests PRIVATE
   PERFC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 doctest_discover_tests(perfc_api_tests TEST_PREFIX "api.")
+perfc_check_test_names(perfc_api_tests)
 
 # Under PERFC_SANITIZE, libperfc.so and the Python module are instrumented
 # but the programs that load them (the consumer, built without sanitizers

@@ -122,7 +122,7 @@ TEST_CASE("--batch rewrites the first dimension and shapes are re-inferred") {
   CHECK(value(importOk(Fixed, O), "y").shape() == ir::Shape({5, 16}));
 }
 
-TEST_CASE("--dim binds named dimensions; unbound or unknown names fail") {
+TEST_CASE("--dim binds named dimensions, unbound or unknown names fail") {
   onnx::ModelProto M = makeModel();
   addInput(M, "ids", {"batch", "seq"}, onnx::TensorProto::INT64);
   addNode(M, "Cast", {"ids"}, {"y"}).add_attribute()->CopyFrom([] {
@@ -217,7 +217,7 @@ TEST_CASE("graph structure errors name the node") {
   }
 }
 
-TEST_CASE("old opsets load; opsets from the future are rejected") {
+TEST_CASE("old opsets load, opsets from the future are rejected") {
   onnx::ModelProto Old = makeModel(6);
   addInput(Old, "x", {4});
   addNode(Old, "Relu", {"x"}, {"y"});

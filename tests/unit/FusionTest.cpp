@@ -155,7 +155,7 @@ TEST_SUITE("fusion") {
     CHECK(P.KernelOf[Add->index()] != P.KernelOf[Exp->index()]);
   }
 
-  TEST_CASE("latency is the sum of kernel times; fused nodes point at their "
+  TEST_CASE("latency is the sum of kernel times, fused nodes point at their "
             "kernel") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {1000});

@@ -252,7 +252,7 @@ TEST_CASE("zoo llama: Llama-2 7B and 70B (grouped-query) parameters") {
   CHECK(Scores->shape() == ir::Shape({1, 64, 4096, 4096}));
 }
 
-TEST_CASE("zoo: batch is symbolic unless given; fp16 and bf16") {
+TEST_CASE("zoo: batch is symbolic unless given, fp16 and bf16") {
   TransformerSpec S = spec(Family::Llama, 2, 256, 4, 64, 1000);
   S.KvHeads = 2;
   frontend::ImportOptions O;

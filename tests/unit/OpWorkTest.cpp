@@ -708,7 +708,7 @@ TEST_CASE("LayerNormalization and LRN") {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-TEST_CASE("views move no bytes; Shape reads none") {
+TEST_CASE("views move no bytes, Shape reads none") {
   GraphBuilder B;
   ir::Value *X = B.input("x", {4, 8});
   ir::Value *ShapeIn = B.constInts("shape", {32});

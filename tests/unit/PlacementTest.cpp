@@ -106,7 +106,7 @@ PlacementProblem randomProblem(std::mt19937 &Rng, unsigned N, unsigned D,
 } // namespace
 
 TEST_SUITE("placement") {
-  TEST_CASE("the NPU takes the convs; a Softmax falls back to the CPU") {
+  TEST_CASE("the NPU takes the convs, a Softmax falls back to the CPU") {
     ConvSoftmaxConv M;
     const hw::Cluster C = soc();
     auto R = placeGraph(M.B.G, C, int8());

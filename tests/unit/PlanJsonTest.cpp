@@ -55,7 +55,7 @@ TEST_CASE("plan JSON: a plan perfc wrote round-trips to the strategy") {
   CHECK(*R->Model.Params == doctest::Approx(1315723264.0));
 }
 
-TEST_CASE("plan JSON: the plan object alone; fp8 as perfc writes it") {
+TEST_CASE("plan JSON: the plan object alone, fp8 as perfc writes it") {
   auto R = parsePlanJson(
       R"({"dp": 1, "tp": 1, "pp": 1, "vp": 1, "sp": false, "micro_batch": 1,
           "recompute": "full", "zero": 0, "dtype": "fp8e4m3",

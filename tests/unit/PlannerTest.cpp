@@ -216,7 +216,7 @@ TEST_SUITE("planner") {
     CHECK(Loose >= 3);
   }
 
-  TEST_CASE("pinned choices are kept; top K and the Pareto front") {
+  TEST_CASE("pinned choices are kept, top K and the Pareto front") {
     Model Xl(4, 2048, 16, 2048);
     const hw::Cluster C = selene(8);
     PlanRequest R = request(Xl, C, 256);

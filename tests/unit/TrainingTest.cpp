@@ -83,7 +83,7 @@ TEST_SUITE("training") {
   }
 
   TEST_CASE("training BatchNormalization: its own kernel with batch "
-            "statistics, the ReLU fused into it; --no-fusion splits them") {
+            "statistics, the ReLU fused into it, --no-fusion splits them") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {8, 4, 16, 16});
     ir::Node *Conv =
@@ -107,10 +107,12 @@ TEST_SUITE("training") {
     // the ReLU output written.
     CHECK(K.Work.BytesRead == doctest::Approx(2 * Y + P));
     CHECK(K.Work.BytesWritten == doctest::Approx(Y));
-    // Backward: x and dy read twice, dx written, per-channel gradients.
+    // Backward: x and dy read twice, dx written; the two trainable
+    // per-channel vectors (scale, bias) read and their gradients written
+    // (the running mean and variance are not parameters).
     const OpWork &BnBack = A.Back.Work[Bn->index()];
-    CHECK(BnBack.BytesRead == doctest::Approx(4 * Y + 16 * 4.0 * 4));
-    CHECK(BnBack.BytesWritten == doctest::Approx(Y + 16 * 4.0 * 4));
+    CHECK(BnBack.BytesRead == doctest::Approx(4 * Y + 2 * 16 * 4.0));
+    CHECK(BnBack.BytesWritten == doctest::Approx(Y + 2 * 16 * 4.0));
     // Eager: three kernels, slower than the fused BN + ReLU.
     TrainingAnalysis Eager(B.G, /*Unfused=*/true);
     CHECK(Eager.Plan.Kernels.size() == 3);
@@ -174,7 +176,7 @@ TEST_SUITE("training") {
     CHECK(savedBytes(Back) == doctest::Approx(128 + 128 + 32));
   }
 
-  TEST_CASE("blocks from names; column/row pairs; a row output is reduced") {
+  TEST_CASE("blocks from names, column/row pairs, a row output is reduced") {
     TwoBlocks T(16, 8);
     BlockInfo Info = analyzeBlocks(T.B.G, computeWork(T.B.G));
     REQUIRE(Info.NumBlocks == 2);
@@ -328,7 +330,7 @@ TEST_SUITE("training") {
     CHECK(simulateGPipe(Four, 8, 0.0).End == doctest::Approx(11 * 3.0));
   }
 
-  TEST_CASE("GPipe keeps every micro-batch in flight; 1F1B pp - s") {
+  TEST_CASE("GPipe keeps every micro-batch in flight, 1F1B pp - s") {
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
     REQUIRE(bool(Dgx));
