@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cstring>
@@ -221,6 +222,12 @@ public:
   llvm::Expected<ir::Graph> convert(const onnx::GraphProto &GP) {
     ir::Graph G(GP.name());
     G.setOpsetVersion(Opset);
+    // Inputs, initializers and (about) one output per node.
+    size_t Outputs = 0;
+    for (const auto &N : GP.node())
+      Outputs += N.output_size();
+    G.reserve(GP.input_size() + GP.initializer_size() + Outputs,
+              GP.node_size());
     Current = &G;
     if (!Known) {
       for (const auto &VI : GP.value_info())

@@ -4,6 +4,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstring>
 #include <deque>
 
 namespace perfc::ir {
@@ -60,13 +61,31 @@ unsigned Node::addSubgraph(std::unique_ptr<Graph> G) {
   return Subgraphs.size() - 1;
 }
 
+void Graph::reserve(size_t NumValues, size_t NumNodes) {
+  Values.reserve(NumValues);
+  Nodes.reserve(NumNodes);
+  ValueByName.reserve(NumValues);
+}
+
+llvm::StringRef Graph::save(llvm::StringRef S) {
+  if (S.empty())
+    return {};
+  char *P = Strings.Allocate<char>(S.size());
+  std::memcpy(P, S.data(), S.size());
+  return {P, S.size()};
+}
+
 llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T, Shape S,
                                         ValueKind K) {
   auto Ins = ValueByName.try_emplace(VName, nullptr);
   if (!Ins.second)
     return irError("tensor name '" + VName + "' is defined twice");
-  Values.push_back(std::make_unique<Value>(VName.str(), T, std::move(S), K));
+  // The key becomes the stored copy, which outlives VName.
+  llvm::StringRef Saved = save(VName);
+  Values.push_back(
+      std::unique_ptr<Value>(new Value(Saved, T, std::move(S), K)));
   Value *V = Values.back().get();
+  Ins.first->first = Saved; // The same text: the same bucket.
   Ins.first->second = V;
   if (K == ValueKind::Input)
     Inputs.push_back(V);
@@ -90,7 +109,7 @@ llvm::Expected<Node *> Graph::addNode(llvm::StringRef NName,
       return irError("tensor '" + Out->name() + "' has more than one producer");
   }
   Nodes.push_back(
-      std::make_unique<Node>(NName.str(), OpType.str(), Domain.str()));
+      std::unique_ptr<Node>(new Node(save(NName), save(OpType), save(Domain))));
   Node *N = Nodes.back().get();
   N->Index = Nodes.size() - 1;
   N->Inputs.assign(NodeInputs.begin(), NodeInputs.end());

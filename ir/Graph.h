@@ -15,8 +15,10 @@
 #include "ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -37,9 +39,6 @@ enum class ValueKind : uint8_t {
 
 class Value {
 public:
-  Value(std::string Name, DType T, Shape S, ValueKind K)
-      : Name(std::move(Name)), Type(T), TheShape(std::move(S)), Kind(K) {}
-
   llvm::StringRef name() const { return Name; }
   DType type() const { return Type; }
   const Shape &shape() const { return TheShape; }
@@ -48,7 +47,9 @@ public:
 
   /// Bytes this tensor occupies; 0 when its shape is not fully known.
   uint64_t bytes() const;
-  uint64_t numElements() const { return TheShape.numElementsOrZero(); }
+  /// Shape::numElementsOrZero, kept with the shape: passes ask for it many
+  /// times per value.
+  uint64_t numElements() const { return Elements; }
 
   Node *producer() const { return Producer; }
   llvm::ArrayRef<Node *> users() const { return Users; }
@@ -59,14 +60,23 @@ public:
   const llvm::Optional<ConstData> &data() const { return Data; }
 
   void setType(DType T) { Type = T; }
-  void setShape(Shape S) { TheShape = std::move(S); }
+  void setShape(Shape S) {
+    TheShape = std::move(S);
+    Elements = TheShape.numElementsOrZero();
+  }
   void setData(ConstData D) { Data = std::move(D); }
 
 private:
   friend class Graph;
-  std::string Name;
+  /// Name: stored by the graph, which outlives its values.
+  Value(llvm::StringRef Name, DType T, Shape &&S, ValueKind K)
+      : Name(Name), Type(T), TheShape(std::move(S)),
+        Elements(TheShape.numElementsOrZero()), Kind(K) {}
+
+  llvm::StringRef Name;
   DType Type;
   Shape TheShape;
+  uint64_t Elements;
   ValueKind Kind;
   bool GraphOutput = false;
   Node *Producer = nullptr;
@@ -76,10 +86,6 @@ private:
 
 class Node {
 public:
-  Node(std::string Name, std::string OpType, std::string Domain)
-      : Name(std::move(Name)), OpType(std::move(OpType)),
-        Domain(std::move(Domain)) {}
-
   llvm::StringRef name() const { return Name; }
   llvm::StringRef opType() const { return OpType; }
   /// Empty for the default (standard) op set.
@@ -115,9 +121,13 @@ public:
 
 private:
   friend class Graph;
-  std::string Name;
-  std::string OpType;
-  std::string Domain;
+  /// The strings are stored by the graph, which outlives its nodes.
+  Node(llvm::StringRef Name, llvm::StringRef OpType, llvm::StringRef Domain)
+      : Name(Name), OpType(OpType), Domain(Domain) {}
+
+  llvm::StringRef Name;
+  llvm::StringRef OpType;
+  llvm::StringRef Domain;
   unsigned Index = 0;
   llvm::SmallVector<Value *, 4> Inputs;
   llvm::SmallVector<Value *, 2> Outputs;
@@ -135,6 +145,10 @@ public:
 
   llvm::StringRef name() const { return Name; }
   void setName(std::string N) { Name = std::move(N); }
+
+  /// Room for this many values and nodes, so that a graph built from a
+  /// file of known size grows its tables once.
+  void reserve(size_t NumValues, size_t NumNodes);
 
   /// Creates a value; its name must be new in this graph.
   llvm::Expected<Value *> addValue(llvm::StringRef Name, DType T, Shape S,
@@ -174,13 +188,21 @@ public:
   void setOpsetVersion(int64_t V) { OpsetVersion = V; }
 
 private:
+  /// A copy of S that lives as long as the graph.
+  llvm::StringRef save(llvm::StringRef S);
+
   std::string Name;
   int64_t OpsetVersion = 0;
+  /// Names of values and nodes and op types: one allocation per slab, not
+  /// one per string (a CNN has hundreds of each). Moving the graph keeps
+  /// the slabs where they are.
+  llvm::BumpPtrAllocator Strings;
   std::vector<std::unique_ptr<Value>> Values;
   std::vector<std::unique_ptr<Node>> Nodes;
   llvm::SmallVector<Value *, 4> Inputs;
   llvm::SmallVector<Value *, 4> Outputs;
-  llvm::StringMap<Value *> ValueByName;
+  /// Keys are the values' own names (in Strings).
+  llvm::DenseMap<llvm::StringRef, Value *> ValueByName;
 };
 
 } // namespace perfc::ir

@@ -105,7 +105,8 @@ TEST_CASE("duplicate tensor names and second producers are rejected") {
 }
 
 TEST_CASE("attributes are typed") {
-  ir::Node N("n", "Conv", "");
+  ir::Graph G;
+  ir::Node &N = *expectOk(G.addNode("n", "Conv", "", {}, {}));
   N.addAttr(ir::Attr("group", int64_t(2)));
   N.addAttr(ir::Attr("strides", std::vector<int64_t>{2, 2}));
   N.addAttr(ir::Attr("alpha", 0.5));
