@@ -433,9 +433,9 @@ private:
   }
 
   bool record(const onnx::NodeProto &N, TensorType Out) {
-    if (!add(N.output(0), Out))
+    if (!add(N.output(0), std::move(Out)))
       return false;
-    Results.push_back({&N.output(0), std::move(Out)});
+    Results.push_back({&N.output(0), unsigned(Storage.size() - 1)});
     return true;
   }
 
@@ -499,7 +499,8 @@ private:
       if (!Outputs.try_emplace(V.name(), V.mutable_type()).second)
         return false;
     for (bool DryRun : {true, false}) {
-      for (const auto &[Name, T] : Results) {
+      for (const auto &[Name, I] : Results) {
+        const TensorType &T = Storage[I];
         auto R = Recorded.find(*Name);
         auto O = Outputs.find(*Name);
         if (R != Recorded.end() && !mergeInto(T, *R->second, DryRun))
@@ -519,9 +520,10 @@ private:
       // Graph outputs that no node writes keep their recorded types.
     }
     if (Out) {
-      Out->reserve(Results.size());
-      for (auto &[Name, T] : Results)
-        (*Out)[*Name] = std::move(T);
+      // Handed over whole: inputs and initializers come along, which the
+      // caller, asking for node outputs, never looks up.
+      Out->Index = std::move(Index);
+      Out->Types = std::move(Storage);
     }
     return true;
   }
@@ -533,7 +535,8 @@ private:
   /// is reserved for every tensor so that pointers into it stay valid.
   llvm::DenseMap<llvm::StringRef, unsigned> Index;
   std::vector<TensorType> Storage;
-  std::vector<std::pair<const std::string *, TensorType>> Results;
+  /// Node outputs in node order, as indices into Storage.
+  std::vector<std::pair<const std::string *, unsigned>> Results;
 };
 
 } // namespace

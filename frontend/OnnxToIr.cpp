@@ -340,12 +340,9 @@ private:
       ir::DType T = ir::DType::Undefined;
       ir::Shape S = ir::Shape::unranked();
       if (Known) {
-        auto It = Known->find(Out);
-        if (It != Known->end()) {
-          T = convertDType(It->second.Elem);
-          S = ir::Shape::scalar();
-          for (int64_t D : It->second.Shape)
-            S.push_back(ir::Dim::known(D));
+        if (const InferredType *K = Known->find(Out)) {
+          T = convertDType(K->Elem);
+          S = ir::Shape(llvm::ArrayRef<int64_t>(K->Shape));
         }
       } else if (auto It = Types.find(Out); It != Types.end()) {
         T = dtypeOfType(*It->second);
