@@ -82,9 +82,8 @@ llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T, Shape S,
     return irError("tensor name '" + VName + "' is defined twice");
   // The key becomes the stored copy, which outlives VName.
   llvm::StringRef Saved = save(VName);
-  Values.push_back(
-      std::unique_ptr<Value>(new Value(Saved, T, std::move(S), K)));
-  Value *V = Values.back().get();
+  Value *V = ValuePool.make(Saved, T, std::move(S), K);
+  Values.push_back(V);
   Ins.first->first = Saved; // The same text: the same bucket.
   Ins.first->second = V;
   if (K == ValueKind::Input)
@@ -108,9 +107,8 @@ llvm::Expected<Node *> Graph::addNode(llvm::StringRef NName,
     if (Out->Producer || Out->Kind != ValueKind::Activation)
       return irError("tensor '" + Out->name() + "' has more than one producer");
   }
-  Nodes.push_back(
-      std::unique_ptr<Node>(new Node(save(NName), save(OpType), save(Domain))));
-  Node *N = Nodes.back().get();
+  Node *N = NodePool.make(save(NName), save(OpType), save(Domain));
+  Nodes.push_back(N);
   N->Index = Nodes.size() - 1;
   N->Inputs.assign(NodeInputs.begin(), NodeInputs.end());
   N->Outputs.assign(NodeOutputs.begin(), NodeOutputs.end());
@@ -134,7 +132,7 @@ llvm::Error Graph::sortTopologically() {
   const size_t N = Nodes.size();
   llvm::DenseMap<const Node *, size_t> Pos;
   for (size_t I = 0; I < N; ++I)
-    Pos[Nodes[I].get()] = I;
+    Pos[Nodes[I]] = I;
   // In-degree counts distinct producer nodes feeding each node.
   std::vector<unsigned> InDegree(N, 0);
   std::vector<llvm::SmallVector<size_t, 2>> Succ(N);
@@ -174,10 +172,10 @@ llvm::Error Graph::sortTopologically() {
                        Nodes[I]->opType() +
                        ") is on a cycle: the graph is not a DAG");
   }
-  std::vector<std::unique_ptr<Node>> Sorted;
+  std::vector<Node *> Sorted;
   Sorted.reserve(N);
   for (size_t I : Order)
-    Sorted.push_back(std::move(Nodes[I]));
+    Sorted.push_back(Nodes[I]);
   Nodes = std::move(Sorted);
   for (size_t I = 0; I < N; ++I)
     Nodes[I]->Index = I;
@@ -192,12 +190,12 @@ llvm::Error Graph::verify() const {
       if (In->Producer && In->Producer->Index >= N->Index)
         return irError("node '" + N->name() + "' uses '" + In->name() +
                        "' before it is produced");
-      if (!llvm::is_contained(In->Users, N.get()))
+      if (!llvm::is_contained(In->Users, N))
         return irError("tensor '" + In->name() + "' does not list user '" +
                        N->name() + "'");
     }
     for (Value *Out : N->Outputs)
-      if (Out && Out->Producer != N.get())
+      if (Out && Out->Producer != N)
         return irError("tensor '" + Out->name() + "' has the wrong producer");
   }
   uint64_t InitializerBytes = 0;

@@ -29,6 +29,7 @@ namespace perfc::ir {
 
 class Node;
 class Graph;
+template <typename T> class Pool;
 
 enum class ValueKind : uint8_t {
   Activation,  ///< Produced by a node.
@@ -68,6 +69,7 @@ public:
 
 private:
   friend class Graph;
+  friend class Pool<Value>;
   /// Name: stored by the graph, which outlives its values.
   Value(llvm::StringRef Name, DType T, Shape &&S, ValueKind K)
       : Name(Name), Type(T), TheShape(std::move(S)),
@@ -121,6 +123,7 @@ public:
 
 private:
   friend class Graph;
+  friend class Pool<Node>;
   /// The strings are stored by the graph, which outlives its nodes.
   Node(llvm::StringRef Name, llvm::StringRef OpType, llvm::StringRef Domain)
       : Name(Name), OpType(OpType), Domain(Domain) {}
@@ -133,6 +136,25 @@ private:
   llvm::SmallVector<Value *, 2> Outputs;
   llvm::SmallVector<Attr, 4> Attrs;
   std::vector<std::unique_ptr<Graph>> Subgraphs;
+};
+
+/// Objects of one type allocated in slabs, destroyed with the pool.
+template <typename T> class Pool {
+public:
+  Pool() = default;
+  Pool(Pool &&) = default;
+  Pool &operator=(Pool &&O) {
+    // SpecificBumpPtrAllocator's own assignment frees without destroying.
+    Objects.DestroyAll();
+    Objects = std::move(O.Objects);
+    return *this;
+  }
+  template <typename... Args> T *make(Args &&...A) {
+    return new (Objects.Allocate()) T(std::forward<Args>(A)...);
+  }
+
+private:
+  llvm::SpecificBumpPtrAllocator<T> Objects;
 };
 
 class Graph {
@@ -165,8 +187,8 @@ public:
 
   void markOutput(Value *V);
 
-  llvm::ArrayRef<std::unique_ptr<Node>> nodes() const { return Nodes; }
-  llvm::ArrayRef<std::unique_ptr<Value>> values() const { return Values; }
+  llvm::ArrayRef<Node *> nodes() const { return Nodes; }
+  llvm::ArrayRef<Value *> values() const { return Values; }
   llvm::ArrayRef<Value *> inputs() const { return Inputs; }
   llvm::ArrayRef<Value *> outputs() const { return Outputs; }
   unsigned numNodes() const { return Nodes.size(); }
@@ -197,8 +219,12 @@ private:
   /// one per string (a CNN has hundreds of each). Moving the graph keeps
   /// the slabs where they are.
   llvm::BumpPtrAllocator Strings;
-  std::vector<std::unique_ptr<Value>> Values;
-  std::vector<std::unique_ptr<Node>> Nodes;
+  /// Values and nodes, owned here and allocated in slabs for the same
+  /// reason.
+  Pool<Value> ValuePool;
+  Pool<Node> NodePool;
+  std::vector<Value *> Values;
+  std::vector<Node *> Nodes;
   llvm::SmallVector<Value *, 4> Inputs;
   llvm::SmallVector<Value *, 4> Outputs;
   /// Keys are the values' own names (in Strings).
