@@ -10,6 +10,7 @@
 #include "frontend/WeightStripper.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/Errno.h"
 
 #include <algorithm>
@@ -194,6 +195,49 @@ public:
   bool atEnd() const { return Pos >= End; }
 
   llvm::Error next(Field &F) {
+    if (nextShort(F))
+      return llvm::Error::success();
+    return nextAny(F);
+  }
+
+  /// The usual field in memory, a one-byte key and a short number or
+  /// length, read inline (a model has thousands of them: names, ints);
+  /// false leaves everything else, errors included, to nextAny.
+  bool nextShort(Field &F) {
+    if (!Mem || End - Pos < 2)
+      return false;
+    const uint8_t Key = Mem[Pos];
+    if (Key >= 0x80 || Key < 8)
+      return false;
+    // The number or length: one byte, or two (dims of 128 and more, and
+    // messages of 128 bytes and more).
+    uint64_t V = Mem[Pos + 1];
+    uint64_t Size = 2;
+    if (V >= 0x80) {
+      if (End - Pos < 3 || Mem[Pos + 2] >= 0x80)
+        return false;
+      V = (V & 0x7f) | uint64_t(Mem[Pos + 2]) << 7;
+      Size = 3;
+    }
+    F.Number = Key >> 3;
+    if ((Key & 7) == Varint) {
+      F.Type = Varint;
+      F.Int = V;
+      F.Raw = {Pos, Size};
+      Pos += Size;
+      return true;
+    }
+    if ((Key & 7) != LengthDelimited || V > End - Pos - Size)
+      return false;
+    F.Type = LengthDelimited;
+    F.Payload = {Pos + Size, V};
+    F.Raw = {Pos, Size + V};
+    Pos += Size + V;
+    return true;
+  }
+
+  /// Any field, with the checks that name what is wrong.
+  LLVM_ATTRIBUTE_NOINLINE llvm::Error nextAny(Field &F) {
     uint64_t Start = Pos;
     uint64_t Key = 0;
     if (Mem && Pos < End && Mem[Pos] < 0x80)
@@ -206,7 +250,9 @@ public:
       return wireError(Start, "field number 0");
     switch (F.Type) {
     case Varint:
-      if (auto E = readVarint(F.Int))
+      if (Mem && Pos < End && Mem[Pos] < 0x80)
+        F.Int = Mem[Pos++]; // Most numbers in a model are one byte.
+      else if (auto E = readVarint(F.Int))
         return E;
       break;
     case Fixed64:
@@ -342,27 +388,47 @@ private:
   llvm::Error copyMessage(Span Msg, std::string &Out,
                           std::initializer_list<FieldFilter> Filters,
                           std::initializer_list<uint32_t> Drop = {}) {
+    // Field numbers with a filter or to drop, as bits: most fields of a
+    // model have neither, and are passed over with one test.
+    uint32_t Special = 0;
+    for (const FieldFilter &Filter : Filters)
+      Special |= bit(Filter.Number);
+    for (uint32_t N : Drop)
+      Special |= bit(N);
     Reader R(Source, Msg);
     Field F;
+    // Fields copied as they are, side by side: appended in one piece.
+    Span Run{Msg.Offset, 0};
+    auto Flush = [&]() -> llvm::Error {
+      if (!Run.Length)
+        return llvm::Error::success();
+      return Source.append(Run.Offset, Run.Length, Out);
+    };
     while (!R.atEnd()) {
       if (auto E = R.next(F))
         return E;
-      if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
-        Dropped += F.Raw.Length;
-        markChanged(F.Raw.Offset);
-        continue;
-      }
       FilterFn Fn = nullptr;
-      for (const FieldFilter &Filter : Filters)
-        if (Filter.Number == F.Number && F.Type == LengthDelimited)
-          Fn = Filter.Fn;
-      if (!Fn || (ScanClean && !changedWithin(F.Payload))) {
-        if (Scanning)
+      if (Special & bit(F.Number)) {
+        if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
+          Dropped += F.Raw.Length;
+          markChanged(F.Raw.Offset);
+          if (auto E = Flush())
+            return E;
+          Run = {F.Raw.Offset + F.Raw.Length, 0};
           continue;
-        if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
-          return E;
+        }
+        for (const FieldFilter &Filter : Filters)
+          if (Filter.Number == F.Number && F.Type == LengthDelimited)
+            Fn = Filter.Fn;
+      }
+      if (!Fn || (ScanClean && !changedWithin(F.Payload))) {
+        Run.Length += F.Raw.Length;
         continue;
       }
+      if (!Scanning)
+        if (auto E = Flush())
+          return E;
+      Run = {F.Raw.Offset + F.Raw.Length, 0};
       // One buffer per nesting level, reused: a model has thousands of
       // nodes and attributes, each filtered into a buffer of its own.
       if (Level == Scratch.size())
@@ -382,8 +448,12 @@ private:
       appendVarint(Out, Sub.size());
       Out += Sub;
     }
-    return llvm::Error::success();
+    return Scanning ? llvm::Error::success() : Flush();
   }
+
+  /// The bit of field number N in a mask of the numbers below 32 (every
+  /// number with a filter is); 0 for the rest.
+  static uint32_t bit(uint32_t N) { return N < 32 ? uint32_t(1) << N : 0; }
 
   llvm::Error filterModel(Span Msg, std::string &Out) {
     // Training-info graphs describe how to train, which perfc derives itself.
