@@ -533,7 +533,7 @@ private:
   InferredTypes *Out;
   /// The types known so far: names (held by the model) to Storage, which
   /// is reserved for every tensor so that pointers into it stay valid.
-  llvm::DenseMap<llvm::StringRef, unsigned> Index;
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
   std::vector<TensorType> Storage;
   /// Node outputs in node order, as indices into Storage.
   std::vector<std::pair<const std::string *, unsigned>> Results;

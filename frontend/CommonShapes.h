@@ -32,6 +32,8 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include "ir/NameHash.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
@@ -48,7 +50,8 @@ struct InferredType {
 /// Types by tensor name (names held by the model): the graph's inputs,
 /// initializers and node outputs.
 struct InferredTypes {
-  llvm::DenseMap<llvm::StringRef, unsigned> Index; ///< Into Types.
+  /// Indices into Types.
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
   std::vector<InferredType> Types;
 
   const InferredType *find(llvm::StringRef Name) const {

@@ -6,6 +6,8 @@
 #include "frontend/ShapeFolding.h"
 #include "frontend/WeightStripper.h"
 
+#include "ir/NameHash.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -70,7 +72,7 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
                               const ErrorPrefix &Err) {
   // -1: input or initializer. Keys are G's own strings, unchanged until
   // the nodes are reordered at the end.
-  llvm::DenseMap<llvm::StringRef, int> Producer(
+  llvm::DenseMap<llvm::StringRef, int, ir::NameInfo> Producer(
       G.input_size() + G.initializer_size() + G.node_size());
   for (const auto &In : G.input())
     Producer[In.name()] = -1;
@@ -202,7 +204,7 @@ bindInputDims(onnx::GraphProto &G, const ImportOptions &Options,
               const ErrorPrefix &Err) {
   // Keys point into G's own strings (names are not changed here): no copy
   // and no allocation per initializer, of which a CNN has hundreds.
-  llvm::DenseSet<llvm::StringRef> Inits;
+  llvm::DenseSet<llvm::StringRef, ir::NameInfo> Inits;
   Inits.reserve(G.initializer_size());
   for (const auto &T : G.initializer())
     Inits.insert(T.name());

@@ -238,7 +238,7 @@ public:
 
     // Keys point into GP's strings, which outlive this loop: no copy and
     // no allocation per initializer.
-    llvm::DenseSet<llvm::StringRef> InitNames;
+    llvm::DenseSet<llvm::StringRef, ir::NameInfo> InitNames;
     InitNames.reserve(GP.initializer_size());
     for (const auto &T : GP.initializer())
       InitNames.insert(T.name());

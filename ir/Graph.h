@@ -12,6 +12,7 @@
 
 #include "ir/Attr.h"
 #include "ir/DType.h"
+#include "ir/NameHash.h"
 #include "ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -228,7 +229,7 @@ private:
   llvm::SmallVector<Value *, 4> Inputs;
   llvm::SmallVector<Value *, 4> Outputs;
   /// Keys are the values' own names (in Strings).
-  llvm::DenseMap<llvm::StringRef, Value *> ValueByName;
+  llvm::DenseMap<llvm::StringRef, Value *, NameInfo> ValueByName;
 };
 
 } // namespace perfc::ir

@@ -2,6 +2,9 @@
 #include "TestGraphs.h"
 
 #include "ir/Graph.h"
+#include "ir/NameHash.h"
+
+#include <set>
 
 using namespace perfc;
 using namespace perfc::test;
@@ -102,6 +105,29 @@ TEST_CASE("duplicate tensor names and second producers are rejected") {
   llvm::Expected<ir::Node *> Second = B.G.addNode("b", "Relu", "", {X}, {Y});
   REQUIRE_FALSE(bool(Second));
   llvm::consumeError(Second.takeError());
+}
+
+TEST_CASE("NameInfo: names of every length, sharing prefixes and "
+          "suffixes, are told apart") {
+  std::vector<std::string> Names;
+  for (size_t Len = 0; Len <= 40; ++Len)
+    for (char C : {'a', 'b', '\0', '\xff'}) {
+      Names.push_back(std::string(Len, 'x') + C);
+      Names.push_back(C + std::string(Len, 'x'));
+    }
+  Names.push_back("");
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Map;
+  for (const std::string &N : Names)
+    Map.try_emplace(N, Map.size());
+  // The distinct names (a few coincide, e.g. 'x' + 'a' made twice).
+  std::set<std::string> Distinct(Names.begin(), Names.end());
+  CHECK(Map.size() == Distinct.size());
+  for (const std::string &N : Distinct) {
+    CHECK(Map.count(N) == 1);
+    CHECK(ir::NameInfo::getHashValue(N) ==
+          ir::NameInfo::getHashValue(std::string(N)));
+  }
+  CHECK(Map.count("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxc") == 0);
 }
 
 TEST_CASE("attributes are typed") {
