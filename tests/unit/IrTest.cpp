@@ -21,6 +21,29 @@ TEST_CASE("shape element counts check overflow") {
   CHECK(S.numElementsOrZero() == 0);
 }
 
+TEST_CASE("Shape::str: long shapes, large sizes, symbols and unknowns") {
+  ir::Shape S = ir::Shape::scalar();
+  CHECK(S.str() == "[]");
+  std::string Expected = "[";
+  for (int I = 0; I < 40; ++I) {
+    if (I)
+      Expected += ", ";
+    if (I % 7 == 3) {
+      std::string Sym(I, 's');
+      S.push_back(ir::Dim::symbolic(Sym));
+      Expected += Sym;
+    } else if (I % 11 == 5) {
+      S.push_back(ir::Dim());
+      Expected += "?";
+    } else {
+      int64_t V = INT64_MAX - I;
+      S.push_back(ir::Dim::known(V));
+      Expected += std::to_string(V);
+    }
+  }
+  CHECK(S.str() == Expected + "]");
+}
+
 TEST_CASE("shape element counts do not depend on the order of the dims") {
   const int64_t Big = int64_t(1) << 40, Huge = int64_t(1) << 62;
   // An empty tensor holds 0 elements however large its other dims are.
