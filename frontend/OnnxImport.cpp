@@ -113,10 +113,11 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
       }
     }
   }
-  std::vector<unsigned> InDegree(N, 0);
-  std::vector<llvm::SmallVector<int, 2>> Users(N);
+  // Every edge is looked up first: a model is usually in order already
+  // (every producer before its users), and then Kahn's algorithm below,
+  // which keeps the order of independent nodes, would change nothing.
+  bool InOrder = true;
   for (int I = 0; I < N; ++I) {
-    llvm::SmallVector<int, 4> Preds;
     for (const std::string &In : G.node(I).input()) {
       if (In.empty())
         continue;
@@ -126,8 +127,21 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
         return Err(nodeLabel(G.node(I), I) + " reads tensor '" + In +
                    "', which no node, input or initializer defines");
       }
-      if (It->second >= 0 && !llvm::is_contained(Preds, It->second))
-        Preds.push_back(It->second);
+      InOrder &= It->second < I;
+    }
+  }
+  if (InOrder)
+    return llvm::Error::success();
+  std::vector<unsigned> InDegree(N, 0);
+  std::vector<llvm::SmallVector<int, 2>> Users(N);
+  for (int I = 0; I < N; ++I) {
+    llvm::SmallVector<int, 4> Preds;
+    for (const std::string &In : G.node(I).input()) {
+      if (In.empty())
+        continue;
+      int P = Producer.find(In)->second;
+      if (P >= 0 && !llvm::is_contained(Preds, P))
+        Preds.push_back(P);
     }
     for (int P : Preds) {
       Users[P].push_back(I);

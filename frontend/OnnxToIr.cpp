@@ -314,10 +314,14 @@ private:
   }
 
   llvm::Error convertNode(const onnx::NodeProto &NP, int Index) {
-    std::string Name = NP.name().empty()
-                           ? NP.op_type() + "_" + std::to_string(Index)
-                           : NP.name();
-    std::string Domain = NP.domain() == "ai.onnx" ? "" : NP.domain();
+    // The model's own strings where they serve: no copy per node.
+    std::string Made;
+    if (NP.name().empty())
+      Made = NP.op_type() + "_" + std::to_string(Index);
+    llvm::StringRef Name =
+        NP.name().empty() ? llvm::StringRef(Made) : llvm::StringRef(NP.name());
+    llvm::StringRef Domain =
+        NP.domain() == "ai.onnx" ? llvm::StringRef() : NP.domain();
     llvm::SmallVector<ir::Value *, 4> Inputs;
     for (const std::string &In : NP.input()) {
       if (In.empty()) {
