@@ -10,8 +10,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -203,6 +203,7 @@ public:
           !add(In.name(), std::move(TT)))
         return false; // Also an input that is an initializer: ONNX's way.
     }
+    FirstResult = Storage.size();
     Results.reserve(G.node_size());
     for (const auto &N : G.node())
       if (!inferNode(N))
@@ -490,24 +491,34 @@ private:
   /// model has them, as new value_info otherwise. Checks everything first,
   /// so that a model ONNX must see is left untouched.
   bool write() {
-    llvm::StringMap<onnx::TypeProto *> Recorded;
-    for (auto &V : *G.mutable_value_info())
-      if (!Recorded.try_emplace(V.name(), V.mutable_type()).second)
-        return false;
-    llvm::StringMap<onnx::TypeProto *> Outputs;
-    for (auto &V : *G.mutable_output())
-      if (!Outputs.try_emplace(V.name(), V.mutable_type()).second)
-        return false;
+    // The recorded types (value_info, graph outputs) of node outputs, by
+    // index into Storage: a model records a few, and looking each up in
+    // Index costs less than looking every result up in a table of them.
+    std::vector<onnx::TypeProto *> RecordedOf(Storage.size()),
+        OutputOf(Storage.size());
+    auto Collect = [this](auto &Infos, std::vector<onnx::TypeProto *> &Of) {
+      llvm::DenseSet<llvm::StringRef, ir::NameInfo> Seen;
+      for (auto &V : Infos) {
+        if (!Seen.insert(V.name()).second)
+          return false; // A name recorded twice: ONNX's to judge.
+        auto It = Index.find(V.name());
+        if (It != Index.end() && It->second >= FirstResult)
+          Of[It->second] = V.mutable_type();
+      }
+      return true;
+    };
+    if (!Collect(*G.mutable_value_info(), RecordedOf) ||
+        !Collect(*G.mutable_output(), OutputOf))
+      return false;
     for (bool DryRun : {true, false}) {
       for (const auto &[Name, I] : Results) {
         const TensorType &T = Storage[I];
-        auto R = Recorded.find(*Name);
-        auto O = Outputs.find(*Name);
-        if (R != Recorded.end() && !mergeInto(T, *R->second, DryRun))
+        onnx::TypeProto *R = RecordedOf[I], *O = OutputOf[I];
+        if (R && !mergeInto(T, *R, DryRun))
           return false;
-        if (O != Outputs.end() && !mergeInto(T, *O->second, DryRun))
+        if (O && !mergeInto(T, *O, DryRun))
           return false;
-        if (DryRun || R != Recorded.end() || O != Outputs.end() || Out)
+        if (DryRun || R || O || Out)
           continue;
         onnx::ValueInfoProto *V = G.add_value_info();
         V->set_name(*Name);
@@ -535,6 +546,8 @@ private:
   /// is reserved for every tensor so that pointers into it stay valid.
   llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
   std::vector<TensorType> Storage;
+  /// Storage from here on holds node outputs.
+  unsigned FirstResult = 0;
   /// Node outputs in node order, as indices into Storage.
   std::vector<std::pair<const std::string *, unsigned>> Results;
 };
