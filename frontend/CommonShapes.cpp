@@ -241,6 +241,8 @@ private:
   }
 
   const TensorType *input(const onnx::NodeProto &N, int I) const {
+    if (&N == InputsOf)
+      return I < static_cast<int>(Inputs.size()) ? Inputs[I] : nullptr;
     if (I >= N.input_size() || N.input(I).empty())
       return nullptr;
     auto It = Index.find(N.input(I));
@@ -258,10 +260,17 @@ private:
       return false;
     if (N.input_size() < 1)
       return false;
-    // Every input named must be known (optional ones may be absent).
-    for (int I = 0; I < N.input_size(); ++I)
-      if (!N.input(I).empty() && !input(N, I))
+    // Every input named must be known (optional ones may be absent). Each
+    // is looked up once: the formulas below ask for them again.
+    InputsOf = nullptr;
+    Inputs.clear();
+    for (int I = 0; I < N.input_size(); ++I) {
+      const TensorType *T = input(N, I);
+      if (!T && !N.input(I).empty())
         return false;
+      Inputs.push_back(T);
+    }
+    InputsOf = &N;
     const TensorType *X = input(N, 0);
     if (!X)
       return false;
@@ -546,6 +555,9 @@ private:
   /// is reserved for every tensor so that pointers into it stay valid.
   llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
   std::vector<TensorType> Storage;
+  /// The types of the inputs of node InputsOf (null: absent).
+  const onnx::NodeProto *InputsOf = nullptr;
+  llvm::SmallVector<const TensorType *, 6> Inputs;
   /// Storage from here on holds node outputs.
   unsigned FirstResult = 0;
   /// Node outputs in node order, as indices into Storage.
