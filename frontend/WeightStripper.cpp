@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/WeightStripper.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Compiler.h"
 #include "llvm/Support/Errno.h"
@@ -503,16 +504,30 @@ private:
                         {sparse::Indices, &Stripper::filterTensor}});
   }
 
+  /// What stripping a tensor keeps: its fields other than the data and
+  /// external_data, as runs of the input.
+  struct StripPlan {
+    llvm::SmallVector<Span, 3> Pieces;
+    uint64_t DataBytes = 0; ///< The data fields left out.
+    bool External = false;  ///< data_location is EXTERNAL already.
+  };
+
   llvm::Error filterTensor(Span Msg, std::string &Out) {
     // After a clean scan, the copying walk comes here only for the tensors
-    // the scan found to strip.
-    if (ScanClean)
-      return stripTensor(Msg, Out);
-    // First pass: element count and type decide whether the data stays.
+    // the scan found to strip, and follows the scan's plan.
+    if (ScanClean) {
+      auto It =
+          std::lower_bound(ChangesAt.begin(), ChangesAt.end(), Msg.Offset);
+      return writeStripped(Plans[It - ChangesAt.begin()], Out);
+    }
+    // One pass: element count and type decide whether the data stays, and
+    // the fields a stripped copy keeps are noted on the way.
     Reader R(Source, Msg);
     Field F;
     uint64_t Elements = 1, DataType = 0;
-    bool External = false, HasData = false, HasExternalData = false;
+    bool HasData = false, HasExternalData = false;
+    StripPlan Plan;
+    Span Run{Msg.Offset, 0};
     auto MulDim = [&Elements](uint64_t D) {
       // Saturate: an absurd dim only needs to read as "large" here; the
       // importer rejects it with a proper message.
@@ -524,6 +539,20 @@ private:
     while (!R.atEnd()) {
       if (auto E = R.next(F))
         return E;
+      // Where the weights were (external_data: location, offset, length
+      // strings, three per tensor in a file saved with external data): no
+      // part of perfc reads them, and parsing them cost a quarter of the
+      // protobuf parse of a stripped CNN. Not counted as dropped data.
+      const bool Data = isDataField(F.Number);
+      if (Data || F.Number == tensor::ExternalData) {
+        if (Data)
+          Plan.DataBytes += F.Raw.Length;
+        if (Run.Length)
+          Plan.Pieces.push_back(Run);
+        Run = {F.Raw.Offset + F.Raw.Length, 0};
+      } else {
+        Run.Length += F.Raw.Length;
+      }
       if (F.Number == tensor::Dims && F.Type == Varint) {
         MulDim(F.Int);
       } else if (F.Number == tensor::Dims && F.Type == LengthDelimited) {
@@ -537,13 +566,15 @@ private:
       } else if (F.Number == tensor::DataType && F.Type == Varint) {
         DataType = F.Int;
       } else if (F.Number == tensor::DataLocation && F.Type == Varint) {
-        External = F.Int == tensor::LocationExternal;
+        Plan.External = F.Int == tensor::LocationExternal;
       } else if (F.Number == tensor::ExternalData) {
         HasExternalData = true;
       } else {
-        HasData |= isDataField(F.Number);
+        HasData |= Data;
       }
     }
+    if (Run.Length)
+      Plan.Pieces.push_back(Run);
     bool Keep =
         Elements <= Limits.KeptAnyElements ||
         (isIntegerDataType(DataType) && Elements <= Limits.KeptIntElements);
@@ -551,48 +582,22 @@ private:
       return Scanning ? llvm::Error::success()
                       : Source.append(Msg.Offset, Msg.Length, Out);
     if (Scanning) {
-      if (!External || HasData || HasExternalData)
+      if (!Plan.External || HasData || HasExternalData) {
         markChanged(Msg.Offset);
+        Plans.back() = std::move(Plan);
+      }
       return llvm::Error::success();
     }
-    return stripTensor(Msg, Out);
+    return writeStripped(Plan, Out);
   }
 
-  /// Copies a tensor without its data, marked as stored externally.
-  llvm::Error stripTensor(Span Msg, std::string &Out) {
-    Reader Copy(Source, Msg);
-    Field F;
-    bool External = false;
-    // Fields kept side by side are copied in one piece.
-    Span Run{Msg.Offset, 0};
-    auto Flush = [&]() -> llvm::Error {
-      if (!Run.Length)
-        return llvm::Error::success();
-      return Source.append(Run.Offset, Run.Length, Out);
-    };
-    while (!Copy.atEnd()) {
-      if (auto E = Copy.next(F))
+  /// Writes a tensor without its data, marked as stored externally.
+  llvm::Error writeStripped(const StripPlan &Plan, std::string &Out) {
+    for (const Span &P : Plan.Pieces)
+      if (auto E = Source.append(P.Offset, P.Length, Out))
         return E;
-      // Where the weights were (external_data: location, offset, length
-      // strings, three per tensor in a file saved with external data): no
-      // part of perfc reads them, and parsing them cost a quarter of the
-      // protobuf parse of a stripped CNN. Not counted as dropped data.
-      bool Data = isDataField(F.Number);
-      if (Data || F.Number == tensor::ExternalData) {
-        if (Data)
-          Dropped += F.Raw.Length;
-        if (auto E = Flush())
-          return E;
-        Run = {F.Raw.Offset + F.Raw.Length, 0};
-        continue;
-      }
-      if (F.Number == tensor::DataLocation && F.Type == Varint)
-        External = F.Int == tensor::LocationExternal;
-      Run.Length += F.Raw.Length;
-    }
-    if (auto E = Flush())
-      return E;
-    if (!External) {
+    Dropped += Plan.DataBytes;
+    if (!Plan.External) {
       appendVarint(Out, (uint64_t(tensor::DataLocation) << 3) | Varint);
       appendVarint(Out, tensor::LocationExternal);
     }
@@ -611,8 +616,10 @@ private:
   /// of a field to drop); offsets come in increasing order.
   void markChanged(uint64_t Offset) {
     Changed = true;
-    if (Scanning)
+    if (Scanning) {
       ChangesAt.push_back(Offset);
+      Plans.emplace_back();
+    }
   }
 
   /// Whether the scan found a change inside S.
@@ -628,6 +635,9 @@ private:
   /// The scan ran to the end without an error: ChangesAt is complete.
   bool ScanClean = false;
   std::vector<uint64_t> ChangesAt;
+  /// For each change, the plan of the tensor to strip (empty for a field
+  /// to drop).
+  std::vector<StripPlan> Plans;
 };
 
 } // namespace
