@@ -202,7 +202,11 @@ ShapeState checkShape(const ir::Value &V) {
     if (D.Value < 0)
       return ShapeState::Negative;
   }
-  auto N = V.shape().numElements();
+  // The count kept with the value is exact when not 0 (0: empty, or
+  // overflow, which numElements tells apart).
+  llvm::Optional<uint64_t> N = V.numElements();
+  if (!*N)
+    N = V.shape().numElements();
   if (!N || !ir::checkedMul(*N, std::max(1u, ir::byteSize(V.type()))))
     return ShapeState::Overflow;
   return ShapeState::Static;
@@ -366,6 +370,7 @@ private:
     auto N = Current->addNode(Name, NP.op_type(), Domain, Inputs, Outputs);
     if (!N)
       return makeError("node '" + Name + "': " + toString(N.takeError()));
+    (*N)->reserveAttrs(NP.attribute_size());
     for (const auto &A : NP.attribute())
       if (auto E = convertAttr(A, **N))
         return E;

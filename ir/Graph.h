@@ -118,6 +118,9 @@ public:
   /// An ints attribute, or an empty vector.
   std::vector<int64_t> getInts(llvm::StringRef AttrName) const;
   void addAttr(Attr A) { Attrs.push_back(std::move(A)); }
+  /// Room for N attributes, so that a node with more than fit inline
+  /// grows its list once.
+  void reserveAttrs(unsigned N) { Attrs.reserve(N); }
 
   llvm::ArrayRef<std::unique_ptr<Graph>> subgraphs() const { return Subgraphs; }
   unsigned addSubgraph(std::unique_ptr<Graph> G);
