@@ -155,10 +155,8 @@ llvm::Optional<ir::ConstData> constData(const onnx::TensorProto &T) {
 }
 
 ir::Shape shapeOfDims(const google::protobuf::RepeatedField<int64_t> &Dims) {
-  ir::Shape S = ir::Shape::scalar();
-  for (int64_t D : Dims)
-    S.push_back(ir::Dim::known(D));
-  return S;
+  // One call for the elements (RepeatedField's accessors are not inline).
+  return ir::Shape(llvm::ArrayRef<int64_t>(Dims.data(), Dims.size()));
 }
 
 ir::Shape shapeOfType(const onnx::TypeProto &T) {
