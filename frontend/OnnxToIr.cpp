@@ -343,19 +343,24 @@ private:
         Outputs.push_back(nullptr);
         continue;
       }
+      // The shape is made where addValue takes it (no move per output).
       ir::DType T = ir::DType::Undefined;
-      ir::Shape S = ir::Shape::unranked();
-      if (Known) {
-        if (const InferredType *K = Known->find(Out)) {
-          T = convertDType(K->Elem);
-          S = ir::Shape(llvm::ArrayRef<int64_t>(K->Shape));
+      const InferredType *K = Known ? Known->find(Out) : nullptr;
+      const onnx::TypeProto *Recorded = nullptr;
+      if (K) {
+        T = convertDType(K->Elem);
+      } else if (!Known) {
+        if (auto It = Types.find(Out); It != Types.end()) {
+          Recorded = It->second;
+          T = dtypeOfType(*Recorded);
         }
-      } else if (auto It = Types.find(Out); It != Types.end()) {
-        T = dtypeOfType(*It->second);
-        S = shapeOfType(*It->second);
       }
       auto V =
-          Current->addValue(Out, T, std::move(S), ir::ValueKind::Activation);
+          Current->addValue(Out, T,
+                            K ? ir::Shape(llvm::ArrayRef<int64_t>(K->Shape))
+                            : Recorded ? shapeOfType(*Recorded)
+                                       : ir::Shape::unranked(),
+                            ir::ValueKind::Activation);
       if (!V) {
         llvm::consumeError(V.takeError());
         return makeError("node '" + Name + "' (" + NP.op_type() +
