@@ -322,8 +322,9 @@ private:
       Made = NP.op_type() + "_" + std::to_string(Index);
     llvm::StringRef Name =
         NP.name().empty() ? llvm::StringRef(Made) : llvm::StringRef(NP.name());
-    llvm::StringRef Domain =
-        NP.domain() == "ai.onnx" ? llvm::StringRef() : NP.domain();
+    llvm::StringRef Domain = llvm::StringRef(NP.domain()) == "ai.onnx"
+                                 ? llvm::StringRef()
+                                 : NP.domain();
     llvm::SmallVector<ir::Value *, 4> Inputs;
     for (const std::string &In : NP.input()) {
       if (In.empty()) {
@@ -377,8 +378,8 @@ private:
     for (const auto &A : NP.attribute())
       if (auto E = convertAttr(A, **N))
         return E;
-    if (NP.op_type() == "Constant" && Domain.empty() && !Outputs.empty() &&
-        Outputs[0])
+    if (Domain.empty() && llvm::StringRef(NP.op_type()) == "Constant" &&
+        !Outputs.empty() && Outputs[0])
       setConstantData(**N, *Outputs[0]);
     for (ir::Value *Out : Outputs)
       if (Out)

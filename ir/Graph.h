@@ -136,7 +136,8 @@ private:
   llvm::StringRef OpType;
   llvm::StringRef Domain;
   unsigned Index = 0;
-  llvm::SmallVector<Value *, 4> Inputs;
+  /// Inline room for BatchNormalization's five inputs.
+  llvm::SmallVector<Value *, 5> Inputs;
   llvm::SmallVector<Value *, 2> Outputs;
   llvm::SmallVector<Attr, 4> Attrs;
   std::vector<std::unique_ptr<Graph>> Subgraphs;
