@@ -10,8 +10,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -203,6 +203,7 @@ public:
           !add(In.name(), std::move(TT)))
         return false; // Also an input that is an initializer: ONNX's way.
     }
+    FirstResult = Storage.size();
     Results.reserve(G.node_size());
     for (const auto &N : G.node())
       if (!inferNode(N))
@@ -240,6 +241,8 @@ private:
   }
 
   const TensorType *input(const onnx::NodeProto &N, int I) const {
+    if (&N == InputsOf)
+      return I < static_cast<int>(Inputs.size()) ? Inputs[I] : nullptr;
     if (I >= N.input_size() || N.input(I).empty())
       return nullptr;
     auto It = Index.find(N.input(I));
@@ -257,10 +260,17 @@ private:
       return false;
     if (N.input_size() < 1)
       return false;
-    // Every input named must be known (optional ones may be absent).
-    for (int I = 0; I < N.input_size(); ++I)
-      if (!N.input(I).empty() && !input(N, I))
+    // Every input named must be known (optional ones may be absent). Each
+    // is looked up once: the formulas below ask for them again.
+    InputsOf = nullptr;
+    Inputs.clear();
+    for (int I = 0; I < N.input_size(); ++I) {
+      const TensorType *T = input(N, I);
+      if (!T && !N.input(I).empty())
         return false;
+      Inputs.push_back(T);
+    }
+    InputsOf = &N;
     const TensorType *X = input(N, 0);
     if (!X)
       return false;
@@ -433,9 +443,9 @@ private:
   }
 
   bool record(const onnx::NodeProto &N, TensorType Out) {
-    if (!add(N.output(0), Out))
+    if (!add(N.output(0), std::move(Out)))
       return false;
-    Results.push_back({&N.output(0), std::move(Out)});
+    Results.push_back({&N.output(0), unsigned(Storage.size() - 1)});
     return true;
   }
 
@@ -490,23 +500,34 @@ private:
   /// model has them, as new value_info otherwise. Checks everything first,
   /// so that a model ONNX must see is left untouched.
   bool write() {
-    llvm::StringMap<onnx::TypeProto *> Recorded;
-    for (auto &V : *G.mutable_value_info())
-      if (!Recorded.try_emplace(V.name(), V.mutable_type()).second)
-        return false;
-    llvm::StringMap<onnx::TypeProto *> Outputs;
-    for (auto &V : *G.mutable_output())
-      if (!Outputs.try_emplace(V.name(), V.mutable_type()).second)
-        return false;
+    // The recorded types (value_info, graph outputs) of node outputs, by
+    // index into Storage: a model records a few, and looking each up in
+    // Index costs less than looking every result up in a table of them.
+    std::vector<onnx::TypeProto *> RecordedOf(Storage.size()),
+        OutputOf(Storage.size());
+    auto Collect = [this](auto &Infos, std::vector<onnx::TypeProto *> &Of) {
+      llvm::DenseSet<llvm::StringRef, ir::NameInfo> Seen;
+      for (auto &V : Infos) {
+        if (!Seen.insert(V.name()).second)
+          return false; // A name recorded twice: ONNX's to judge.
+        auto It = Index.find(V.name());
+        if (It != Index.end() && It->second >= FirstResult)
+          Of[It->second] = V.mutable_type();
+      }
+      return true;
+    };
+    if (!Collect(*G.mutable_value_info(), RecordedOf) ||
+        !Collect(*G.mutable_output(), OutputOf))
+      return false;
     for (bool DryRun : {true, false}) {
-      for (const auto &[Name, T] : Results) {
-        auto R = Recorded.find(*Name);
-        auto O = Outputs.find(*Name);
-        if (R != Recorded.end() && !mergeInto(T, *R->second, DryRun))
+      for (const auto &[Name, I] : Results) {
+        const TensorType &T = Storage[I];
+        onnx::TypeProto *R = RecordedOf[I], *O = OutputOf[I];
+        if (R && !mergeInto(T, *R, DryRun))
           return false;
-        if (O != Outputs.end() && !mergeInto(T, *O->second, DryRun))
+        if (O && !mergeInto(T, *O, DryRun))
           return false;
-        if (DryRun || R != Recorded.end() || O != Outputs.end() || Out)
+        if (DryRun || R || O || Out)
           continue;
         onnx::ValueInfoProto *V = G.add_value_info();
         V->set_name(*Name);
@@ -519,9 +540,10 @@ private:
       // Graph outputs that no node writes keep their recorded types.
     }
     if (Out) {
-      Out->reserve(Results.size());
-      for (auto &[Name, T] : Results)
-        (*Out)[*Name] = std::move(T);
+      // Handed over whole: inputs and initializers come along, which the
+      // caller, asking for node outputs, never looks up.
+      Out->Index = std::move(Index);
+      Out->Types = std::move(Storage);
     }
     return true;
   }
@@ -531,9 +553,15 @@ private:
   InferredTypes *Out;
   /// The types known so far: names (held by the model) to Storage, which
   /// is reserved for every tensor so that pointers into it stay valid.
-  llvm::DenseMap<llvm::StringRef, unsigned> Index;
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
   std::vector<TensorType> Storage;
-  std::vector<std::pair<const std::string *, TensorType>> Results;
+  /// The types of the inputs of node InputsOf (null: absent).
+  const onnx::NodeProto *InputsOf = nullptr;
+  llvm::SmallVector<const TensorType *, 6> Inputs;
+  /// Storage from here on holds node outputs.
+  unsigned FirstResult = 0;
+  /// Node outputs in node order, as indices into Storage.
+  std::vector<std::pair<const std::string *, unsigned>> Results;
 };
 
 } // namespace

@@ -32,9 +32,12 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
+#include "ir/NameHash.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace perfc::frontend {
 
@@ -44,7 +47,18 @@ struct InferredType {
   llvm::SmallVector<int64_t, 4> Shape;
 };
 /// By tensor name (the names are the model's strings).
-using InferredTypes = llvm::DenseMap<llvm::StringRef, InferredType>;
+/// Types by tensor name (names held by the model): the graph's inputs,
+/// initializers and node outputs.
+struct InferredTypes {
+  /// Indices into Types.
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Index;
+  std::vector<InferredType> Types;
+
+  const InferredType *find(llvm::StringRef Name) const {
+    auto It = Index.find(Name);
+    return It == Index.end() ? nullptr : &Types[It->second];
+  }
+};
 
 /// Infers the shapes of M's main graph as described above; false (and M
 /// unchanged) when ONNX's inference must run instead. With Out, the types

@@ -7,6 +7,8 @@
 #include "frontend/WeightStripper.h"
 #include "support/RegularFile.h"
 
+#include "ir/NameHash.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
@@ -71,7 +73,7 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
                               const ErrorPrefix &Err) {
   // -1: input or initializer. Keys are G's own strings, unchanged until
   // the nodes are reordered at the end.
-  llvm::DenseMap<llvm::StringRef, int> Producer(
+  llvm::DenseMap<llvm::StringRef, int, ir::NameInfo> Producer(
       G.input_size() + G.initializer_size() + G.node_size());
   for (const auto &In : G.input())
     Producer[In.name()] = -1;
@@ -112,10 +114,11 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
       }
     }
   }
-  std::vector<unsigned> InDegree(N, 0);
-  std::vector<llvm::SmallVector<int, 2>> Users(N);
+  // Every edge is looked up first: a model is usually in order already
+  // (every producer before its users), and then Kahn's algorithm below,
+  // which keeps the order of independent nodes, would change nothing.
+  bool InOrder = true;
   for (int I = 0; I < N; ++I) {
-    llvm::SmallVector<int, 4> Preds;
     for (const std::string &In : G.node(I).input()) {
       if (In.empty())
         continue;
@@ -125,8 +128,21 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
         return Err(nodeLabel(G.node(I), I) + " reads tensor '" + In +
                    "', which no node, input or initializer defines");
       }
-      if (It->second >= 0 && !llvm::is_contained(Preds, It->second))
-        Preds.push_back(It->second);
+      InOrder &= It->second < I;
+    }
+  }
+  if (InOrder)
+    return llvm::Error::success();
+  std::vector<unsigned> InDegree(N, 0);
+  std::vector<llvm::SmallVector<int, 2>> Users(N);
+  for (int I = 0; I < N; ++I) {
+    llvm::SmallVector<int, 4> Preds;
+    for (const std::string &In : G.node(I).input()) {
+      if (In.empty())
+        continue;
+      int P = Producer.find(In)->second;
+      if (P >= 0 && !llvm::is_contained(Preds, P))
+        Preds.push_back(P);
     }
     for (int P : Preds) {
       Users[P].push_back(I);
@@ -203,7 +219,7 @@ bindInputDims(onnx::GraphProto &G, const ImportOptions &Options,
               const ErrorPrefix &Err) {
   // Keys point into G's own strings (names are not changed here): no copy
   // and no allocation per initializer, of which a CNN has hundreds.
-  llvm::DenseSet<llvm::StringRef> Inits;
+  llvm::DenseSet<llvm::StringRef, ir::NameInfo> Inits;
   Inits.reserve(G.initializer_size());
   for (const auto &T : G.initializer())
     Inits.insert(T.name());

@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/Twine.h"
 
 #include <cstring>
@@ -154,10 +155,8 @@ llvm::Optional<ir::ConstData> constData(const onnx::TensorProto &T) {
 }
 
 ir::Shape shapeOfDims(const google::protobuf::RepeatedField<int64_t> &Dims) {
-  ir::Shape S = ir::Shape::scalar();
-  for (int64_t D : Dims)
-    S.push_back(ir::Dim::known(D));
-  return S;
+  // One call for the elements (RepeatedField's accessors are not inline).
+  return ir::Shape(llvm::ArrayRef<int64_t>(Dims.data(), Dims.size()));
 }
 
 ir::Shape shapeOfType(const onnx::TypeProto &T) {
@@ -201,7 +200,11 @@ ShapeState checkShape(const ir::Value &V) {
     if (D.Value < 0)
       return ShapeState::Negative;
   }
-  auto N = V.shape().numElements();
+  // The count kept with the value is exact when not 0 (0: empty, or
+  // overflow, which numElements tells apart).
+  llvm::Optional<uint64_t> N = V.numElements();
+  if (!*N)
+    N = V.shape().numElements();
   if (!N || !ir::checkedMul(*N, std::max(1u, ir::byteSize(V.type()))))
     return ShapeState::Overflow;
   return ShapeState::Static;
@@ -221,6 +224,12 @@ public:
   llvm::Expected<ir::Graph> convert(const onnx::GraphProto &GP) {
     ir::Graph G(GP.name());
     G.setOpsetVersion(Opset);
+    // Inputs, initializers and (about) one output per node.
+    size_t Outputs = 0;
+    for (const auto &N : GP.node())
+      Outputs += N.output_size();
+    G.reserve(GP.input_size() + GP.initializer_size() + Outputs,
+              GP.node_size());
     Current = &G;
     if (!Known) {
       for (const auto &VI : GP.value_info())
@@ -231,7 +240,7 @@ public:
 
     // Keys point into GP's strings, which outlive this loop: no copy and
     // no allocation per initializer.
-    llvm::DenseSet<llvm::StringRef> InitNames;
+    llvm::DenseSet<llvm::StringRef, ir::NameInfo> InitNames;
     InitNames.reserve(GP.initializer_size());
     for (const auto &T : GP.initializer())
       InitNames.insert(T.name());
@@ -307,10 +316,15 @@ private:
   }
 
   llvm::Error convertNode(const onnx::NodeProto &NP, int Index) {
-    std::string Name = NP.name().empty()
-                           ? NP.op_type() + "_" + std::to_string(Index)
-                           : NP.name();
-    std::string Domain = NP.domain() == "ai.onnx" ? "" : NP.domain();
+    // The model's own strings where they serve: no copy per node.
+    std::string Made;
+    if (NP.name().empty())
+      Made = NP.op_type() + "_" + std::to_string(Index);
+    llvm::StringRef Name =
+        NP.name().empty() ? llvm::StringRef(Made) : llvm::StringRef(NP.name());
+    llvm::StringRef Domain = llvm::StringRef(NP.domain()) == "ai.onnx"
+                                 ? llvm::StringRef()
+                                 : NP.domain();
     llvm::SmallVector<ir::Value *, 4> Inputs;
     for (const std::string &In : NP.input()) {
       if (In.empty()) {
@@ -330,22 +344,24 @@ private:
         Outputs.push_back(nullptr);
         continue;
       }
+      // The shape is made where addValue takes it (no move per output).
       ir::DType T = ir::DType::Undefined;
-      ir::Shape S = ir::Shape::unranked();
-      if (Known) {
-        auto It = Known->find(Out);
-        if (It != Known->end()) {
-          T = convertDType(It->second.Elem);
-          S = ir::Shape::scalar();
-          for (int64_t D : It->second.Shape)
-            S.push_back(ir::Dim::known(D));
+      const InferredType *K = Known ? Known->find(Out) : nullptr;
+      const onnx::TypeProto *Recorded = nullptr;
+      if (K) {
+        T = convertDType(K->Elem);
+      } else if (!Known) {
+        if (auto It = Types.find(Out); It != Types.end()) {
+          Recorded = It->second;
+          T = dtypeOfType(*Recorded);
         }
-      } else if (auto It = Types.find(Out); It != Types.end()) {
-        T = dtypeOfType(*It->second);
-        S = shapeOfType(*It->second);
       }
       auto V =
-          Current->addValue(Out, T, std::move(S), ir::ValueKind::Activation);
+          Current->addValue(Out, T,
+                            K ? ir::Shape(llvm::ArrayRef<int64_t>(K->Shape))
+                            : Recorded ? shapeOfType(*Recorded)
+                                       : ir::Shape::unranked(),
+                            ir::ValueKind::Activation);
       if (!V) {
         llvm::consumeError(V.takeError());
         return makeError("node '" + Name + "' (" + NP.op_type() +
@@ -358,11 +374,12 @@ private:
     auto N = Current->addNode(Name, NP.op_type(), Domain, Inputs, Outputs);
     if (!N)
       return makeError("node '" + Name + "': " + toString(N.takeError()));
+    (*N)->reserveAttrs(NP.attribute_size());
     for (const auto &A : NP.attribute())
       if (auto E = convertAttr(A, **N))
         return E;
-    if (NP.op_type() == "Constant" && Domain.empty() && !Outputs.empty() &&
-        Outputs[0])
+    if (Domain.empty() && llvm::StringRef(NP.op_type()) == "Constant" &&
+        !Outputs.empty() && Outputs[0])
       setConstantData(**N, *Outputs[0]);
     for (ir::Value *Out : Outputs)
       if (Out)

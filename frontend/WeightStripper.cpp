@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/WeightStripper.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/Errno.h"
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <deque>
 #include <initializer_list>
+#include <vector>
 
 #include <unistd.h>
 
@@ -47,7 +50,7 @@ constexpr uint32_t T = 5, G = 6, Tensors = 10, Graphs = 11, SparseTensor = 22,
 namespace tensor {
 constexpr uint32_t Dims = 1, DataType = 2, FloatData = 4, Int32Data = 5,
                    StringData = 6, Int64Data = 7, RawData = 9, DoubleData = 10,
-                   Uint64Data = 11, DataLocation = 14;
+                   Uint64Data = 11, ExternalData = 13, DataLocation = 14;
 constexpr uint64_t LocationExternal = 1;
 } // namespace tensor
 namespace sparse {
@@ -193,6 +196,49 @@ public:
   bool atEnd() const { return Pos >= End; }
 
   llvm::Error next(Field &F) {
+    if (nextShort(F))
+      return llvm::Error::success();
+    return nextAny(F);
+  }
+
+  /// The usual field in memory, a one-byte key and a short number or
+  /// length, read inline (a model has thousands of them: names, ints);
+  /// false leaves everything else, errors included, to nextAny.
+  bool nextShort(Field &F) {
+    if (!Mem || End - Pos < 2)
+      return false;
+    const uint8_t Key = Mem[Pos];
+    if (Key >= 0x80 || Key < 8)
+      return false;
+    // The number or length: one byte, or two (dims of 128 and more, and
+    // messages of 128 bytes and more).
+    uint64_t V = Mem[Pos + 1];
+    uint64_t Size = 2;
+    if (V >= 0x80) {
+      if (End - Pos < 3 || Mem[Pos + 2] >= 0x80)
+        return false;
+      V = (V & 0x7f) | uint64_t(Mem[Pos + 2]) << 7;
+      Size = 3;
+    }
+    F.Number = Key >> 3;
+    if ((Key & 7) == Varint) {
+      F.Type = Varint;
+      F.Int = V;
+      F.Raw = {Pos, Size};
+      Pos += Size;
+      return true;
+    }
+    if ((Key & 7) != LengthDelimited || V > End - Pos - Size)
+      return false;
+    F.Type = LengthDelimited;
+    F.Payload = {Pos + Size, V};
+    F.Raw = {Pos, Size + V};
+    Pos += Size + V;
+    return true;
+  }
+
+  /// Any field, with the checks that name what is wrong.
+  LLVM_ATTRIBUTE_NOINLINE llvm::Error nextAny(Field &F) {
     uint64_t Start = Pos;
     uint64_t Key = 0;
     if (Mem && Pos < End && Mem[Pos] < 0x80)
@@ -205,7 +251,9 @@ public:
       return wireError(Start, "field number 0");
     switch (F.Type) {
     case Varint:
-      if (auto E = readVarint(F.Int))
+      if (Mem && Pos < End && Mem[Pos] < 0x80)
+        F.Int = Mem[Pos++]; // Most numbers in a model are one byte.
+      else if (auto E = readVarint(F.Int))
         return E;
       break;
     case Fixed64:
@@ -311,8 +359,12 @@ public:
         Result.Nodes = Nodes;
         return Result;
       }
+      // After a clean scan, the copying walk copies every message without
+      // a change in it as it is (ChangesAt), and counts no nodes itself.
+      ScanClean = !E;
       llvm::consumeError(std::move(E));
-      Nodes = 0;
+      if (!ScanClean)
+        Nodes = 0;
       Dropped = 0;
       Depth = 0;
       Level = 0;
@@ -337,33 +389,55 @@ private:
   llvm::Error copyMessage(Span Msg, std::string &Out,
                           std::initializer_list<FieldFilter> Filters,
                           std::initializer_list<uint32_t> Drop = {}) {
+    // Field numbers with a filter or to drop, as bits: most fields of a
+    // model have neither, and are passed over with one test.
+    uint32_t Special = 0;
+    for (const FieldFilter &Filter : Filters)
+      Special |= bit(Filter.Number);
+    for (uint32_t N : Drop)
+      Special |= bit(N);
     Reader R(Source, Msg);
     Field F;
+    // Fields copied as they are, side by side: appended in one piece.
+    Span Run{Msg.Offset, 0};
+    auto Flush = [&]() -> llvm::Error {
+      if (!Run.Length)
+        return llvm::Error::success();
+      return Source.append(Run.Offset, Run.Length, Out);
+    };
     while (!R.atEnd()) {
       if (auto E = R.next(F))
         return E;
-      if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
-        Dropped += F.Raw.Length;
-        Changed = true;
-        continue;
-      }
       FilterFn Fn = nullptr;
-      for (const FieldFilter &Filter : Filters)
-        if (Filter.Number == F.Number && F.Type == LengthDelimited)
-          Fn = Filter.Fn;
-      if (!Fn) {
-        if (Scanning)
+      if (Special & bit(F.Number)) {
+        if (std::find(Drop.begin(), Drop.end(), F.Number) != Drop.end()) {
+          Dropped += F.Raw.Length;
+          markChanged(F.Raw.Offset);
+          if (auto E = Flush())
+            return E;
+          Run = {F.Raw.Offset + F.Raw.Length, 0};
           continue;
-        if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
-          return E;
+        }
+        for (const FieldFilter &Filter : Filters)
+          if (Filter.Number == F.Number && F.Type == LengthDelimited)
+            Fn = Filter.Fn;
+      }
+      if (!Fn || (ScanClean && !changedWithin(F.Payload))) {
+        Run.Length += F.Raw.Length;
         continue;
       }
+      if (!Scanning)
+        if (auto E = Flush())
+          return E;
+      Run = {F.Raw.Offset + F.Raw.Length, 0};
       // One buffer per nesting level, reused: a model has thousands of
       // nodes and attributes, each filtered into a buffer of its own.
       if (Level == Scratch.size())
         Scratch.emplace_back();
       std::string &Sub = Scratch[Level];
       Sub.clear();
+      if (!Scanning)
+        Sub.reserve(F.Payload.Length);
       ++Level;
       llvm::Error E = (this->*Fn)(F.Payload, Sub);
       --Level;
@@ -375,8 +449,12 @@ private:
       appendVarint(Out, Sub.size());
       Out += Sub;
     }
-    return llvm::Error::success();
+    return Scanning ? llvm::Error::success() : Flush();
   }
+
+  /// The bit of field number N in a mask of the numbers below 32 (every
+  /// number with a filter is); 0 for the rest.
+  static uint32_t bit(uint32_t N) { return N < 32 ? uint32_t(1) << N : 0; }
 
   llvm::Error filterModel(Span Msg, std::string &Out) {
     // Training-info graphs describe how to train, which perfc derives itself.
@@ -400,7 +478,8 @@ private:
   }
 
   llvm::Error filterNode(Span Msg, std::string &Out) {
-    if (++Nodes > Limits.MaxNodes)
+    // After a clean scan, Nodes holds the scan's count already.
+    if (!ScanClean && ++Nodes > Limits.MaxNodes)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "the model has more than " + llvm::Twine(Limits.MaxNodes) +
@@ -425,12 +504,30 @@ private:
                         {sparse::Indices, &Stripper::filterTensor}});
   }
 
+  /// What stripping a tensor keeps: its fields other than the data and
+  /// external_data, as runs of the input.
+  struct StripPlan {
+    llvm::SmallVector<Span, 3> Pieces;
+    uint64_t DataBytes = 0; ///< The data fields left out.
+    bool External = false;  ///< data_location is EXTERNAL already.
+  };
+
   llvm::Error filterTensor(Span Msg, std::string &Out) {
-    // First pass: element count and type decide whether the data stays.
+    // After a clean scan, the copying walk comes here only for the tensors
+    // the scan found to strip, and follows the scan's plan.
+    if (ScanClean) {
+      auto It =
+          std::lower_bound(ChangesAt.begin(), ChangesAt.end(), Msg.Offset);
+      return writeStripped(Plans[It - ChangesAt.begin()], Out);
+    }
+    // One pass: element count and type decide whether the data stays, and
+    // the fields a stripped copy keeps are noted on the way.
     Reader R(Source, Msg);
     Field F;
     uint64_t Elements = 1, DataType = 0;
-    bool External = false, HasData = false;
+    bool HasData = false, HasExternalData = false;
+    StripPlan Plan;
+    Span Run{Msg.Offset, 0};
     auto MulDim = [&Elements](uint64_t D) {
       // Saturate: an absurd dim only needs to read as "large" here; the
       // importer rejects it with a proper message.
@@ -442,6 +539,20 @@ private:
     while (!R.atEnd()) {
       if (auto E = R.next(F))
         return E;
+      // Where the weights were (external_data: location, offset, length
+      // strings, three per tensor in a file saved with external data): no
+      // part of perfc reads them, and parsing them cost a quarter of the
+      // protobuf parse of a stripped CNN. Not counted as dropped data.
+      const bool Data = isDataField(F.Number);
+      if (Data || F.Number == tensor::ExternalData) {
+        if (Data)
+          Plan.DataBytes += F.Raw.Length;
+        if (Run.Length)
+          Plan.Pieces.push_back(Run);
+        Run = {F.Raw.Offset + F.Raw.Length, 0};
+      } else {
+        Run.Length += F.Raw.Length;
+      }
       if (F.Number == tensor::Dims && F.Type == Varint) {
         MulDim(F.Int);
       } else if (F.Number == tensor::Dims && F.Type == LengthDelimited) {
@@ -455,11 +566,15 @@ private:
       } else if (F.Number == tensor::DataType && F.Type == Varint) {
         DataType = F.Int;
       } else if (F.Number == tensor::DataLocation && F.Type == Varint) {
-        External = F.Int == tensor::LocationExternal;
+        Plan.External = F.Int == tensor::LocationExternal;
+      } else if (F.Number == tensor::ExternalData) {
+        HasExternalData = true;
       } else {
-        HasData |= isDataField(F.Number);
+        HasData |= Data;
       }
     }
+    if (Run.Length)
+      Plan.Pieces.push_back(Run);
     bool Keep =
         Elements <= Limits.KeptAnyElements ||
         (isIntegerDataType(DataType) && Elements <= Limits.KeptIntElements);
@@ -467,21 +582,22 @@ private:
       return Scanning ? llvm::Error::success()
                       : Source.append(Msg.Offset, Msg.Length, Out);
     if (Scanning) {
-      Changed |= !External || HasData;
+      if (!Plan.External || HasData || HasExternalData) {
+        markChanged(Msg.Offset);
+        Plans.back() = std::move(Plan);
+      }
       return llvm::Error::success();
     }
-    Reader Copy(Source, Msg);
-    while (!Copy.atEnd()) {
-      if (auto E = Copy.next(F))
+    return writeStripped(Plan, Out);
+  }
+
+  /// Writes a tensor without its data, marked as stored externally.
+  llvm::Error writeStripped(const StripPlan &Plan, std::string &Out) {
+    for (const Span &P : Plan.Pieces)
+      if (auto E = Source.append(P.Offset, P.Length, Out))
         return E;
-      if (isDataField(F.Number)) {
-        Dropped += F.Raw.Length;
-        continue;
-      }
-      if (auto E = Source.append(F.Raw.Offset, F.Raw.Length, Out))
-        return E;
-    }
-    if (!External) {
+    Dropped += Plan.DataBytes;
+    if (!Plan.External) {
       appendVarint(Out, (uint64_t(tensor::DataLocation) << 3) | Varint);
       appendVarint(Out, tensor::LocationExternal);
     }
@@ -496,10 +612,32 @@ private:
   /// Filter buffers by nesting level (a deque: references stay valid).
   std::deque<std::string> Scratch;
   size_t Level = 0;
+  /// The scan found a change at Offset (the start of a tensor to strip or
+  /// of a field to drop); offsets come in increasing order.
+  void markChanged(uint64_t Offset) {
+    Changed = true;
+    if (Scanning) {
+      ChangesAt.push_back(Offset);
+      Plans.emplace_back();
+    }
+  }
+
+  /// Whether the scan found a change inside S.
+  bool changedWithin(Span S) const {
+    auto It = std::lower_bound(ChangesAt.begin(), ChangesAt.end(), S.Offset);
+    return It != ChangesAt.end() && *It < S.Offset + S.Length;
+  }
+
   /// The first walk over memory: nothing written, Changed says whether
   /// the copy would differ from the input.
   bool Scanning = false;
   bool Changed = false;
+  /// The scan ran to the end without an error: ChangesAt is complete.
+  bool ScanClean = false;
+  std::vector<uint64_t> ChangesAt;
+  /// For each change, the plan of the tensor to strip (empty for a field
+  /// to drop).
+  std::vector<StripPlan> Plans;
 };
 
 } // namespace

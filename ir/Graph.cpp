@@ -4,6 +4,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstring>
 #include <deque>
 
 namespace perfc::ir {
@@ -60,13 +61,30 @@ unsigned Node::addSubgraph(std::unique_ptr<Graph> G) {
   return Subgraphs.size() - 1;
 }
 
+void Graph::reserve(size_t NumValues, size_t NumNodes) {
+  Values.reserve(NumValues);
+  Nodes.reserve(NumNodes);
+  ValueByName.reserve(NumValues);
+}
+
+llvm::StringRef Graph::save(llvm::StringRef S) {
+  if (S.empty())
+    return {};
+  char *P = Strings.Allocate<char>(S.size());
+  std::memcpy(P, S.data(), S.size());
+  return {P, S.size()};
+}
+
 llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T, Shape S,
                                         ValueKind K) {
   auto Ins = ValueByName.try_emplace(VName, nullptr);
   if (!Ins.second)
     return irError("tensor name '" + VName + "' is defined twice");
-  Values.push_back(std::make_unique<Value>(VName.str(), T, std::move(S), K));
-  Value *V = Values.back().get();
+  // The key becomes the stored copy, which outlives VName.
+  llvm::StringRef Saved = save(VName);
+  Value *V = ValuePool.make(Saved, T, std::move(S), K);
+  Values.push_back(V);
+  Ins.first->first = Saved; // The same text: the same bucket.
   Ins.first->second = V;
   if (K == ValueKind::Input)
     Inputs.push_back(V);
@@ -89,9 +107,8 @@ llvm::Expected<Node *> Graph::addNode(llvm::StringRef NName,
     if (Out->Producer || Out->Kind != ValueKind::Activation)
       return irError("tensor '" + Out->name() + "' has more than one producer");
   }
-  Nodes.push_back(
-      std::make_unique<Node>(NName.str(), OpType.str(), Domain.str()));
-  Node *N = Nodes.back().get();
+  Node *N = NodePool.make(save(NName), save(OpType), save(Domain));
+  Nodes.push_back(N);
   N->Index = Nodes.size() - 1;
   N->Inputs.assign(NodeInputs.begin(), NodeInputs.end());
   N->Outputs.assign(NodeOutputs.begin(), NodeOutputs.end());
@@ -113,9 +130,21 @@ void Graph::markOutput(Value *V) {
 
 llvm::Error Graph::sortTopologically() {
   const size_t N = Nodes.size();
+  // Already in order (every producer before its users, as graphs from a
+  // checked file are): Kahn's algorithm below, which keeps the order of
+  // independent nodes, would change nothing.
+  bool InOrder = true;
+  for (size_t I = 0; I < N && InOrder; ++I)
+    for (Value *In : Nodes[I]->Inputs)
+      if (In && In->Producer && In->Producer->Index >= I) {
+        InOrder = false;
+        break;
+      }
+  if (InOrder)
+    return llvm::Error::success();
   llvm::DenseMap<const Node *, size_t> Pos;
   for (size_t I = 0; I < N; ++I)
-    Pos[Nodes[I].get()] = I;
+    Pos[Nodes[I]] = I;
   // In-degree counts distinct producer nodes feeding each node.
   std::vector<unsigned> InDegree(N, 0);
   std::vector<llvm::SmallVector<size_t, 2>> Succ(N);
@@ -155,10 +184,10 @@ llvm::Error Graph::sortTopologically() {
                        Nodes[I]->opType() +
                        ") is on a cycle: the graph is not a DAG");
   }
-  std::vector<std::unique_ptr<Node>> Sorted;
+  std::vector<Node *> Sorted;
   Sorted.reserve(N);
   for (size_t I : Order)
-    Sorted.push_back(std::move(Nodes[I]));
+    Sorted.push_back(Nodes[I]);
   Nodes = std::move(Sorted);
   for (size_t I = 0; I < N; ++I)
     Nodes[I]->Index = I;
@@ -173,12 +202,12 @@ llvm::Error Graph::verify() const {
       if (In->Producer && In->Producer->Index >= N->Index)
         return irError("node '" + N->name() + "' uses '" + In->name() +
                        "' before it is produced");
-      if (!llvm::is_contained(In->Users, N.get()))
+      if (!llvm::is_contained(In->Users, N))
         return irError("tensor '" + In->name() + "' does not list user '" +
                        N->name() + "'");
     }
     for (Value *Out : N->Outputs)
-      if (Out && Out->Producer != N.get())
+      if (Out && Out->Producer != N)
         return irError("tensor '" + Out->name() + "' has the wrong producer");
   }
   uint64_t InitializerBytes = 0;

@@ -12,11 +12,14 @@
 
 #include "ir/Attr.h"
 #include "ir/DType.h"
+#include "ir/NameHash.h"
 #include "ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Allocator.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -27,6 +30,7 @@ namespace perfc::ir {
 
 class Node;
 class Graph;
+template <typename T> class Pool;
 
 enum class ValueKind : uint8_t {
   Activation,  ///< Produced by a node.
@@ -37,9 +41,6 @@ enum class ValueKind : uint8_t {
 
 class Value {
 public:
-  Value(std::string Name, DType T, Shape S, ValueKind K)
-      : Name(std::move(Name)), Type(T), TheShape(std::move(S)), Kind(K) {}
-
   llvm::StringRef name() const { return Name; }
   DType type() const { return Type; }
   const Shape &shape() const { return TheShape; }
@@ -48,7 +49,9 @@ public:
 
   /// Bytes this tensor occupies; 0 when its shape is not fully known.
   uint64_t bytes() const;
-  uint64_t numElements() const { return TheShape.numElementsOrZero(); }
+  /// Shape::numElementsOrZero, kept with the shape: passes ask for it many
+  /// times per value.
+  uint64_t numElements() const { return Elements; }
 
   Node *producer() const { return Producer; }
   llvm::ArrayRef<Node *> users() const { return Users; }
@@ -59,14 +62,24 @@ public:
   const llvm::Optional<ConstData> &data() const { return Data; }
 
   void setType(DType T) { Type = T; }
-  void setShape(Shape S) { TheShape = std::move(S); }
+  void setShape(Shape S) {
+    TheShape = std::move(S);
+    Elements = TheShape.numElementsOrZero();
+  }
   void setData(ConstData D) { Data = std::move(D); }
 
 private:
   friend class Graph;
-  std::string Name;
+  friend class Pool<Value>;
+  /// Name: stored by the graph, which outlives its values.
+  Value(llvm::StringRef Name, DType T, Shape &&S, ValueKind K)
+      : Name(Name), Type(T), TheShape(std::move(S)),
+        Elements(TheShape.numElementsOrZero()), Kind(K) {}
+
+  llvm::StringRef Name;
   DType Type;
   Shape TheShape;
+  uint64_t Elements;
   ValueKind Kind;
   bool GraphOutput = false;
   Node *Producer = nullptr;
@@ -76,10 +89,6 @@ private:
 
 class Node {
 public:
-  Node(std::string Name, std::string OpType, std::string Domain)
-      : Name(std::move(Name)), OpType(std::move(OpType)),
-        Domain(std::move(Domain)) {}
-
   llvm::StringRef name() const { return Name; }
   llvm::StringRef opType() const { return OpType; }
   /// Empty for the default (standard) op set.
@@ -109,20 +118,48 @@ public:
   /// An ints attribute, or an empty vector.
   std::vector<int64_t> getInts(llvm::StringRef AttrName) const;
   void addAttr(Attr A) { Attrs.push_back(std::move(A)); }
+  /// Room for N attributes, so that a node with more than fit inline
+  /// grows its list once.
+  void reserveAttrs(unsigned N) { Attrs.reserve(N); }
 
   llvm::ArrayRef<std::unique_ptr<Graph>> subgraphs() const { return Subgraphs; }
   unsigned addSubgraph(std::unique_ptr<Graph> G);
 
 private:
   friend class Graph;
-  std::string Name;
-  std::string OpType;
-  std::string Domain;
+  friend class Pool<Node>;
+  /// The strings are stored by the graph, which outlives its nodes.
+  Node(llvm::StringRef Name, llvm::StringRef OpType, llvm::StringRef Domain)
+      : Name(Name), OpType(OpType), Domain(Domain) {}
+
+  llvm::StringRef Name;
+  llvm::StringRef OpType;
+  llvm::StringRef Domain;
   unsigned Index = 0;
-  llvm::SmallVector<Value *, 4> Inputs;
+  /// Inline room for BatchNormalization's five inputs.
+  llvm::SmallVector<Value *, 5> Inputs;
   llvm::SmallVector<Value *, 2> Outputs;
   llvm::SmallVector<Attr, 4> Attrs;
   std::vector<std::unique_ptr<Graph>> Subgraphs;
+};
+
+/// Objects of one type allocated in slabs, destroyed with the pool.
+template <typename T> class Pool {
+public:
+  Pool() = default;
+  Pool(Pool &&) = default;
+  Pool &operator=(Pool &&O) {
+    // SpecificBumpPtrAllocator's own assignment frees without destroying.
+    Objects.DestroyAll();
+    Objects = std::move(O.Objects);
+    return *this;
+  }
+  template <typename... Args> T *make(Args &&...A) {
+    return new (Objects.Allocate()) T(std::forward<Args>(A)...);
+  }
+
+private:
+  llvm::SpecificBumpPtrAllocator<T> Objects;
 };
 
 class Graph {
@@ -135,6 +172,10 @@ public:
 
   llvm::StringRef name() const { return Name; }
   void setName(std::string N) { Name = std::move(N); }
+
+  /// Room for this many values and nodes, so that a graph built from a
+  /// file of known size grows its tables once.
+  void reserve(size_t NumValues, size_t NumNodes);
 
   /// Creates a value; its name must be new in this graph.
   llvm::Expected<Value *> addValue(llvm::StringRef Name, DType T, Shape S,
@@ -151,8 +192,8 @@ public:
 
   void markOutput(Value *V);
 
-  llvm::ArrayRef<std::unique_ptr<Node>> nodes() const { return Nodes; }
-  llvm::ArrayRef<std::unique_ptr<Value>> values() const { return Values; }
+  llvm::ArrayRef<Node *> nodes() const { return Nodes; }
+  llvm::ArrayRef<Value *> values() const { return Values; }
   llvm::ArrayRef<Value *> inputs() const { return Inputs; }
   llvm::ArrayRef<Value *> outputs() const { return Outputs; }
   unsigned numNodes() const { return Nodes.size(); }
@@ -174,13 +215,25 @@ public:
   void setOpsetVersion(int64_t V) { OpsetVersion = V; }
 
 private:
+  /// A copy of S that lives as long as the graph.
+  llvm::StringRef save(llvm::StringRef S);
+
   std::string Name;
   int64_t OpsetVersion = 0;
-  std::vector<std::unique_ptr<Value>> Values;
-  std::vector<std::unique_ptr<Node>> Nodes;
+  /// Names of values and nodes and op types: one allocation per slab, not
+  /// one per string (a CNN has hundreds of each). Moving the graph keeps
+  /// the slabs where they are.
+  llvm::BumpPtrAllocator Strings;
+  /// Values and nodes, owned here and allocated in slabs for the same
+  /// reason.
+  Pool<Value> ValuePool;
+  Pool<Node> NodePool;
+  std::vector<Value *> Values;
+  std::vector<Node *> Nodes;
   llvm::SmallVector<Value *, 4> Inputs;
   llvm::SmallVector<Value *, 4> Outputs;
-  llvm::StringMap<Value *> ValueByName;
+  /// Keys are the values' own names (in Strings).
+  llvm::DenseMap<llvm::StringRef, Value *, NameInfo> ValueByName;
 };
 
 } // namespace perfc::ir

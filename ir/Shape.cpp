@@ -82,22 +82,37 @@ std::string Shape::str() const {
   if (!Ranked)
     return "[*]";
   // Called for every node of every prediction (the per-node output shape):
-  // one reserved buffer and std::to_chars, not a temporary per dimension.
+  // the text is made in a buffer on the stack and copied once, not
+  // appended piece by piece. Symbols are the one part of unbounded size.
+  char Buf[160];
+  char *P = Buf;
   std::string S;
-  S.reserve(2 + 8 * Dims.size());
-  S += '[';
-  char Buf[24];
+  auto Spill = [&] {
+    S.append(Buf, P);
+    P = Buf;
+  };
+  *P++ = '[';
   for (unsigned I = 0; I < Dims.size(); ++I) {
-    if (I)
-      S += ", ";
-    if (Dims[I].isKnown())
-      S.append(Buf, std::to_chars(Buf, Buf + sizeof(Buf), Dims[I].Value).ptr);
-    else if (!Dims[I].Symbol.empty())
+    // Room for ", " and a number of up to 20 characters.
+    if (P + 24 > Buf + sizeof(Buf))
+      Spill();
+    if (I) {
+      *P++ = ',';
+      *P++ = ' ';
+    }
+    if (Dims[I].isKnown()) {
+      P = std::to_chars(P, Buf + sizeof(Buf), Dims[I].Value).ptr;
+    } else if (!Dims[I].Symbol.empty()) {
+      Spill();
       S += Dims[I].Symbol;
-    else
-      S += '?';
+    } else {
+      *P++ = '?';
+    }
   }
-  S += ']';
+  *P++ = ']';
+  if (S.empty())
+    return std::string(Buf, P);
+  Spill();
   return S;
 }
 

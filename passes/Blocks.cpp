@@ -171,14 +171,14 @@ private:
     for (const auto &N : G.nodes())
       if (Info.UnitOf[N->index()] == Unit && isParamGemm(*N))
         if (const ir::Value *In = activationInput(*N))
-          Groups[In].push_back(N.get());
+          Groups[In].push_back(N);
     for (auto &[Input, Gemms] : Groups) {
       // Forward: nodes of the block computed only from the group's outputs
       // and constants, stopping at parameter GEMMs.
       llvm::DenseSet<const ir::Node *> Visited(Gemms.begin(), Gemms.end());
       std::vector<const ir::Node *> Rows, Order;
       for (const auto &N : G.nodes()) {
-        const ir::Node *X = N.get();
+        const ir::Node *X = N;
         if (Info.UnitOf[X->index()] != Unit || Visited.count(X))
           continue;
         bool FromGroup = false, Only = true;
@@ -271,7 +271,7 @@ private:
         continue;
       const unsigned Unit = Info.UnitOf[A->index()];
       llvm::SetVector<const ir::Node *> Reached;
-      Reached.insert(A.get());
+      Reached.insert(A);
       const ir::Node *Second = nullptr;
       for (size_t I = 0; I < Reached.size() && !Second; ++I)
         for (const ir::Value *Out : Reached[I]->outputs()) {
@@ -280,7 +280,7 @@ private:
           for (const ir::Node *U : Out->users()) {
             if (Info.UnitOf[U->index()] != Unit || isParamGemm(*U))
               continue;
-            if (isGemmOp(*U) && U != A.get()) {
+            if (isGemmOp(*U) && U != A) {
               Second = U;
               break;
             }

@@ -265,7 +265,7 @@ private:
   void fuseAttention() {
     bool Merged = false;
     for (const auto &SPtr : G.nodes()) {
-      const ir::Node *S = SPtr.get();
+      const ir::Node *S = SPtr;
       if (S->opType() != "Softmax" || Plan.KernelOf[S->index()] < 0)
         continue;
       llvm::SmallVector<const ir::Node *, 8> Chain{S};

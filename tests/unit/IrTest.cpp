@@ -2,6 +2,9 @@
 #include "TestGraphs.h"
 
 #include "ir/Graph.h"
+#include "ir/NameHash.h"
+
+#include <set>
 
 using namespace perfc;
 using namespace perfc::test;
@@ -16,6 +19,29 @@ TEST_CASE("shape element counts check overflow") {
   CHECK_FALSE(S.numElements().hasValue());
   CHECK(S.str() == "[batch, 3]");
   CHECK(S.numElementsOrZero() == 0);
+}
+
+TEST_CASE("Shape::str: long shapes, large sizes, symbols and unknowns") {
+  ir::Shape S = ir::Shape::scalar();
+  CHECK(S.str() == "[]");
+  std::string Expected = "[";
+  for (int I = 0; I < 40; ++I) {
+    if (I)
+      Expected += ", ";
+    if (I % 7 == 3) {
+      std::string Sym(I, 's');
+      S.push_back(ir::Dim::symbolic(Sym));
+      Expected += Sym;
+    } else if (I % 11 == 5) {
+      S.push_back(ir::Dim());
+      Expected += "?";
+    } else {
+      int64_t V = INT64_MAX - I;
+      S.push_back(ir::Dim::known(V));
+      Expected += std::to_string(V);
+    }
+  }
+  CHECK(S.str() == Expected + "]");
 }
 
 TEST_CASE("shape element counts do not depend on the order of the dims") {
@@ -104,8 +130,32 @@ TEST_CASE("duplicate tensor names and second producers are rejected") {
   llvm::consumeError(Second.takeError());
 }
 
+TEST_CASE("NameInfo: names of every length, sharing prefixes and "
+          "suffixes, are told apart") {
+  std::vector<std::string> Names;
+  for (size_t Len = 0; Len <= 40; ++Len)
+    for (char C : {'a', 'b', '\0', '\xff'}) {
+      Names.push_back(std::string(Len, 'x') + C);
+      Names.push_back(C + std::string(Len, 'x'));
+    }
+  Names.push_back("");
+  llvm::DenseMap<llvm::StringRef, unsigned, ir::NameInfo> Map;
+  for (const std::string &N : Names)
+    Map.try_emplace(N, Map.size());
+  // The distinct names (a few coincide, e.g. 'x' + 'a' made twice).
+  std::set<std::string> Distinct(Names.begin(), Names.end());
+  CHECK(Map.size() == Distinct.size());
+  for (const std::string &N : Distinct) {
+    CHECK(Map.count(N) == 1);
+    CHECK(ir::NameInfo::getHashValue(N) ==
+          ir::NameInfo::getHashValue(std::string(N)));
+  }
+  CHECK(Map.count("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxc") == 0);
+}
+
 TEST_CASE("attributes are typed") {
-  ir::Node N("n", "Conv", "");
+  ir::Graph G;
+  ir::Node &N = *expectOk(G.addNode("n", "Conv", "", {}, {}));
   N.addAttr(ir::Attr("group", int64_t(2)));
   N.addAttr(ir::Attr("strides", std::vector<int64_t>{2, 2}));
   N.addAttr(ir::Attr("alpha", 0.5));
