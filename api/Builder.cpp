@@ -6,6 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "api/ApiImpl.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <iterator>
 #include <numeric>
 
 namespace perfc::api {
@@ -25,45 +29,68 @@ struct ModelBuilder::Impl {
       throwError("ModelBuilder '" + Name + "': unknown tensor");
     return Tensors[T.Id];
   }
-  std::vector<int64_t> dims(Tensor T) const {
+  /// Sizes, names and operand lists live on the stack: a NAS loop builds
+  /// thousands of models a second, and heap traffic was a third of it.
+  using Dims = llvm::SmallVector<int64_t, 6>;
+  Dims dims(Tensor T) const {
     auto S = get(T)->shape().sizes();
-    return {S.begin(), S.end()};
+    return Dims(S.begin(), S.end());
   }
   Tensor add(ir::Value *V) {
     Tensors.push_back(V);
     return Tensor{static_cast<uint32_t>(Tensors.size() - 1)};
   }
-  ir::Value *value(const std::string &ValueName,
-                   const std::vector<int64_t> &Dims, ir::ValueKind K) {
-    auto V = G->addValue(ValueName, Type, Shape(Dims), K);
+  ir::Value *value(llvm::StringRef ValueName, llvm::ArrayRef<int64_t> Sizes,
+                   ir::ValueKind K) {
+    auto V = G->addValue(ValueName, Type, Shape(Sizes), K);
     if (!V)
       throwError(V.takeError());
     return *V;
   }
-  ir::Value *weight(const std::string &Base, const char *Suffix,
-                    const std::vector<int64_t> &Dims) {
-    return value(Base + "." + Suffix, Dims, ir::ValueKind::Initializer);
+  /// "Base.Suffix" (llvm::Twine's general printing costs more here than
+  /// the rest of adding the value).
+  static llvm::SmallString<64> join(llvm::StringRef Base,
+                                    llvm::StringRef Suffix) {
+    llvm::SmallString<64> S(Base);
+    S.push_back('.');
+    S.append(Suffix);
+    return S;
   }
-  ir::Value *scalar(const std::string &ValueName, double X) {
+  ir::Value *weight(llvm::StringRef Base, llvm::StringRef Suffix,
+                    llvm::ArrayRef<int64_t> Sizes) {
+    return value(join(Base, Suffix), Sizes, ir::ValueKind::Initializer);
+  }
+  ir::Value *scalar(llvm::StringRef ValueName, double X) {
     ir::Value *V = value(ValueName, {}, ir::ValueKind::Initializer);
     ir::ConstData D;
     D.Floats.push_back(X);
     V->setData(std::move(D));
     return V;
   }
-  std::string fresh(const std::string &Op) {
-    return Op + "_" + std::to_string(Counter++);
+  /// "Op_N", N counting the builder's nodes.
+  llvm::SmallString<32> fresh(llvm::StringRef Op) {
+    llvm::SmallString<32> S(Op);
+    S.push_back('_');
+    char Digits[16];
+    char *First = std::end(Digits);
+    for (unsigned N = Counter++;; N /= 10) {
+      *--First = char('0' + N % 10);
+      if (N < 10)
+        break;
+    }
+    S.append(First, std::end(Digits));
+    return S;
   }
   /// Adds node Op (named Base) with one output of shape Out.
-  Tensor node(const std::string &Base, const std::string &Op,
-              std::vector<ir::Value *> Ins, const std::vector<int64_t> &Out,
+  Tensor node(llvm::StringRef Base, llvm::StringRef Op,
+              llvm::ArrayRef<ir::Value *> Ins, llvm::ArrayRef<int64_t> Out,
               std::vector<ir::Attr> Attrs = {}) {
     for (int64_t D : Out)
       if (D <= 0)
-        throwError("ModelBuilder '" + Name + "': " + Op + " '" + Base +
-                   "' would have an empty output " + Shape(Out).str() +
-                   "; check its sizes");
-    ir::Value *O = value(Base + ".out", Out, ir::ValueKind::Activation);
+        throwError("ModelBuilder '" + Name + "': " + Op.str() + " '" +
+                   Base.str() + "' would have an empty output " +
+                   Shape(Out).str() + "; check its sizes");
+    ir::Value *O = value(join(Base, "out"), Out, ir::ValueKind::Activation);
     auto N = G->addNode(Base, Op, "", Ins, {O});
     if (!N)
       throwError(N.takeError());
@@ -74,17 +101,16 @@ struct ModelBuilder::Impl {
   [[noreturn]] void fail(const std::string &Op, const std::string &What) const {
     throwError("ModelBuilder '" + Name + "': " + Op + ": " + What);
   }
-  std::vector<int64_t> nchw(const std::string &Op, Tensor X) const {
-    std::vector<int64_t> D = dims(X);
+  Dims nchw(const std::string &Op, Tensor X) const {
+    Dims D = dims(X);
     if (D.size() != 4)
       fail(Op, "expects an [N, C, H, W] input, not " + Shape(D).str());
     return D;
   }
-  std::vector<int64_t> broadcast(const std::string &Op, Tensor A,
-                                 Tensor B) const {
-    std::vector<int64_t> X = dims(A), Y = dims(B);
+  Dims broadcast(const std::string &Op, Tensor A, Tensor B) const {
+    Dims X = dims(A), Y = dims(B);
     size_t R = std::max(X.size(), Y.size());
-    std::vector<int64_t> Out(R);
+    Dims Out(R);
     for (size_t I = 0; I < R; ++I) {
       int64_t U = I + X.size() >= R ? X[I + X.size() - R] : 1;
       int64_t V = I + Y.size() >= R ? Y[I + Y.size() - R] : 1;
@@ -95,19 +121,19 @@ struct ModelBuilder::Impl {
     }
     return Out;
   }
-  Tensor unary(const std::string &Op, Tensor X) {
+  Tensor unary(llvm::StringRef Op, Tensor X) {
     ir::Value *V = get(X);
     return node(fresh(Op), Op, {V}, dims(X));
   }
   Tensor pool(const std::string &Op, Tensor X, int64_t K, int64_t S,
               int64_t P) {
-    std::vector<int64_t> D = nchw(Op, X);
+    Dims D = nchw(Op, X);
     if (S == 0)
       S = K;
     if (K <= 0 || S <= 0 || P < 0)
       fail(Op, "kernel and stride must be positive, padding not negative");
-    std::vector<int64_t> Out = {D[0], D[1], (D[2] + 2 * P - K) / S + 1,
-                                (D[3] + 2 * P - K) / S + 1};
+    const int64_t Out[] = {D[0], D[1], (D[2] + 2 * P - K) / S + 1,
+                           (D[3] + 2 * P - K) / S + 1};
     return node(fresh(Op), Op, {get(X)}, Out,
                 {ir::Attr("kernel_shape", std::vector<int64_t>{K, K}),
                  ir::Attr("strides", std::vector<int64_t>{S, S}),
@@ -130,6 +156,9 @@ ModelBuilder::ModelBuilder(std::string Name, std::string DType)
                "': use fp32, fp16, bf16, ...");
   P->Type = *T;
   P->G = std::make_unique<ir::Graph>(P->Name);
+  // Room for a small CNN's values and nodes: the name table grows without
+  // rehashing until then.
+  P->G->reserve(256, 128);
 }
 
 ModelBuilder::~ModelBuilder() = default;
@@ -155,7 +184,7 @@ ModelBuilder::Tensor ModelBuilder::conv(Tensor X, int64_t M, int64_t K,
                                         int64_t S, int64_t Pad, int64_t Groups,
                                         bool Bias, int64_t Dil) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.nchw("conv", X);
+  const Impl::Dims D = I.nchw("conv", X);
   if (M <= 0 || K <= 0 || S <= 0 || Groups <= 0 || Dil <= 0)
     I.fail("conv", "channels, kernel, stride, groups and dilation must be "
                    "positive");
@@ -167,10 +196,10 @@ ModelBuilder::Tensor ModelBuilder::conv(Tensor X, int64_t M, int64_t K,
   if (Pad < 0)
     Pad = (K - 1) / 2 * Dil;
   int64_t Span = Dil * (K - 1) + 1;
-  std::vector<int64_t> Out = {D[0], M, (D[2] + 2 * Pad - Span) / S + 1,
-                              (D[3] + 2 * Pad - Span) / S + 1};
-  std::string Base = I.fresh("Conv");
-  std::vector<ir::Value *> Ins = {
+  const int64_t Out[] = {D[0], M, (D[2] + 2 * Pad - Span) / S + 1,
+                         (D[3] + 2 * Pad - Span) / S + 1};
+  const auto Base = I.fresh("Conv");
+  llvm::SmallVector<ir::Value *, 3> Ins = {
       I.get(X), I.weight(Base, "weight", {M, D[1] / Groups, K, K})};
   if (Bias)
     Ins.push_back(I.weight(Base, "bias", {M}));
@@ -190,15 +219,15 @@ ModelBuilder::Tensor ModelBuilder::depthwiseConv(Tensor X, int64_t K, int64_t S,
 
 ModelBuilder::Tensor ModelBuilder::gemm(Tensor X, int64_t M, bool Bias) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.dims(X);
+  const Impl::Dims D = I.dims(X);
   if (D.size() != 2)
     I.fail("gemm", "expects an [N, K] input, not " + Shape(D).str() +
                        " (flatten it first)");
   if (M <= 0)
     I.fail("gemm", "output features must be positive");
-  std::string Base = I.fresh("Gemm");
-  std::vector<ir::Value *> Ins = {I.get(X),
-                                  I.weight(Base, "weight", {D[1], M})};
+  const auto Base = I.fresh("Gemm");
+  llvm::SmallVector<ir::Value *, 3> Ins = {I.get(X),
+                                           I.weight(Base, "weight", {D[1], M})};
   if (Bias)
     Ins.push_back(I.weight(Base, "bias", {M}));
   return I.node(Base, "Gemm", Ins, {D[0], M});
@@ -206,11 +235,11 @@ ModelBuilder::Tensor ModelBuilder::gemm(Tensor X, int64_t M, bool Bias) {
 
 ModelBuilder::Tensor ModelBuilder::matmul(Tensor X, int64_t M) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.dims(X);
+  const Impl::Dims D = I.dims(X);
   if (D.empty() || M <= 0)
     I.fail("matmul", "expects a tensor of rank >= 1 and positive features");
-  std::string Base = I.fresh("MatMul");
-  std::vector<int64_t> Out = D;
+  const auto Base = I.fresh("MatMul");
+  Impl::Dims Out = D;
   Out.back() = M;
   return I.node(Base, "MatMul",
                 {I.get(X), I.weight(Base, "weight", {D.back(), M})}, Out);
@@ -218,14 +247,14 @@ ModelBuilder::Tensor ModelBuilder::matmul(Tensor X, int64_t M) {
 
 ModelBuilder::Tensor ModelBuilder::matmul(Tensor A, Tensor B) {
   Impl &I = live(P);
-  std::vector<int64_t> X = I.dims(A), Y = I.dims(B);
+  const Impl::Dims X = I.dims(A), Y = I.dims(B);
   if (X.size() < 2 || Y.size() < 2 || X.back() != Y[Y.size() - 2])
     I.fail("matmul", "shapes " + Shape(X).str() + " and " + Shape(Y).str() +
                          " do not multiply");
-  std::vector<int64_t> BX(X.begin(), X.end() - 2), BY(Y.begin(), Y.end() - 2);
+  Impl::Dims BX(X.begin(), X.end() - 2), BY(Y.begin(), Y.end() - 2);
   // Broadcast the batch dimensions.
   size_t R = std::max(BX.size(), BY.size());
-  std::vector<int64_t> Out(R);
+  Impl::Dims Out(R);
   for (size_t J = 0; J < R; ++J) {
     int64_t U = J + BX.size() >= R ? BX[J + BX.size() - R] : 1;
     int64_t V = J + BY.size() >= R ? BY[J + BY.size() - R] : 1;
@@ -241,10 +270,10 @@ ModelBuilder::Tensor ModelBuilder::matmul(Tensor A, Tensor B) {
 
 ModelBuilder::Tensor ModelBuilder::batchNorm(Tensor X) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.dims(X);
+  const Impl::Dims D = I.dims(X);
   if (D.size() < 2)
     I.fail("batchNorm", "expects an [N, C, ...] input");
-  std::string Base = I.fresh("BatchNormalization");
+  const auto Base = I.fresh("BatchNormalization");
   return I.node(Base, "BatchNormalization",
                 {I.get(X), I.weight(Base, "scale", {D[1]}),
                  I.weight(Base, "bias", {D[1]}), I.weight(Base, "mean", {D[1]}),
@@ -254,10 +283,10 @@ ModelBuilder::Tensor ModelBuilder::batchNorm(Tensor X) {
 
 ModelBuilder::Tensor ModelBuilder::layerNorm(Tensor X) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.dims(X);
+  const Impl::Dims D = I.dims(X);
   if (D.empty())
     I.fail("layerNorm", "expects a tensor of rank >= 1");
-  std::string Base = I.fresh("LayerNormalization");
+  const auto Base = I.fresh("LayerNormalization");
   return I.node(Base, "LayerNormalization",
                 {I.get(X), I.weight(Base, "scale", {D.back()}),
                  I.weight(Base, "bias", {D.back()})},
@@ -291,11 +320,11 @@ ModelBuilder::Tensor ModelBuilder::hardSwish(Tensor X) {
 
 ModelBuilder::Tensor ModelBuilder::relu6(Tensor X) {
   Impl &I = live(P);
-  std::string Base = I.fresh("Clip");
-  return I.node(
-      Base, "Clip",
-      {I.get(X), I.scalar(Base + ".min", 0), I.scalar(Base + ".max", 6)},
-      I.dims(X));
+  const auto Base = I.fresh("Clip");
+  return I.node(Base, "Clip",
+                {I.get(X), I.scalar(Impl::join(Base, "min"), 0),
+                 I.scalar(Impl::join(Base, "max"), 6)},
+                I.dims(X));
 }
 
 ModelBuilder::Tensor ModelBuilder::maxPool(Tensor X, int64_t K, int64_t S,
@@ -309,14 +338,14 @@ ModelBuilder::Tensor ModelBuilder::avgPool(Tensor X, int64_t K, int64_t S,
 
 ModelBuilder::Tensor ModelBuilder::globalAvgPool(Tensor X) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.nchw("globalAvgPool", X);
+  const Impl::Dims D = I.nchw("globalAvgPool", X);
   return I.node(I.fresh("GlobalAveragePool"), "GlobalAveragePool", {I.get(X)},
                 {D[0], D[1], 1, 1});
 }
 
 ModelBuilder::Tensor ModelBuilder::flatten(Tensor X) {
   Impl &I = live(P);
-  std::vector<int64_t> D = I.dims(X);
+  const Impl::Dims D = I.dims(X);
   if (D.empty())
     I.fail("flatten", "expects a tensor of rank >= 1");
   int64_t Rest = std::accumulate(D.begin() + 1, D.end(), int64_t(1),
@@ -336,14 +365,14 @@ ModelBuilder::Tensor ModelBuilder::concat(const std::vector<Tensor> &Xs,
   Impl &I = live(P);
   if (Xs.empty())
     I.fail("concat", "needs at least one tensor");
-  std::vector<int64_t> Out = I.dims(Xs[0]);
+  Impl::Dims Out = I.dims(Xs[0]);
   int64_t R = Out.size();
   int64_t A = Axis < 0 ? Axis + R : Axis;
   if (A < 0 || A >= R)
     I.fail("concat", "axis " + std::to_string(Axis) + " out of range");
-  std::vector<ir::Value *> Ins = {I.get(Xs[0])};
+  llvm::SmallVector<ir::Value *, 8> Ins = {I.get(Xs[0])};
   for (size_t J = 1; J < Xs.size(); ++J) {
-    std::vector<int64_t> D = I.dims(Xs[J]);
+    const Impl::Dims D = I.dims(Xs[J]);
     if (int64_t(D.size()) != R)
       I.fail("concat", "inputs of different ranks");
     for (int64_t K = 0; K < R; ++K)
@@ -363,7 +392,8 @@ void ModelBuilder::output(Tensor X) {
 }
 
 std::vector<int64_t> ModelBuilder::shape(Tensor X) const {
-  return live(P).dims(X);
+  const Impl::Dims D = live(P).dims(X);
+  return {D.begin(), D.end()};
 }
 
 Model ModelBuilder::build() {

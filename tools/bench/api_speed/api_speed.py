@@ -96,7 +96,7 @@ def main():
          "cnn50 predict", 0),
         ("cnn50 build + predict",
          lambda: perfc.predict(cnn50(), hw, ops=False),
-         "cnn50 build + predict", 0),
+         "cnn50 build + predict", 10000),
         ("resnet50 fresh bytes -> predict",
          lambda: perfc.predict(perfc.Model.from_onnx(new_bytes(),
                                                      name="resnet50"),
