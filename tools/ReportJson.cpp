@@ -1,6 +1,7 @@
 //===- ReportJson.cpp - Report as JSON ------------------------------------===//
 #include "tools/ReportWriters.h"
 
+#include "passes/TrainOptionNames.h"
 #include "perfc/Version.h"
 
 #include "llvm/Support/JSON.h"
@@ -101,7 +102,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
     writeChoice(J, O);
     J.attribute("dtype", ir::name(O.DType));
     J.attribute("optimizer", name(O.Optimizer));
-    J.attribute("partition", O.Split == Partition::Even ? "even" : "balanced");
+    J.attribute("partition", name(O.Split));
     J.attribute("global_batch", T.GlobalBatch);
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {
@@ -267,14 +268,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         writeMemorySavers(J, O);
         J.attribute("dtype", ir::name(O.DType));
         J.attribute("optimizer", name(O.Optimizer));
-        J.attribute("grad_compression",
-                    O.GradCompression.Kind == cost::CompressionKind::TopK
-                        ? "topk:" + std::to_string(O.GradCompression.Ratio)
-                        : std::string(cost::name(O.GradCompression.Kind)));
-        J.attribute("schedule",
-                    O.Schedule == PipelineSchedule::GPipe ? "gpipe" : "1f1b");
-        J.attribute("partition",
-                    O.Split == Partition::Even ? "even" : "balanced");
+        J.attribute("grad_compression", gradCompressionName(O.GradCompression));
+        J.attribute("schedule", name(O.Schedule));
+        J.attribute("partition", name(O.Split));
         J.attribute("devices", int64_t(T.Devices));
         writeDataSplit(J, O, &T);
       });
