@@ -11,6 +11,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
+#include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
 #include "tools/ReportAssembly.h"
@@ -226,9 +227,6 @@ llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
 } // namespace
 
 perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
-  auto Bad = [](const char *What, const std::string &V, const char *Choices) {
-    throwError(std::string("unknown ") + What + " '" + V + "': use " + Choices);
-  };
   perfc::TrainOptions O;
   O.Dp = T.dp;
   O.Tp = T.tp;
@@ -242,48 +240,12 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   O.Zero = T.zero;
   if (T.zero > 3)
     throwError("zero must be a ZeRO stage 0..3");
-  if (T.recompute == "none")
-    O.Recomp = Recompute::None;
-  else if (T.recompute == "selective")
-    O.Recomp = Recompute::Selective;
-  else if (T.recompute == "full")
-    O.Recomp = Recompute::Full;
-  else
-    Bad("recompute", T.recompute, "none, selective or full");
-  if (T.dtype == "fp8")
-    O.DType = ir::DType::F8E4M3;
-  else if (T.dtype == "fp32" || T.dtype == "tf32" || T.dtype == "fp16" ||
-           T.dtype == "bf16")
-    O.DType = *ir::parseDType(T.dtype);
-  else
-    Bad("dtype", T.dtype, "fp32, tf32, fp16, bf16 or fp8");
-  if (T.optimizer == "sgd")
-    O.Optimizer = OptimizerKind::Sgd;
-  else if (T.optimizer == "momentum")
-    O.Optimizer = OptimizerKind::Momentum;
-  else if (T.optimizer == "adam" || T.optimizer == "adamw")
-    O.Optimizer = OptimizerKind::Adam;
-  else
-    Bad("optimizer", T.optimizer, "sgd, momentum or adam");
-  if (T.partition == "balanced")
-    O.Split = Partition::Balanced;
-  else if (T.partition == "even")
-    O.Split = Partition::Even;
-  else
-    Bad("partition", T.partition, "balanced or even");
-  llvm::StringRef GC = T.gradCompression;
-  if (GC == "fp16") {
-    O.GradCompression.Kind = cost::CompressionKind::Fp16;
-  } else if (GC.consume_front("topk:")) {
-    double Ratio = 0;
-    if (GC.getAsDouble(Ratio) || !(Ratio > 0 && Ratio <= 1))
-      throwError("grad compression topk:R: R must be a share in (0, 1], "
-                 "e.g. topk:0.01");
-    O.GradCompression.Kind = cost::CompressionKind::TopK;
-    O.GradCompression.Ratio = Ratio;
-  } else if (GC != "none") {
-    Bad("grad compression", T.gradCompression, "none, fp16 or topk:R");
-  }
+  if (llvm::Error E = parseTrainChoices(
+          {T.recompute, T.dtype, T.optimizer, T.partition}, "", O))
+    throwError(std::move(E));
+  if (llvm::Error E = parseGradCompression(
+          T.gradCompression, "grad compression", O.GradCompression))
+    throwError(std::move(E));
   return O;
 }
 

@@ -10,6 +10,7 @@
 
 #include "frontend/OnnxImport.h"
 #include "passes/Planner.h"
+#include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
@@ -186,17 +187,8 @@ TrainOptions Plan::strategy() const {
   T.recompute = name(O.Recomp);
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();
   T.optimizer = name(O.Optimizer);
-  T.partition = O.Split == Partition::Even ? "even" : "balanced";
-  switch (O.GradCompression.Kind) {
-  case cost::CompressionKind::Fp16:
-    T.gradCompression = "fp16";
-    break;
-  case cost::CompressionKind::TopK:
-    T.gradCompression = "topk:" + std::to_string(O.GradCompression.Ratio);
-    break;
-  default:
-    T.gradCompression = "none";
-  }
+  T.partition = name(O.Split);
+  T.gradCompression = gradCompressionName(O.GradCompression);
   T.zero = O.Zero;
   return T;
 }

@@ -3,6 +3,7 @@
 
 #include "ir/Graph.h"
 #include "passes/Blocks.h"
+#include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -158,14 +159,12 @@ private:
 
   /// What a read of V touches, through views.
   const ir::Value *dataRoot(const ir::Value *V) const {
-    for (unsigned Depth = 0; Depth < 64; ++Depth) {
-      const ir::Node *P = V->producer();
-      if (!P || !Work.Nodes[P->index()].IsView || !P->input(0) ||
-          P->opType() == "Dropout")
-        return V;
-      V = P->input(0);
-    }
-    return V;
+    return throughViews(
+        V,
+        [&](const ir::Node &P) {
+          return Work.Nodes[P.index()].IsView && P.opType() != "Dropout";
+        },
+        64);
   }
 
   void save(const ir::Value *V, unsigned Node, bool Mask = false) {

@@ -2,6 +2,7 @@
 #include "passes/Blocks.h"
 
 #include "ir/Graph.h"
+#include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -75,19 +76,17 @@ llvm::StringRef blockPrefix(llvm::StringRef Name) {
 /// The parameter V reads, looking through views and transposes; null if V
 /// is an activation.
 const ir::Value *parameterBehind(const ir::Value *V) {
-  for (unsigned Depth = 0; V && Depth < 8; ++Depth) {
-    if (isParameter(V))
-      return V;
-    const ir::Node *P = V->producer();
-    if (!P || P->numInputs() == 0)
-      return nullptr;
-    llvm::StringRef Op = P->opType();
-    if (Op != "Transpose" && Op != "Reshape" && Op != "Identity" &&
-        Op != "Cast" && Op != "Squeeze" && Op != "Unsqueeze")
-      return nullptr;
-    V = P->input(0);
-  }
-  return nullptr;
+  if (!V)
+    return nullptr;
+  const ir::Value *Root = throughViews(
+      V,
+      [](const ir::Node &P) {
+        const llvm::StringRef Op = P.opType();
+        return Op == "Transpose" || Op == "Reshape" || Op == "Identity" ||
+               Op == "Cast" || Op == "Squeeze" || Op == "Unsqueeze";
+      },
+      /*MaxHops=*/7);
+  return isParameter(Root) ? Root : nullptr;
 }
 
 bool isGemmOp(const ir::Node &N) {

@@ -2,6 +2,7 @@
 #include "passes/Fusion.h"
 
 #include "ir/Graph.h"
+#include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -68,13 +69,7 @@ private:
   /// The node computing V's data, looking through views; null for graph
   /// inputs and constants.
   const ir::Node *dataProducer(const ir::Value *V) const {
-    for (unsigned Depth = 0; Depth < G.numNodes(); ++Depth) {
-      const ir::Node *P = V->producer();
-      if (!P || Plan.Exec[P->index()] != NodeExec::View || !P->input(0))
-        return P;
-      V = P->input(0);
-    }
-    return nullptr;
+    return dataRoot(V)->producer();
   }
 
   int kernelOfValue(const ir::Value *V) const {
@@ -387,16 +382,8 @@ private:
     return false;
   }
 
-  /// The value whose bytes a read of V touches: V itself, or what the views
-  /// producing V alias.
   const ir::Value *dataRoot(const ir::Value *V) const {
-    for (unsigned Depth = 0; Depth < G.numNodes(); ++Depth) {
-      const ir::Node *P = V->producer();
-      if (!P || Plan.Exec[P->index()] != NodeExec::View || !P->input(0))
-        return V;
-      V = P->input(0);
-    }
-    return V;
+    return Plan.dataRoot(V);
   }
 
   void combineWork(Kernel &K) {
@@ -466,6 +453,13 @@ unsigned KernelPlan::numFused() const {
   for (const Kernel &K : Kernels)
     N += K.Members.size() - 1;
   return N;
+}
+
+const ir::Value *KernelPlan::dataRoot(const ir::Value *V) const {
+  // Exec.size() hops: as many as there are nodes, a bound no DAG reaches.
+  return throughViews(
+      V, [&](const ir::Node &P) { return Exec[P.index()] == NodeExec::View; },
+      Exec.size());
 }
 
 KernelPlan planKernels(const ir::Graph &G, const GraphWork &Work,

@@ -44,7 +44,8 @@
 namespace perfc {
 namespace ir {
 class Graph;
-}
+class Value;
+} // namespace ir
 
 /// How a node is executed.
 enum class NodeExec : uint8_t {
@@ -66,6 +67,9 @@ struct KernelPlan {
   std::vector<int> KernelOf;   ///< Kernel index per node, -1 if none.
   std::vector<Kernel> Kernels; ///< In the order their heads run.
   unsigned numFused() const;   ///< Nodes that joined another's kernel.
+  /// The value whose bytes a read of V touches: V itself, or what the View
+  /// nodes producing V alias.
+  const ir::Value *dataRoot(const ir::Value *V) const;
 };
 
 struct FusionOptions {

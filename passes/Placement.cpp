@@ -388,10 +388,10 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
   for (unsigned K = 0; K < N; ++K)
     for (unsigned M : Plan.Kernels[K].Members)
       for (const ir::Value *V : G.nodes()[M]->inputs()) {
-        while (V && V->producer() &&
-               Plan.Exec[V->producer()->index()] == NodeExec::View)
-          V = V->producer()->input(0);
-        if (!V || !V->producer() ||
+        if (!V)
+          continue;
+        V = Plan.dataRoot(V);
+        if (!V->producer() ||
             Plan.Exec[V->producer()->index()] != NodeExec::Kernel)
           continue;
         const int From = Plan.KernelOf[V->producer()->index()];

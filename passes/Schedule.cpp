@@ -66,54 +66,65 @@ Timeline run(const std::vector<StageTimes> &Stages, unsigned M,
   return T;
 }
 
+/// Transfers of Transfer seconds between every pair of adjacent stages.
+std::vector<double> uniformTransfers(const std::vector<StageTimes> &Stages,
+                                     double Transfer) {
+  return std::vector<double>(Stages.empty() ? 0 : Stages.size() - 1, Transfer);
+}
+
+/// Runs the schedule whose stage S of P runs StageOps(S, P, M, Ops) (which
+/// appends its ops to Ops) over M micro-batches.
+template <typename StageOpsFn>
+Timeline schedule(const std::vector<StageTimes> &Stages, unsigned M,
+                  const std::vector<double> &Transfers, bool Record,
+                  StageOpsFn &&StageOps) {
+  const unsigned P = Stages.size();
+  if (P == 0 || M == 0)
+    return Timeline();
+  std::vector<std::vector<Op>> Program(P);
+  for (unsigned S = 0; S < P; ++S)
+    StageOps(S, P, M, Program[S]);
+  return run(Stages, M, Transfers, Program, Record);
+}
+
 } // namespace
 
 Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
                           unsigned MicroBatches, double Transfer) {
-  return simulateOneFOneB(
-      Stages, MicroBatches,
-      std::vector<double>(Stages.empty() ? 0 : Stages.size() - 1, Transfer));
+  return simulateOneFOneB(Stages, MicroBatches,
+                          uniformTransfers(Stages, Transfer));
 }
 
 Timeline simulateOneFOneB(const std::vector<StageTimes> &Stages,
                           unsigned MicroBatches,
                           const std::vector<double> &Transfers, bool Record) {
-  const unsigned P = Stages.size();
-  const unsigned M = MicroBatches;
-  if (P == 0 || M == 0)
-    return Timeline();
   // Each stage's program: warm-up forwards, 1F1B, cool-down backwards.
-  std::vector<std::vector<Op>> Program(P);
-  for (unsigned S = 0; S < P; ++S) {
-    const unsigned Warmup = std::min(M, P - S - 1);
-    unsigned F = 0, B = 0;
-    for (; F < Warmup; ++F)
-      Program[S].push_back({true, F});
-    while (F < M) {
-      Program[S].push_back({true, F++});
-      Program[S].push_back({false, B++});
-    }
-    while (B < M)
-      Program[S].push_back({false, B++});
-  }
-  return run(Stages, M, Transfers, Program, Record);
+  return schedule(Stages, MicroBatches, Transfers, Record,
+                  [](unsigned S, unsigned P, unsigned M, std::vector<Op> &Ops) {
+                    const unsigned Warmup = std::min(M, P - S - 1);
+                    unsigned F = 0, B = 0;
+                    for (; F < Warmup; ++F)
+                      Ops.push_back({true, F});
+                    while (F < M) {
+                      Ops.push_back({true, F++});
+                      Ops.push_back({false, B++});
+                    }
+                    while (B < M)
+                      Ops.push_back({false, B++});
+                  });
 }
 
 Timeline simulateGPipe(const std::vector<StageTimes> &Stages,
                        unsigned MicroBatches, double Transfer) {
-  const unsigned P = Stages.size();
-  const unsigned M = MicroBatches;
-  if (P == 0 || M == 0)
-    return Timeline();
-  std::vector<std::vector<Op>> Program(P);
-  for (unsigned S = 0; S < P; ++S) {
-    for (unsigned F = 0; F < M; ++F)
-      Program[S].push_back({true, F});
-    // Backwards in reverse order, as GPipe's flush does.
-    for (unsigned B = M; B-- > 0;)
-      Program[S].push_back({false, B});
-  }
-  return run(Stages, M, std::vector<double>(P - 1, Transfer), Program, true);
+  return schedule(Stages, MicroBatches, uniformTransfers(Stages, Transfer),
+                  /*Record=*/true,
+                  [](unsigned, unsigned, unsigned M, std::vector<Op> &Ops) {
+                    for (unsigned F = 0; F < M; ++F)
+                      Ops.push_back({true, F});
+                    // Backwards in reverse order, as GPipe's flush does.
+                    for (unsigned B = M; B-- > 0;)
+                      Ops.push_back({false, B});
+                  });
 }
 
 } // namespace perfc

@@ -2,6 +2,7 @@
 #include "tools/PlanJson.h"
 
 #include "ir/Shape.h"
+#include "passes/TrainOptionNames.h"
 #include "support/RegularFile.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -36,6 +37,14 @@ llvm::Error planErrorAt(llvm::StringRef Name, size_t Line, size_t Column,
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  Name + ":" + llvm::Twine(Line) + ":" +
                                      llvm::Twine(Column) + ": " + What);
+}
+
+/// Field = Value where a name stood for one; false where it did not.
+template <typename T> bool set(T &Field, llvm::Optional<T> Value) {
+  if (!Value)
+    return false;
+  Field = *Value;
+  return true;
 }
 
 /// Text from the file as it goes into a message: control bytes escaped so
@@ -152,57 +161,33 @@ public:
     llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
     if (!Recomp)
       return fail("recompute", "is missing or not a string");
-    if (*Recomp == "none")
-      O.Recomp = Recompute::None;
-    else if (*Recomp == "selective")
-      O.Recomp = Recompute::Selective;
-    else if (*Recomp == "full")
-      O.Recomp = Recompute::Full;
-    else
+    const llvm::Optional<Recompute> R = recomputeNamed(*Recomp);
+    if (!R)
       return fail("recompute",
-                  "is " + quoted(*Recomp) + ": use none, selective or full");
+                  "is " + quoted(*Recomp) + ": use " + RecomputeChoices);
+    O.Recomp = *R;
 
     if (llvm::Error E = optionalString(
             "dtype",
             [&](llvm::StringRef S) {
               // perfc writes fp8 as ir::name's "fp8e4m3".
-              if (S == "fp8" || S == "fp8e4m3")
-                O.DType = ir::DType::F8E4M3;
-              else if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16")
-                O.DType = *ir::parseDType(S);
-              else
-                return false;
-              return true;
+              return set(O.DType, S == "fp8e4m3" ? llvm::Optional<ir::DType>(
+                                                       ir::DType::F8E4M3)
+                                                 : trainDTypeNamed(S));
             },
-            "fp32, tf32, fp16, bf16 or fp8"))
+            TrainDTypeChoices))
       return std::move(E);
     if (llvm::Error E = optionalString(
             "optimizer",
             [&](llvm::StringRef S) {
-              if (S == "sgd")
-                O.Optimizer = OptimizerKind::Sgd;
-              else if (S == "momentum")
-                O.Optimizer = OptimizerKind::Momentum;
-              else if (S == "adam" || S == "adamw")
-                O.Optimizer = OptimizerKind::Adam;
-              else
-                return false;
-              return true;
+              return set(O.Optimizer, optimizerNamed(S));
             },
-            "sgd, momentum or adam"))
+            OptimizerChoices))
       return std::move(E);
     if (llvm::Error E = optionalString(
             "partition",
-            [&](llvm::StringRef S) {
-              if (S == "balanced")
-                O.Split = Partition::Balanced;
-              else if (S == "even")
-                O.Split = Partition::Even;
-              else
-                return false;
-              return true;
-            },
-            "balanced or even"))
+            [&](llvm::StringRef S) { return set(O.Split, partitionNamed(S)); },
+            PartitionChoices))
       return std::move(E);
 
     if (llvm::Error E = stages(F))

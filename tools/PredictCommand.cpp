@@ -10,6 +10,7 @@
 #include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
+#include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
 #include "tools/CliCommon.h"
@@ -58,47 +59,6 @@ llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
       llvm::inconvertibleErrorCode(),
       "unknown --compute-type '" + S +
           "': use fp32, tf32, fp16, bf16, fp8 or int8");
-}
-
-llvm::Error parseStrategy(llvm::StringRef Recomp, llvm::StringRef DType,
-                          llvm::StringRef Opt, llvm::StringRef Split,
-                          TrainOptions &O) {
-  auto Bad = [](llvm::StringRef Flag, llvm::StringRef Value,
-                llvm::StringRef Choices) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "unknown " + Flag + " '" + Value +
-                                       "': use " + Choices);
-  };
-  if (Recomp == "none")
-    O.Recomp = Recompute::None;
-  else if (Recomp == "selective")
-    O.Recomp = Recompute::Selective;
-  else if (Recomp == "full")
-    O.Recomp = Recompute::Full;
-  else
-    return Bad("--recompute", Recomp, "none, selective or full");
-  if (DType == "fp8")
-    O.DType = ir::DType::F8E4M3;
-  else if (DType == "fp32" || DType == "tf32" || DType == "fp16" ||
-           DType == "bf16")
-    O.DType = *ir::parseDType(DType);
-  else
-    return Bad("--dtype", DType, "fp32, tf32, fp16, bf16 or fp8");
-  if (Opt == "sgd")
-    O.Optimizer = OptimizerKind::Sgd;
-  else if (Opt == "momentum")
-    O.Optimizer = OptimizerKind::Momentum;
-  else if (Opt == "adam" || Opt == "adamw")
-    O.Optimizer = OptimizerKind::Adam;
-  else
-    return Bad("--optimizer", Opt, "sgd, momentum or adam");
-  if (Split == "balanced")
-    O.Split = Partition::Balanced;
-  else if (Split == "even")
-    O.Split = Partition::Even;
-  else
-    return Bad("--partition", Split, "balanced or even");
-  return llvm::Error::success();
 }
 
 } // namespace
@@ -319,10 +279,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (Place)
       return fail("--place places inference kernels; for training use "
                   "--plan");
-    auto Strategy = parseStrategy(RecomputeOpt, TrainDType, OptimizerOpt,
-                                  PartitionOpt, TrainOpts);
-    if (Strategy)
-      return fail(std::move(Strategy));
+    if (llvm::Error E = parseTrainChoices(
+            {RecomputeOpt, TrainDType, OptimizerOpt, PartitionOpt}, "--",
+            TrainOpts))
+      return fail(std::move(E));
     if (Hw.empty())
       return fail("--train needs --hw (a device or cluster)");
     TrainOpts.Dp = Dp;
@@ -350,25 +310,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.PerTensorOptimizer = PerTensorOpt;
     TrainOpts.Unfused = NoFusion;
     TrainOpts.Layout = *Layout;
-    if (ScheduleOpt == "gpipe")
-      TrainOpts.Schedule = PipelineSchedule::GPipe;
-    else if (ScheduleOpt != "1f1b")
-      return fail("unknown --schedule '" + ScheduleOpt +
-                  "': use 1f1b or gpipe");
-    llvm::StringRef GC = GradCompression;
-    if (GC == "fp16") {
-      TrainOpts.GradCompression.Kind = cost::CompressionKind::Fp16;
-    } else if (GC.consume_front("topk:")) {
-      double Ratio = 0;
-      if (GC.getAsDouble(Ratio) || !(Ratio > 0 && Ratio <= 1))
-        return fail("--grad-compression topk:R: R must be a share in (0, 1], "
-                    "e.g. topk:0.01");
-      TrainOpts.GradCompression.Kind = cost::CompressionKind::TopK;
-      TrainOpts.GradCompression.Ratio = Ratio;
-    } else if (GC != "none") {
-      return fail("unknown --grad-compression '" + GradCompression +
-                  "': use none, fp16 or topk:R");
-    }
+    const llvm::Optional<PipelineSchedule> Schedule =
+        scheduleNamed(ScheduleOpt);
+    if (!Schedule)
+      return fail(unknownName("--schedule", ScheduleOpt, ScheduleChoices));
+    TrainOpts.Schedule = *Schedule;
+    if (llvm::Error E = parseGradCompression(
+            GradCompression, "--grad-compression", TrainOpts.GradCompression))
+      return fail(std::move(E));
     TrainOpts.Timeline = !TracePath.empty();
     if (!StrategyPath.empty()) {
       if (Plan)

@@ -1,6 +1,7 @@
 //===- ReportJson.cpp - Report as JSON ------------------------------------===//
 #include "tools/ReportWriters.h"
 
+#include "passes/TrainOptionNames.h"
 #include "perfc/Version.h"
 
 #include "llvm/Support/JSON.h"
@@ -40,15 +41,26 @@ void writeTensors(llvm::json::OStream &J, llvm::StringRef Key,
   });
 }
 
-void writeChoice(llvm::json::OStream &J, const TrainOptions &O) {
+/// A strategy's parallel degrees and micro-batch size.
+void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("dp", int64_t(O.Dp));
   J.attribute("tp", int64_t(O.Tp));
   J.attribute("pp", int64_t(O.Pp));
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);
   J.attribute("micro_batch", O.MicroBatch);
+}
+
+/// A strategy's memory savers.
+void writeMemorySavers(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("recompute", name(O.Recomp));
   J.attribute("zero", int64_t(O.Zero));
+}
+
+/// What the planner chooses: degrees, micro-batch and memory savers.
+void writeChoice(llvm::json::OStream &J, const TrainOptions &O) {
+  writeParallelism(J, O);
+  writeMemorySavers(J, O);
 }
 
 /// An uneven data split across GPU types: each type's replicas and share
@@ -90,7 +102,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
     writeChoice(J, O);
     J.attribute("dtype", ir::name(O.DType));
     J.attribute("optimizer", name(O.Optimizer));
-    J.attribute("partition", O.Split == Partition::Even ? "even" : "balanced");
+    J.attribute("partition", name(O.Split));
     J.attribute("global_batch", T.GlobalBatch);
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {
@@ -250,26 +262,15 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
       const TrainOptions &O = *R.Strategy;
       const TrainReport &T = *R.Train;
       J.attributeObject("strategy", [&] {
-        J.attribute("dp", int64_t(O.Dp));
-        J.attribute("tp", int64_t(O.Tp));
-        J.attribute("pp", int64_t(O.Pp));
-        J.attribute("vp", int64_t(O.Vp));
-        J.attribute("sp", O.SequenceParallel);
-        J.attribute("micro_batch", O.MicroBatch);
+        writeParallelism(J, O);
         J.attribute("global_batch", T.GlobalBatch);
         J.attribute("micro_batches", T.MicroBatches);
-        J.attribute("recompute", name(O.Recomp));
-        J.attribute("zero", int64_t(O.Zero));
+        writeMemorySavers(J, O);
         J.attribute("dtype", ir::name(O.DType));
         J.attribute("optimizer", name(O.Optimizer));
-        J.attribute("grad_compression",
-                    O.GradCompression.Kind == cost::CompressionKind::TopK
-                        ? "topk:" + std::to_string(O.GradCompression.Ratio)
-                        : std::string(cost::name(O.GradCompression.Kind)));
-        J.attribute("schedule",
-                    O.Schedule == PipelineSchedule::GPipe ? "gpipe" : "1f1b");
-        J.attribute("partition",
-                    O.Split == Partition::Even ? "even" : "balanced");
+        J.attribute("grad_compression", gradCompressionName(O.GradCompression));
+        J.attribute("schedule", name(O.Schedule));
+        J.attribute("partition", name(O.Split));
         J.attribute("devices", int64_t(T.Devices));
         writeDataSplit(J, O, &T);
       });

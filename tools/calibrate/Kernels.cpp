@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -48,96 +49,53 @@ SimdInfo perfc::calibrate::detectSimd() {
 // FMA peak: 12 independent accumulators cover 2 pipes x 4-5 cycles latency.
 //===----------------------------------------------------------------------===//
 
-#define PERFC_12(X)                                                            \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+// clang-format off
+#define PERFC_12(X, ...)                                                       \
+  X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)      \
+  X(4, __VA_ARGS__) X(5, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)      \
+  X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+// clang-format on
 
 #ifdef PERFC_X86
 namespace {
 
-__attribute__((target("avx512f"))) double fma512F32(uint64_t Iters) {
-#define DECL(K) __m512 A##K = _mm512_set1_ps(1.0f + (K)*1e-3f);
-  PERFC_12(DECL)
-#undef DECL
-  const __m512 M = _mm512_set1_ps(0.999999f), C = _mm512_set1_ps(1e-7f);
-  for (uint64_t I = 0; I < Iters; ++I) {
-#define STEP(K) A##K = _mm512_fmadd_ps(A##K, M, C);
-    PERFC_12(STEP)
-#undef STEP
+// One body for the four x86 kernels. A macro, not a template over an ISA
+// type: the intrinsics inline only into a function compiled for their
+// instruction set, and a target attribute cannot depend on a template
+// argument. VEC is the vector type, MM the intrinsics' prefix (_mm512,
+// _mm256), SFX their element suffix (ps, pd), ELEM the element type and LIT
+// its literal suffix (f or nothing).
+#define PERFC_FMA_DECL(K, VEC, MM, SFX, LIT)                                   \
+  VEC A##K = MM##_set1_##SFX(1.0##LIT + (K)*1e-3##LIT);
+#define PERFC_FMA_STEP(K, MM, SFX) A##K = MM##_fmadd_##SFX(A##K, M, C);
+#define PERFC_FMA_SUM(K, MM, SFX) S = MM##_add_##SFX(S, A##K);
+#define PERFC_FMA_CHAINS(NAME, TARGET, VEC, MM, SFX, ELEM, LIT)                \
+  __attribute__((target(TARGET))) double NAME(uint64_t Iters) {                \
+    PERFC_12(PERFC_FMA_DECL, VEC, MM, SFX, LIT)                                \
+    const VEC M = MM##_set1_##SFX(0.999999##LIT),                              \
+              C = MM##_set1_##SFX(1e-7##LIT);                                  \
+    for (uint64_t I = 0; I < Iters; ++I) {                                     \
+      PERFC_12(PERFC_FMA_STEP, MM, SFX)                                        \
+    }                                                                          \
+    VEC S = MM##_setzero_##SFX();                                              \
+    PERFC_12(PERFC_FMA_SUM, MM, SFX)                                           \
+    alignas(sizeof(VEC)) ELEM Out[sizeof(VEC) / sizeof(ELEM)];                 \
+    MM##_store_##SFX(Out, S);                                                  \
+    double T = 0;                                                              \
+    for (ELEM X : Out)                                                         \
+      T += X;                                                                  \
+    return T;                                                                  \
   }
-  __m512 S = _mm512_setzero_ps();
-#define SUM(K) S = _mm512_add_ps(S, A##K);
-  PERFC_12(SUM)
-#undef SUM
-  alignas(64) float Out[16];
-  _mm512_store_ps(Out, S);
-  double T = 0;
-  for (float X : Out)
-    T += X;
-  return T;
-}
 
-__attribute__((target("avx512f"))) double fma512F64(uint64_t Iters) {
-#define DECL(K) __m512d A##K = _mm512_set1_pd(1.0 + (K)*1e-3);
-  PERFC_12(DECL)
-#undef DECL
-  const __m512d M = _mm512_set1_pd(0.999999), C = _mm512_set1_pd(1e-7);
-  for (uint64_t I = 0; I < Iters; ++I) {
-#define STEP(K) A##K = _mm512_fmadd_pd(A##K, M, C);
-    PERFC_12(STEP)
-#undef STEP
-  }
-  __m512d S = _mm512_setzero_pd();
-#define SUM(K) S = _mm512_add_pd(S, A##K);
-  PERFC_12(SUM)
-#undef SUM
-  alignas(64) double Out[8];
-  _mm512_store_pd(Out, S);
-  double T = 0;
-  for (double X : Out)
-    T += X;
-  return T;
-}
+PERFC_FMA_CHAINS(fma512F32, "avx512f", __m512, _mm512, ps, float, f)
+PERFC_FMA_CHAINS(fma512F64, "avx512f", __m512d, _mm512, pd, double, )
+PERFC_FMA_CHAINS(fma256F32, "avx2,fma", __m256, _mm256, ps, float, f)
+PERFC_FMA_CHAINS(fma256F64, "avx2,fma", __m256d, _mm256, pd, double, )
 
-__attribute__((target("avx2,fma"))) double fma256F32(uint64_t Iters) {
-#define DECL(K) __m256 A##K = _mm256_set1_ps(1.0f + (K)*1e-3f);
-  PERFC_12(DECL)
-#undef DECL
-  const __m256 M = _mm256_set1_ps(0.999999f), C = _mm256_set1_ps(1e-7f);
-  for (uint64_t I = 0; I < Iters; ++I) {
-#define STEP(K) A##K = _mm256_fmadd_ps(A##K, M, C);
-    PERFC_12(STEP)
-#undef STEP
-  }
-  __m256 S = _mm256_setzero_ps();
-#define SUM(K) S = _mm256_add_ps(S, A##K);
-  PERFC_12(SUM)
-#undef SUM
-  alignas(32) float Out[8];
-  _mm256_store_ps(Out, S);
-  double T = 0;
-  for (float X : Out)
-    T += X;
-  return T;
-}
-
-__attribute__((target("avx2,fma"))) double fma256F64(uint64_t Iters) {
-#define DECL(K) __m256d A##K = _mm256_set1_pd(1.0 + (K)*1e-3);
-  PERFC_12(DECL)
-#undef DECL
-  const __m256d M = _mm256_set1_pd(0.999999), C = _mm256_set1_pd(1e-7);
-  for (uint64_t I = 0; I < Iters; ++I) {
-#define STEP(K) A##K = _mm256_fmadd_pd(A##K, M, C);
-    PERFC_12(STEP)
-#undef STEP
-  }
-  __m256d S = _mm256_setzero_pd();
-#define SUM(K) S = _mm256_add_pd(S, A##K);
-  PERFC_12(SUM)
-#undef SUM
-  alignas(32) double Out[4];
-  _mm256_store_pd(Out, S);
-  return Out[0] + Out[1] + Out[2] + Out[3];
-}
+#undef PERFC_FMA_CHAINS
+#undef PERFC_FMA_SUM
+#undef PERFC_FMA_STEP
+#undef PERFC_FMA_DECL
 
 } // namespace
 #endif
@@ -160,36 +118,33 @@ template <typename T> double mulAddLoop(uint64_t Iters) {
 }
 } // namespace
 
-double perfc::calibrate::fmaLoopF32(uint64_t Iters, double *Flops) {
+namespace {
+/// The widest kernel this CPU runs for T (float or double); *Flops counts
+/// 12 chains of one FMA (2 FLOPs) per lane per iteration.
+template <typename T> double fmaLoop(uint64_t Iters, double *Flops) {
 #ifdef PERFC_X86
+  constexpr bool F32 = std::is_same_v<T, float>;
   SimdInfo S = detectSimd();
   if (S.WidthBits == 512) {
-    *Flops = double(Iters) * 12 * 16 * 2;
-    return fma512F32(Iters);
+    *Flops = double(Iters) * 12 * (64 / sizeof(T)) * 2;
+    return F32 ? fma512F32(Iters) : fma512F64(Iters);
   }
   if (S.Fma) {
-    *Flops = double(Iters) * 12 * 8 * 2;
-    return fma256F32(Iters);
+    *Flops = double(Iters) * 12 * (32 / sizeof(T)) * 2;
+    return F32 ? fma256F32(Iters) : fma256F64(Iters);
   }
 #endif
   *Flops = double(Iters) * 48 * 2;
-  return mulAddLoop<float>(Iters);
+  return mulAddLoop<T>(Iters);
+}
+} // namespace
+
+double perfc::calibrate::fmaLoopF32(uint64_t Iters, double *Flops) {
+  return fmaLoop<float>(Iters, Flops);
 }
 
 double perfc::calibrate::fmaLoopF64(uint64_t Iters, double *Flops) {
-#ifdef PERFC_X86
-  SimdInfo S = detectSimd();
-  if (S.WidthBits == 512) {
-    *Flops = double(Iters) * 12 * 8 * 2;
-    return fma512F64(Iters);
-  }
-  if (S.Fma) {
-    *Flops = double(Iters) * 12 * 4 * 2;
-    return fma256F64(Iters);
-  }
-#endif
-  *Flops = double(Iters) * 48 * 2;
-  return mulAddLoop<double>(Iters);
+  return fmaLoop<double>(Iters, Flops);
 }
 
 bool perfc::calibrate::haveAddChain() {
@@ -265,55 +220,30 @@ PERFC_CLONES void perfc::calibrate::expKernel(float *__restrict Y,
 }
 
 namespace {
-/// 64 lanes of partial sums, so the additions vectorize without
-/// reassociation flags and do not wait on one another.
-constexpr size_t Lanes = 64;
+/// The sum of Term(X[i]) over X[0, N), in L lanes of partial sums, so the
+/// additions vectorize without reassociation flags and do not wait on one
+/// another. Always inlined: each clone of a PERFC_CLONES caller gets the
+/// loop compiled for its own instruction set.
+template <size_t L, typename F>
+__attribute__((always_inline)) inline float laneSum(const float *X, size_t N,
+                                                    F Term) {
+  float Acc[L] = {};
+  size_t I = 0;
+  for (; I + L <= N; I += L)
+    for (size_t J = 0; J < L; ++J)
+      Acc[J] += Term(X[I + J]);
+  float S = 0;
+  for (; I < N; ++I)
+    S += Term(X[I]);
+  for (float A : Acc)
+    S += A;
+  return S;
+}
 } // namespace
 
 PERFC_CLONES float perfc::calibrate::sumKernel(const float *X, size_t N) {
-  float Acc[Lanes] = {};
-  size_t I = 0;
-  for (; I + Lanes <= N; I += Lanes)
-    for (size_t J = 0; J < Lanes; ++J)
-      Acc[J] += X[I + J];
-  float S = 0;
-  for (; I < N; ++I)
-    S += X[I];
-  for (float A : Acc)
-    S += A;
-  return S;
+  return laneSum<64>(X, N, [](float V) { return V; });
 }
-
-namespace {
-inline float sumSquaresOfDiff(const float *X, size_t N, float Mean) {
-  float Acc[16] = {};
-  size_t I = 0;
-  for (; I + 16 <= N; I += 16)
-    for (size_t J = 0; J < 16; ++J) {
-      float D = X[I + J] - Mean;
-      Acc[J] += D * D;
-    }
-  float S = 0;
-  for (; I < N; ++I)
-    S += (X[I] - Mean) * (X[I] - Mean);
-  for (float A : Acc)
-    S += A;
-  return S;
-}
-inline float sum16(const float *X, size_t N) {
-  float Acc[16] = {};
-  size_t I = 0;
-  for (; I + 16 <= N; I += 16)
-    for (size_t J = 0; J < 16; ++J)
-      Acc[J] += X[I + J];
-  float S = 0;
-  for (; I < N; ++I)
-    S += X[I];
-  for (float A : Acc)
-    S += A;
-  return S;
-}
-} // namespace
 
 PERFC_CLONES void perfc::calibrate::layerNormKernel(
     float *__restrict Y, const float *__restrict X,
@@ -322,8 +252,14 @@ PERFC_CLONES void perfc::calibrate::layerNormKernel(
   for (size_t R = 0; R < Rows; ++R) {
     const float *Row = X + R * Cols;
     float *Out = Y + R * Cols;
-    float Mean = sum16(Row, Cols) / float(Cols);
-    float Var = sumSquaresOfDiff(Row, Cols, Mean) / float(Cols);
+    float Mean =
+        laneSum<16>(Row, Cols, [](float V) { return V; }) / float(Cols);
+    float Var = laneSum<16>(Row, Cols,
+                            [Mean](float V) {
+                              const float D = V - Mean;
+                              return D * D;
+                            }) /
+                float(Cols);
     float Inv = 1.0f / __builtin_sqrtf(Var + 1e-5f);
     for (size_t J = 0; J < Cols; ++J)
       Out[J] = (Row[J] - Mean) * Inv * Scale[J] + Bias[J];

@@ -1,0 +1,114 @@
+//===- TrainOptionNames.cpp - Training options by name --------------------===//
+#include "passes/TrainOptionNames.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+namespace perfc {
+
+llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<Recompute>>(S)
+      .Case("none", Recompute::None)
+      .Case("selective", Recompute::Selective)
+      .Case("full", Recompute::Full)
+      .Default(llvm::None);
+}
+
+llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S) {
+  if (S == "fp8")
+    return ir::DType::F8E4M3;
+  if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16")
+    return ir::parseDType(S);
+  return llvm::None;
+}
+
+llvm::Optional<OptimizerKind> optimizerNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<OptimizerKind>>(S)
+      .Case("sgd", OptimizerKind::Sgd)
+      .Case("momentum", OptimizerKind::Momentum)
+      .Cases("adam", "adamw", OptimizerKind::Adam)
+      .Default(llvm::None);
+}
+
+llvm::Optional<Partition> partitionNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<Partition>>(S)
+      .Case("balanced", Partition::Balanced)
+      .Case("even", Partition::Even)
+      .Default(llvm::None);
+}
+
+llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<PipelineSchedule>>(S)
+      .Case("1f1b", PipelineSchedule::OneFOneB)
+      .Case("gpipe", PipelineSchedule::GPipe)
+      .Default(llvm::None);
+}
+
+llvm::Error unknownName(llvm::StringRef What, llvm::StringRef S,
+                        llvm::StringRef Choices) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown " + What + " '" + S + "': use " +
+                                     Choices);
+}
+
+namespace {
+/// Field = the value Name stands for, or the error naming Prefix + Option.
+template <typename T>
+llvm::Error set(T &Field, llvm::Optional<T> Value, llvm::StringRef Prefix,
+                llvm::StringRef Option, llvm::StringRef Name,
+                llvm::StringRef Choices) {
+  if (!Value)
+    return unknownName((Prefix + Option).str(), Name, Choices);
+  Field = *Value;
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Error parseTrainChoices(const TrainChoiceNames &N, llvm::StringRef Prefix,
+                              TrainOptions &O) {
+  if (llvm::Error E = set(O.Recomp, recomputeNamed(N.Recompute), Prefix,
+                          "recompute", N.Recompute, RecomputeChoices))
+    return E;
+  if (llvm::Error E = set(O.DType, trainDTypeNamed(N.DType), Prefix, "dtype",
+                          N.DType, TrainDTypeChoices))
+    return E;
+  if (llvm::Error E = set(O.Optimizer, optimizerNamed(N.Optimizer), Prefix,
+                          "optimizer", N.Optimizer, OptimizerChoices))
+    return E;
+  return set(O.Split, partitionNamed(N.Partition), Prefix, "partition",
+             N.Partition, PartitionChoices);
+}
+
+llvm::Error parseGradCompression(llvm::StringRef S, llvm::StringRef What,
+                                 cost::Compression &C) {
+  llvm::StringRef Ratio = S;
+  if (S == "fp16") {
+    C.Kind = cost::CompressionKind::Fp16;
+  } else if (Ratio.consume_front("topk:")) {
+    double R = 0;
+    if (Ratio.getAsDouble(R) || !(R > 0 && R <= 1))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          What + " topk:R: R must be a share in (0, 1], e.g. topk:0.01");
+    C.Kind = cost::CompressionKind::TopK;
+    C.Ratio = R;
+  } else if (S != "none") {
+    return unknownName(What, S, GradCompressionChoices);
+  }
+  return llvm::Error::success();
+}
+
+const char *name(Partition P) {
+  return P == Partition::Even ? "even" : "balanced";
+}
+
+const char *name(PipelineSchedule S) {
+  return S == PipelineSchedule::GPipe ? "gpipe" : "1f1b";
+}
+
+std::string gradCompressionName(const cost::Compression &C) {
+  if (C.Kind == cost::CompressionKind::TopK)
+    return "topk:" + std::to_string(C.Ratio);
+  return cost::name(C.Kind);
+}
+
+} // namespace perfc

@@ -1,0 +1,71 @@
+//===- TrainOptionNames.h - Training options by name ------------*- C++ -*-===//
+//
+// The names users give training options: recompute, dtype, optimizer,
+// partition, schedule and gradient compression. The CLI's flags, the
+// C++/Python API's fields and plan files read them through these, so that
+// one spelling is accepted everywhere and an unknown name gets one wording:
+// "unknown WHAT 'NAME': use CHOICES", WHAT being the option as the caller's
+// user writes it ("--recompute" on the command line, "recompute" in the
+// API).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_TRAINOPTIONNAMES_H
+#define PERFC_PASSES_TRAINOPTIONNAMES_H
+
+#include "passes/TrainStep.h"
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace perfc {
+
+/// The names each option accepts, as errors list them.
+inline constexpr const char RecomputeChoices[] = "none, selective or full";
+inline constexpr const char TrainDTypeChoices[] =
+    "fp32, tf32, fp16, bf16 or fp8";
+inline constexpr const char OptimizerChoices[] = "sgd, momentum or adam";
+inline constexpr const char PartitionChoices[] = "balanced or even";
+inline constexpr const char ScheduleChoices[] = "1f1b or gpipe";
+inline constexpr const char GradCompressionChoices[] = "none, fp16 or topk:R";
+
+/// The value a name stands for; None when it is none of the choices.
+llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S);
+/// fp8 is FP8 E4M3, the format training recipes compute in.
+llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S);
+/// adamw is accepted as adam (it costs the same).
+llvm::Optional<OptimizerKind> optimizerNamed(llvm::StringRef S);
+llvm::Optional<Partition> partitionNamed(llvm::StringRef S);
+llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S);
+
+/// "unknown What 'S': use Choices".
+llvm::Error unknownName(llvm::StringRef What, llvm::StringRef S,
+                        llvm::StringRef Choices);
+
+/// The recompute, dtype, optimizer and partition names a user gave.
+struct TrainChoiceNames {
+  llvm::StringRef Recompute, DType, Optimizer, Partition;
+};
+
+/// Sets O's recompute, dtype, optimizer and partition from Names, checked
+/// in that order; the first unknown one fails, named Prefix + "recompute"
+/// (and so on): Prefix is "--" for flags, "" for API fields.
+llvm::Error parseTrainChoices(const TrainChoiceNames &Names,
+                              llvm::StringRef Prefix, TrainOptions &O);
+
+/// Sets C's kind (and ratio) from none, fp16 or topk:R, R in (0, 1];
+/// What names the option in errors.
+llvm::Error parseGradCompression(llvm::StringRef S, llvm::StringRef What,
+                                 cost::Compression &C);
+
+/// The names the parsers above read back.
+const char *name(Partition P);
+const char *name(PipelineSchedule S);
+/// none, fp16 or topk:R.
+std::string gradCompressionName(const cost::Compression &C);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_TRAINOPTIONNAMES_H
