@@ -215,13 +215,9 @@ namespace {
 llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
   if (S.empty())
     return llvm::None;
-  if (S == "fp8")
-    return ir::DType::F8E4M3;
-  if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16" || S == "int8")
-    if (auto T = ir::parseDType(S))
-      return *T;
-  throwError("unknown compute type '" + S +
-             "': use fp32, tf32, fp16, bf16, fp8 or int8");
+  if (auto T = computeTypeNamed(S))
+    return T;
+  throwError("unknown compute type '" + S + "': use " + ComputeTypeChoices);
 }
 
 } // namespace

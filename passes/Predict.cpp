@@ -6,6 +6,15 @@
 #include "passes/WorkPass.h"
 
 namespace perfc {
+
+llvm::Optional<ir::DType> computeTypeNamed(llvm::StringRef S) {
+  if (S == "fp8")
+    return ir::DType::F8E4M3;
+  if (S == "fp32" || S == "tf32" || S == "fp16" || S == "bf16" || S == "int8")
+    return ir::parseDType(S);
+  return llvm::None;
+}
+
 namespace {
 
 NodeTime zeroTime(const char *Exec, std::string Explain) {

@@ -37,6 +37,14 @@ struct PredictOptions {
   bool Explain = true;
 };
 
+/// The arithmetic types --compute-type (and --storage-type, the API's
+/// computeType) accept: fp32, tf32, fp16, bf16, fp8 (E4M3, the inference
+/// format) and int8; None for any other name. One list for the CLI and the
+/// API, so that both accept the same spellings.
+llvm::Optional<ir::DType> computeTypeNamed(llvm::StringRef S);
+inline constexpr const char ComputeTypeChoices[] =
+    "fp32, tf32, fp16, bf16, fp8 or int8";
+
 /// A kernel's time as its head node reports it; Where, if given, names the
 /// processor it was placed on (in the explanation).
 NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,

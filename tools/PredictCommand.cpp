@@ -42,23 +42,15 @@ std::vector<TensorInfo> describe(llvm::ArrayRef<ir::Value *> Values) {
   return Out;
 }
 
-/// --compute-type: the floating-point types the roofline knows.
+/// --compute-type (and --storage-type): "" for none.
 llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
   if (S.empty())
     return llvm::None;
-  static const char *const Known[] = {"fp32", "tf32", "fp16",
-                                      "bf16", "fp8",  "int8"};
-  for (const char *K : Known)
-    if (S == K) {
-      if (S == "fp8")
-        return llvm::Optional<ir::DType>(ir::DType::F8E4M3);
-      if (auto T = ir::parseDType(S))
-        return llvm::Optional<ir::DType>(*T);
-    }
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "unknown --compute-type '" + S +
-          "': use fp32, tf32, fp16, bf16, fp8 or int8");
+  if (auto T = computeTypeNamed(S))
+    return llvm::Optional<ir::DType>(*T);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "unknown --compute-type '" + S + "': use " +
+                                     ComputeTypeChoices);
 }
 
 } // namespace
