@@ -8,8 +8,8 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 
-#include <iterator>
 #include <numeric>
 
 namespace perfc::api {
@@ -71,14 +71,7 @@ struct ModelBuilder::Impl {
   llvm::SmallString<32> fresh(llvm::StringRef Op) {
     llvm::SmallString<32> S(Op);
     S.push_back('_');
-    char Digits[16];
-    char *First = std::end(Digits);
-    for (unsigned N = Counter++;; N /= 10) {
-      *--First = char('0' + N % 10);
-      if (N < 10)
-        break;
-    }
-    S.append(First, std::end(Digits));
+    S.append(llvm::utostr(Counter++));
     return S;
   }
   /// Adds node Op (named Base) with one output of shape Out.

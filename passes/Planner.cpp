@@ -121,6 +121,12 @@ struct GpuType {
   const hw::NodeGroup *Group = 0; ///< Its first node group: links.
 };
 
+/// The type named Name among Types; Types.end() when none is.
+template <typename Range> auto typeNamed(Range &Types, llvm::StringRef Name) {
+  return llvm::find_if(Types,
+                       [&](const GpuType &T) { return T.Dev->Name == Name; });
+}
+
 llvm::Expected<std::vector<GpuType>> gpuTypes(const hw::Cluster &C) {
   std::vector<GpuType> Types;
   for (const hw::NodeGroup &G : C.Groups) {
@@ -130,9 +136,7 @@ llvm::Expected<std::vector<GpuType>> gpuTypes(const hw::Cluster &C) {
           "on mixed GPUs needs one type per node group",
           C.Name));
     const auto &Dev = G.Devices.front().Dev;
-    auto It = std::find_if(Types.begin(), Types.end(), [&](const GpuType &T) {
-      return T.Dev->Name == Dev->Name;
-    });
+    auto It = typeNamed(Types, Dev->Name);
     if (It == Types.end()) {
       Types.push_back({Dev, 0, G.devicesPerNode(), &G});
       It = Types.end() - 1;
@@ -382,9 +386,7 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   std::vector<unsigned> TypeOf(O.Pp);
   std::vector<unsigned> Used(Types->size(), 0);
   for (unsigned S = 0; S < O.Pp; ++S) {
-    auto It = std::find_if(Types->begin(), Types->end(), [&](const GpuType &T) {
-      return T.Dev->Name == StageDevices[S];
-    });
+    auto It = typeNamed(*Types, StageDevices[S]);
     if (It == Types->end())
       return fail(llvm::formatv("stage {0}: cluster '{1}' has no device '{2}'",
                                 S, C.Name, StageDevices[S]));
@@ -555,9 +557,7 @@ llvm::Expected<std::vector<GpuType>> splitTypes(const hw::Cluster &C,
   std::vector<GpuType> Of;
   uint64_t Replicas = 0, Samples = 0;
   for (const DataShare &D : O.DataSplit) {
-    auto It = std::find_if(Types->begin(), Types->end(), [&](const GpuType &T) {
-      return T.Dev->Name == D.Device;
-    });
+    auto It = typeNamed(*Types, D.Device);
     if (It == Types->end())
       return fail(llvm::formatv("data split: cluster '{0}' has no device '{1}'",
                                 C.Name, D.Device));

@@ -104,6 +104,15 @@ hw::Cluster mixedCluster() {
   return std::move(*C);
 }
 
+/// Node group G of a cluster alone, named after its device type (a name of
+/// its own: unit costs are cached by cluster name).
+hw::Cluster onlyGroup(const hw::Cluster &C, size_t G) {
+  hw::Cluster One = C;
+  One.Groups = {C.Groups[G]};
+  One.Name = "only-" + One.primaryDevice().Name;
+  return One;
+}
+
 /// Every split of L blocks into P stages of at least one, in order.
 void compositions(unsigned L, unsigned P, std::vector<unsigned> &Cur,
                   std::vector<std::vector<unsigned>> &Out) {
@@ -497,10 +506,8 @@ TEST_SUITE("planner") {
     REQUIRE_MESSAGE(bool(Overall), llvm::toString(Overall.takeError()));
     CHECK(Overall->Report.StepSeconds <= P->Report.StepSeconds);
     for (size_t G = 0; G < Mixed.Groups.size(); ++G) {
-      hw::Cluster One = Mixed;
-      One.Groups = {Mixed.Groups[G]};
+      const hw::Cluster One = onlyGroup(Mixed, G);
       const std::string Type = One.primaryDevice().Name;
-      One.Name = "only-" + Type;
       CAPTURE(Type);
       PlanRequest Q = request(M, One, 64);
       Q.Base.DType = ir::DType::F16;
@@ -623,9 +630,7 @@ TEST_SUITE("planner") {
     REQUIRE_MESSAGE(bool(Q), llvm::toString(Q.takeError()));
     CHECK(P->Report.StepSeconds < Q->Report.StepSeconds);
     for (size_t G = 0; G < Mixed.Groups.size(); ++G) {
-      hw::Cluster One = Mixed;
-      One.Groups = {Mixed.Groups[G]};
-      One.Name = "only-" + One.primaryDevice().Name;
+      const hw::Cluster One = onlyGroup(Mixed, G);
       PlanRequest Alone = request(M, One, 256);
       Alone.Base.DType = ir::DType::F16;
       auto B = planTraining(Alone);
@@ -642,9 +647,7 @@ TEST_SUITE("planner") {
   TEST_CASE("uneven data split: one type's share as predictTraining has it") {
     Model M(4, 768, 12, 1024);
     const hw::Cluster Mixed = mixedCluster();
-    hw::Cluster V100 = Mixed;
-    V100.Groups.erase(V100.Groups.begin());
-    V100.Name = "v100-only";
+    const hw::Cluster V100 = onlyGroup(Mixed, 1);
     auto A = M.at(2);
     REQUIRE(bool(A));
     TrainOptions O;
@@ -711,9 +714,7 @@ TEST_SUITE("planner") {
     // the transfers the simulated 1F1B overlaps.
     Model M(8, 2048, 16, 2048);
     const hw::Cluster Mixed = mixedCluster();
-    hw::Cluster V100 = Mixed;
-    V100.Groups.erase(V100.Groups.begin());
-    V100.Name = "v100-only";
+    const hw::Cluster V100 = onlyGroup(Mixed, 1);
     TrainOptions O;
     O.DType = ir::DType::F16;
     O.Dp = 4;
