@@ -196,10 +196,11 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
                                   O.Notes ? &T.QuantizationNote : nullptr);
     // Libraries fall back to CUDA-core kernels (GEMV, small GEMMs) where
-    // tensor-core tiles would be mostly padding: take the faster.
+    // tensor-core tiles would be mostly padding: take the faster. Both run
+    // at the class's efficiency for this size (the CUDA-core kernel is a
+    // GEMM too), so only the peaks and the tiles' padding decide.
     const UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
-    if (Vector.Unit &&
-        Vector.Peak > U.Peak * T.ComputeEfficiency * T.Quantization) {
+    if (Vector.Unit && Vector.Peak > U.Peak * T.Quantization) {
       T.Unit = hw::name(Vector.Unit->Kind);
       T.PeakFlops = Vector.Peak;
       T.Quantization = 1;

@@ -462,4 +462,36 @@ TEST_SUITE("roofline") {
     CHECK(TB.Quantization > 0.95);
     CHECK(TB.ComputeEfficiency == doctest::Approx(TB.Quantization));
   }
+
+  TEST_CASE("the vector units are taken only where they are faster, at the "
+            "same size efficiency") {
+    // Tensor 100, vector 20 TFLOPS, a GEMM efficiency of 0.25: a GEMM whose
+    // tiles are a third padding runs at 100 x 0.25 x 0.67 on the tensor
+    // unit, faster than 20 x 0.25 on the vector unit (comparing the vector
+    // peak with the tensor unit's efficient rate would take the slower).
+    const char *Gpu = R"(device:
+  name: qgpu
+  kind: gpu
+  cores: 1
+  gemm_tile: [128, 128]
+  compute:
+    tensor: {fp16: 100 TFLOPS}
+    vector: {fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 TB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 0.25, memory: 1}
+)";
+    hw::Device D = load(Gpu);
+    // M = 96 of a 128-row tile on one SM: 3/4 of the tile is useful.
+    OpWork W = gemm(96, 128, 128, ir::DType::F16);
+    W.Gemm = {1, 96, 128, 128};
+    OpTime T = opTime(W, D);
+    CHECK(std::string(T.Unit) == "tensor");
+    CHECK(T.Quantization == doctest::Approx(0.75));
+    CHECK(T.ComputeSeconds ==
+          doctest::Approx(W.Flops / (100e12 * 0.25 * 0.75)));
+    CHECK(T.ComputeSeconds < W.Flops / (20e12 * 0.25));
+  }
 } // TEST_SUITE
