@@ -172,9 +172,14 @@ counted (item 8).
    -42%: neither launch cost fits A100 and L4 batch 1 together.
 7. **L4 offline (+41%)**: now 72% compute-bound; the figure implies 106
    INT8 TOPS (8.2 GOP in 77.6 us), 0.44 of the dense 242.5, against the
-   description's conv efficiency 0.5 times tile quantisation. The L4's
-   efficiencies are uncited assumptions (l4.yaml says so); no measured L4
-   GEMM or conv efficiency was found, so they are unchanged.
+   description's conv efficiency 0.5 times tile quantisation. The L4's GEMM
+   curve is now a third-party measurement (PyTorch FP16 matmul, 0.43-0.57
+   of the dense peak, l4.yaml [5]; it was an uncited 0.6; the uncounted
+   BERT-large row moved +4% -> +25%); its conv efficiency is still an
+   assumption. The figure's 0.44 of peak equals that measured large-GEMM
+   efficiency: TensorRT's batch-32 convolutions lose almost nothing to tile
+   padding or to the memory-bound layers that perfc prices at 29% of the
+   time, a loss no source quantifies, so nothing was fitted.
 8. **Snapdragon 8 Gen 2 NPU: not counted.** Qualcomm gives only "up to
    4.35x" over 8 Gen 1; no Qualcomm, review or paper figure for the
    Hexagon's TOPS was found, so the description's peaks stay placeholders
