@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""Compare perfc with what tools/bench/gpu_measure.py measured on a GPU.
+
+    /usr/bin/python3 tools/bench/gpu_compare.py MEASURED.json --perfc build/tools/perfc \
+        [--hw NAME] [--out tools/bench/results/gpu_NAME.md]
+
+Two predictions per measured run:
+  bundled     the bundled description of that GPU, as it is;
+  calibrated  the same description with what the micro-benchmarks of the
+              same run measured put in: the GEMM efficiency curve of the
+              run's precision, the copy bandwidth's share of the HBM peak,
+              and the cost of one kernel (eager launches for eager runs, the
+              per-kernel cost inside a CUDA graph for graph runs).
+Eager runs are predicted with --no-fusion (PyTorch launches one kernel per
+op); fp16 runs store fp16 (`--storage-type fp16`, the model was .half()'d).
+Error = predicted / measured - 1.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ZOO = os.path.join(ROOT, "tests", "data", "zoo")
+DEVICES = os.path.join(ROOT, "hwdb", "devices")
+# Device names as CUDA reports them -> bundled descriptions.
+NAMES = [("H200", "h200-sxm-141gb"), ("H100", "h100-sxm5-80gb"), ("A100-SXM4-40GB", "a100-sxm4-40gb"),
+         ("A100", "a100-sxm4-80gb"), ("L4", "l4"), ("T4", "t4"), ("V100", "v100-sxm2-32gb")]
+TRAIN_MODELS = {"resnet50": "momentum", "bert_base": "adam"}
+
+
+def hw_for(name):
+    for key, hw in NAMES:
+        if key in name:
+            return hw
+    sys.exit("gpu_compare: no bundled description for %r (pass --hw)" % name)
+
+
+def gemm_curve(gemm, precision):
+    """[[FLOPs, efficiency]] of the square GEMMs measured in `precision`,
+    as a share of the description's peak (filled in by the caller)."""
+    pts = sorted((v["flops"], v["tflops"]) for v in gemm.values()
+                 if v.get("dtype") == precision and v.get("m") == v.get("k") == v.get("n"))
+    return pts
+
+
+def peak_tflops(yaml_text, precision):
+    unit = {"fp32": "vector", "tf32": "tensor", "fp16": "tensor", "bf16": "tensor"}[precision]
+    block = re.search(r"(?ms)^\s*%s:\s*#?[^\n]*\n(.*?)(?=^\s*(tensor|vector|memory):|\Z)" % unit, yaml_text)
+    m = re.search(r"(?m)^\s*%s:\s*([0-9.]+)\s*TFLOPS" % precision, block.group(1) if block else "")
+    return float(m.group(1)) if m else None
+
+
+def calibrated(hw, measured, precision, mode, tmp):
+    """The bundled description with the run's own micro-benchmarks in it."""
+    with open(os.path.join(DEVICES, hw + ".yaml")) as f:
+        y = f.read()
+    s = measured["sections"]
+    notes = []
+    launch = s.get("launch", {})
+    per_kernel = launch.get("graph_per_kernel" if mode == "graph" else "eager_per_kernel", {})
+    if "per_kernel_s" in per_kernel:
+        us = per_kernel["per_kernel_s"] * 1e6
+        y = re.sub(r"(?m)^(\s*launch_overhead:)\s*[^#\n]*", r"\g<1> %.3f us " % us, y, count=1)
+        notes.append("launch %.2f us" % us)
+    peak = peak_tflops(y, precision)
+    pts = gemm_curve(s.get("gemm", {}), precision)
+    if peak and pts:
+        curve = ", ".join("[%.4g GFLOP, %.3f]" % (fl / 1e9, min(tf / peak, 1.0)) for fl, tf in pts)
+        y = re.sub(r"(?ms)(^\s*gemm:\s*\n\s*compute:)\s*\[\[.*?\]\]", r"\1 [%s]" % curve, y, count=1)
+        notes.append("gemm %s %.2f..%.2f" % (precision, pts[0][1] / peak, max(t for _, t in pts) / peak))
+    copies = [v for v in s.get("copy", {}).values() if "gbps" in v]
+    hbm = re.search(r"(?m)^\s*- \{name: \w+, capacity: [^,]+, bandwidth: ([0-9.]+) GB/s\}", y)
+    if copies and hbm:
+        big = max(copies, key=lambda v: v["bytes_each_way"])
+        eff = min(big["gbps"] / float(hbm.group(1)), 1.0)
+        y = re.sub(r"(?m)^(\s*elementwise: \{compute: [0-9.]+, memory:) [0-9.]+", r"\1 %.3f" % eff, y, count=1)
+        notes.append("copy %.0f GB/s" % big["gbps"])
+    y = re.sub(r"(?m)^(\s*name:)\s*%s\b" % re.escape(hw), r"\1 %s-measured" % hw, y, count=1)
+    p = os.path.join(tmp, "%s-%s-%s.yaml" % (hw, precision, mode))
+    with open(p, "w") as f:
+        f.write(y)
+    return p, "; ".join(notes)
+
+
+def perfc_json(cmd, field):
+    """cmd's JSON output at the path `field` (a list of keys), or None with
+    perfc's message printed (one failed prediction does not stop the table)."""
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print("gpu_compare: %s: %s" % (" ".join(cmd), r.stderr.strip()), file=sys.stderr)
+        return None
+    d = json.loads(r.stdout)
+    for k in field:
+        d = d[k]
+    return d
+
+
+def infer_cmd(perfc, run, hw):
+    cmd = [perfc, os.path.join(ZOO, run["model"] + ".onnx"), "--hw", hw, "--batch", str(run["batch"]),
+           "--compute-type", run["precision"], "--format", "json"]
+    if run["precision"] == "fp16":
+        cmd += ["--storage-type", "fp16"]
+    if run["mode"] == "eager":
+        cmd += ["--no-fusion"]
+    if run.get("seq"):
+        cmd += ["--dim", "seq=%d" % run["seq"]]
+    return cmd
+
+
+def train_cmd(perfc, run, hw):
+    amp = run["precision"] == "amp"
+    cmd = [perfc, os.path.join(ZOO, run["model"] + ".onnx"), "--hw", hw, "--train",
+           "--micro-batch", str(run["batch"]), "--dtype", "fp16" if amp else "tf32",
+           "--optimizer", TRAIN_MODELS[run["model"]], "--no-fusion", "--format", "json"]
+    if run["model"] == "resnet50":
+        cmd += ["--conv-layout", "nhwc" if run.get("channels_last") else "nchw"]
+    else:
+        cmd += ["--dim", "seq=128"]
+    return cmd
+
+
+def ms(p, m):
+    """A prediction in ms with its error against the measured m (seconds)."""
+    if not p:
+        return "failed"
+    return "%.3f (%+.0f%%)" % (p * 1e3, (p / m - 1) * 100)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("measured")
+    ap.add_argument("--perfc", default=os.path.join(ROOT, "build", "tools", "perfc"))
+    ap.add_argument("--hw", help="bundled description (default: from the measured device's name)")
+    ap.add_argument("--out", help="markdown file (default: tools/bench/results/gpu_HW.md)")
+    args = ap.parse_args(argv)
+    with open(args.measured) as f:
+        measured = json.load(f)
+    s = measured["sections"]
+    info = s["info"]["device"]
+    hw = args.hw or hw_for(info.get("name", ""))
+    out = args.out or os.path.join(ROOT, "tools", "bench", "results", "gpu_%s.md" % hw)
+    rows, summary = [], {"bundled": [], "calibrated": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for key in sorted(s.get("zoo", {})):
+            run = s["zoo"][key]
+            if "median_s" not in run:
+                rows.append("| %s | failed: %s | | | | | |" % (key, run.get("error", "?")[:80]))
+                continue
+            cal, notes = calibrated(hw, measured, run["precision"], run["mode"], tmp)
+            b = perfc_json(infer_cmd(args.perfc, run, hw), ["totals", "latency_s"])
+            c = perfc_json(infer_cmd(args.perfc, run, cal), ["totals", "latency_s"])
+            m = run["median_s"]
+            for k, p in (("bundled", b), ("calibrated", c)):
+                if p:
+                    summary[k].append(abs(p / m - 1))
+            rows.append("| %s | %d | %s | %s | %.3f | %s | %s | %s |" % (
+                run["model"], run["batch"], run["precision"], run["mode"], m * 1e3, ms(b, m), ms(c, m), notes))
+        train_rows = []
+        for key in sorted(s.get("train", {})):
+            run = s["train"][key]
+            if "median_s" not in run:
+                train_rows.append("| %s | failed: %s | | | |" % (key, run.get("error", "?")[:80]))
+                continue
+            prec = "fp16" if run["precision"] == "amp" else "tf32"
+            cal, notes = calibrated(hw, measured, prec, "eager", tmp)
+            b = perfc_json(train_cmd(args.perfc, run, hw), ["step", "time_s"])
+            c = perfc_json(train_cmd(args.perfc, run, cal), ["step", "time_s"])
+            m = run["median_s"]
+            train_rows.append("| %s | %d | %s | %.1f | %s | %s |" % (
+                run["model"], run["batch"], run["precision"], m * 1e3, ms(b, m), ms(c, m)))
+    lines = ["# perfc against PyTorch on %s (`%s`)" % (info.get("name"), hw), "",
+             "Generated by `tools/bench/gpu_compare.py %s` from a run of `tools/bench/gpu_measure.py` "
+             "(torch %s, CUDA %s). Times in ms, median of timed iterations (CUDA events). "
+             "Error = predicted / measured - 1." % (os.path.relpath(args.measured, ROOT), info.get("torch"),
+                                                   info.get("cuda")), ""]
+    for k, v in summary.items():
+        if v:
+            within = sum(1 for e in v if e <= 0.2)
+            lines.append("- **%s**: MAPE %.1f%%, %d of %d within 20%%" % (k, 100 * sum(v) / len(v), within, len(v)))
+    lines += ["", "## Inference", "",
+              "| model | batch | precision | mode | measured | bundled | calibrated | calibration |",
+              "|---|---:|---|---|---:|---:|---:|---|"] + rows
+    if train_rows:
+        lines += ["", "## Training step (one GPU)", "",
+                  "| model | batch | precision | measured | bundled | calibrated |",
+                  "|---|---:|---|---:|---:|---:|"] + train_rows
+    micro = ["", "## Micro-benchmarks", "", "| item | measured |", "|---|---|"]
+    for key, v in sorted(s.get("gemm", {}).items()):
+        if "tflops" in v:
+            micro.append("| GEMM %s | %.1f TFLOPS |" % (key, v["tflops"]))
+    for key, v in sorted(s.get("copy", {}).items(), key=lambda kv: kv[1].get("bytes_each_way", 0)):
+        if "gbps" in v:
+            micro.append("| copy %s | %.0f GB/s (read + written) |" % (key, v["gbps"]))
+    for key, v in sorted(s.get("launch", {}).items()):
+        if "median_s" in v:
+            micro.append("| %s | %.2f us |" % (key, 1e6 * v.get("per_kernel_s", v["median_s"])))
+    lines += micro
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
