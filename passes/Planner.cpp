@@ -522,6 +522,7 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
   R.ModelFlops = A.FlopsPerMicroBatch * M * O.Dp;
   R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+  applyInputRate(R, O, C.Groups.front().devicesPerNode());
   // Fits: every stage in its own device; the peak stage is the fullest.
   std::string Names;
   for (unsigned S = 0; S < O.Pp; ++S) {
@@ -627,6 +628,7 @@ llvm::Expected<TrainReport> predictShare(const TrainingAnalysis &A,
   Own.DataSplit.clear();
   Own.Timeline = false;
   Own.GlobalBatch = int64_t(O.Dp) * Micro * O.MicroBatch;
+  Own.InputSamplesPerSecond = 0; // the whole split's, in predictDataSplit
   return predictTraining(A, Sub, Own);
 }
 
@@ -679,6 +681,7 @@ llvm::Expected<TrainReport> predictDataSplit(const TrainingAnalysis &A,
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
   R.ModelFlops = A.FlopsPerMicroBatch * MicroBatches;
   R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+  applyInputRate(R, O, C.Groups.front().devicesPerNode());
   return R;
 }
 

@@ -637,6 +637,7 @@ private:
     const double PerMicro = A.FlopsPerMicroBatch;
     R.ModelFlops = PerMicro * M * O.Dp;
     R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+    applyInputRate(R, O, C.Groups.front().devicesPerNode());
     if (O.Timeline)
       R.Trace = timeline(R);
     for (unsigned S = 0; S < R.Stages.size(); ++S)
@@ -739,6 +740,22 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused)
           Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()])
         BoundaryBytes = std::max(BoundaryBytes, double(In->bytes()));
   }
+}
+
+void applyInputRate(TrainReport &R, const TrainOptions &O,
+                    unsigned DevicesPerNode) {
+  if (!(O.InputSamplesPerSecond > 0) || R.GlobalBatch <= 0 || R.Devices == 0)
+    return;
+  const unsigned PerNode = std::max(1u, DevicesPerNode);
+  const unsigned Nodes = (R.Devices + PerNode - 1) / PerNode;
+  const unsigned Loading = std::max(1u, std::min(std::max(1u, O.Dp), Nodes));
+  R.InputSeconds = double(R.GlobalBatch) / Loading / O.InputSamplesPerSecond;
+  R.InputBound = R.InputSeconds > R.StepSeconds;
+  if (!R.InputBound)
+    return;
+  R.StepSeconds = R.InputSeconds;
+  R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
+  R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
 }
 
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,

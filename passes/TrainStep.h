@@ -140,6 +140,12 @@ struct TrainOptions {
   /// of replicas x micro-batches x MicroBatch. Empty: every replica takes
   /// GlobalBatch / Dp.
   std::vector<DataShare> DataSplit;
+  /// Samples per second one node's host input pipeline delivers (reading,
+  /// decoding and augmenting on its CPUs, for all its ranks together); the
+  /// loaders run ahead of the GPUs, so a step waits only when the node's
+  /// share of the global batch takes longer to load than the step to train
+  /// (see applyInputRate). 0: not modelled, the data is always ready.
+  double InputSamplesPerSecond = 0;
 };
 
 struct StageReport {
@@ -193,6 +199,10 @@ struct TrainReport {
   double TflopsPerDevice = 0;
   double TpCommSeconds = 0, P2pSeconds = 0, DpCommSeconds = 0,
          DpExposedSeconds = 0;
+  /// With TrainOptions::InputSamplesPerSecond: the busiest node's input
+  /// pipeline per step, and whether it, not the GPUs, sets StepSeconds.
+  double InputSeconds = 0;
+  bool InputBound = false;
   std::vector<StageReport> Stages;
   unsigned PeakStage = 0;   ///< The stage with the most memory.
   double CapacityBytes = 0; ///< Of one device.
@@ -255,6 +265,15 @@ public:
 
 /// Predicts one step from an analysis (the graph it was made from must
 /// still exist).
+/// The host input pipeline's bound on a predicted step: each data-parallel
+/// replica loads its samples on the node of its first stage, the replicas
+/// spread evenly over the nodes the job spans (DevicesPerNode each), so the
+/// busiest node loads GlobalBatch / min(dp, nodes) samples per step. When
+/// that takes longer than the step, the step takes that long (the loaders
+/// prefetch, so the two overlap otherwise). No-op without an input rate.
+void applyInputRate(TrainReport &R, const TrainOptions &O,
+                    unsigned DevicesPerNode);
+
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
                                             const hw::Cluster &C,
                                             const TrainOptions &O);

@@ -20,12 +20,14 @@
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -158,6 +160,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "per elementwise op (torch.optim for-loop, BertAdam), not one "
                "fused multi-tensor pass (apex FusedAdam/FusedLAMB)"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> InputRate(
+      "input-rate",
+      cl::desc("Samples per second one node's host input pipeline delivers "
+               "(data loader: decode, augmentation), all its GPUs together; "
+               "a step waits when loading its share takes longer"),
+      cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<std::string> GradCompression(
       "grad-compression",
       cl::desc("Data-parallel gradient compression: none, fp16, or topk:R "
@@ -322,6 +330,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       PlannedFor = std::move(Read->Model);
       PlanDevices = std::move(Read->StageDevices);
     }
+    // A property of the hosts, not of the plan: after --strategy.
+    if (InputRate.getNumOccurrences()) {
+      double Rate = 0;
+      if (!llvm::to_float(InputRate, Rate) || !std::isfinite(Rate) || Rate <= 0)
+        return fail("--input-rate '" + InputRate +
+                    "' is not a positive number of samples per second");
+      TrainOpts.InputSamplesPerSecond = Rate;
+    }
     if (Plan) {
       if (PlannerOpt != "z3" && PlannerOpt != "exhaustive")
         return fail("unknown --planner '" + PlannerOpt +
@@ -341,9 +357,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
              Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
-             RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences()) {
+             RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
+             InputRate.getNumOccurrences()) {
     return fail("training options (--dp, --tp, --pp, --global-batch, "
-                "--micro-batch, --recompute, --zero) need --train");
+                "--micro-batch, --recompute, --zero, --input-rate) need "
+                "--train");
   }
 
   frontend::ImportOptions Import;

@@ -285,6 +285,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
+        if (R.Strategy->InputSamplesPerSecond > 0) {
+          J.attribute("input_s", T.InputSeconds);
+          J.attribute("input_bound", T.InputBound);
+        }
         J.attribute("samples_per_s", T.SamplesPerSecond);
         J.attribute("model_flops", T.ModelFlops);
         J.attribute("tflops_per_device", T.TflopsPerDevice);

@@ -101,6 +101,11 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         formatSeconds(T.TpCommSeconds), formatSeconds(T.P2pSeconds),
         formatSeconds(T.DpExposedSeconds), formatSeconds(T.DpCommSeconds),
         formatSeconds(T.BubbleSeconds), formatSeconds(T.OptimizerSeconds));
+    if (O.InputSamplesPerSecond > 0)
+      OS << fmt::format("          input pipeline {} per step at {:.6g} "
+                        "samples/s per node{}\n",
+                        formatSeconds(T.InputSeconds), O.InputSamplesPerSecond,
+                        T.InputBound ? ": the step waits for it" : "");
     const StageReport &P = T.peak();
     OS << fmt::format(
         "memory    {} of {} per device{} (stage {}): weights "

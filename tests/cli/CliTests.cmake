@@ -490,3 +490,22 @@ perfc_expect_error(place_unsupported
   "bert_base.onnx: node '/word_embeddings/Gather' \\(Gather\\): no processor of 'two-dlas' runs int8 data_movement ops"
   ${ZOO}/bert_base.onnx --dim seq=128 --hw ${CMAKE_CURRENT_BINARY_DIR}/cli-two-dlas.yaml
   --place --compute-type int8)
+
+# The host input pipeline (--input-rate): a step waits for the node's loader
+# when loading its share of the batch takes longer than training on it.
+add_test(NAME cli.input_rate_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw dgx-a100 --train
+                 --dp 8 --micro-batch 64 --optimizer momentum --input-rate 100
+                 --format json)
+# 512 samples at 100 per second on the one node: 5.12 s, 100 samples/s.
+set_tests_properties(cli.input_rate_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"step\": {[^}]*\"time_s\": 5\\.12[0-9]*,[^}]*\"input_s\": 5\\.12[0-9]*,[^}]*\"input_bound\": true,[^}]*\"samples_per_s\": 100,")
+perfc_expect_error(input_rate_zero
+  "--input-rate '0' is not a positive number of samples per second"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate 0)
+perfc_expect_error(input_rate_word
+  "--input-rate 'fast' is not a positive number of samples per second"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate fast)
+perfc_expect_error(input_rate_needs_train
+  "training options .*--input-rate\\) need --train"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --input-rate 100)

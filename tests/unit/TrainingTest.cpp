@@ -437,4 +437,46 @@ TEST_SUITE("training") {
                             R->OptimizerSeconds - R->DpExposedSeconds;
     CHECK(R->BubbleSeconds / Pipeline == doctest::Approx(1.0 / (6 + 2 - 1)));
   }
+
+  TEST_CASE("the input pipeline bounds a step only when it is the slower") {
+    auto Report = [](unsigned Devices, double Step) {
+      TrainReport R;
+      R.Devices = Devices;
+      R.GlobalBatch = 2048;
+      R.StepSeconds = Step;
+      R.SamplesPerSecond = 2048 / Step;
+      R.ModelFlops = 1e15;
+      return R;
+    };
+    TrainOptions O;
+    O.Dp = 8;
+    // No rate: untouched.
+    TrainReport R = Report(8, 0.1);
+    applyInputRate(R, O, 8);
+    CHECK(R.StepSeconds == 0.1);
+    CHECK(R.InputSeconds == 0);
+    CHECK_FALSE(R.InputBound);
+    // One node loads all 2048 samples: 2048 / 16000 = 0.128 s > 0.1 s.
+    O.InputSamplesPerSecond = 16000;
+    applyInputRate(R, O, 8);
+    CHECK(R.InputBound);
+    CHECK(R.InputSeconds == doctest::Approx(0.128));
+    CHECK(R.StepSeconds == doctest::Approx(0.128));
+    CHECK(R.SamplesPerSecond == doctest::Approx(16000));
+    CHECK(R.TflopsPerDevice == doctest::Approx(1e15 / 0.128 / 8 / 1e12));
+    // Two nodes of 8 share the batch: 0.064 s, hidden under a 0.1 s step.
+    O.Dp = 16;
+    R = Report(16, 0.1);
+    applyInputRate(R, O, 8);
+    CHECK_FALSE(R.InputBound);
+    CHECK(R.InputSeconds == doctest::Approx(0.064));
+    CHECK(R.StepSeconds == 0.1);
+    // Tensor parallelism over both nodes, one replica: its first stage's
+    // node loads everything.
+    O.Dp = 1;
+    R = Report(16, 0.1);
+    applyInputRate(R, O, 8);
+    CHECK(R.InputSeconds == doctest::Approx(0.128));
+    CHECK(R.InputBound);
+  }
 }
