@@ -21,6 +21,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cmath>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -242,6 +243,10 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (llvm::Error E = parseGradCompression(
           T.gradCompression, "grad compression", O.GradCompression))
     throwError(std::move(E));
+  if (!std::isfinite(T.inputRate) || T.inputRate < 0)
+    throwError("input rate must be a positive number of samples per second "
+               "(0: not modelled)");
+  O.InputSamplesPerSecond = T.inputRate;
   return O;
 }
 
@@ -331,6 +336,8 @@ TrainSummary summarize(const TrainReport &T) {
   S.samplesPerSecond = T.SamplesPerSecond;
   S.modelFlops = T.ModelFlops;
   S.tflopsPerDevice = T.TflopsPerDevice;
+  S.inputSeconds = T.InputSeconds;
+  S.inputBound = T.InputBound;
   S.peakBytes = T.Stages.empty() ? 0 : T.peak().peakBytes();
   S.capacityBytes = T.CapacityBytes;
   S.devices = T.Devices;

@@ -68,11 +68,13 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.gradCompression = V.cast<std::string>();
         else if (Key == "zero")
           TO.zero = V.cast<unsigned>();
+        else if (Key == "input_rate")
+          TO.inputRate = V.cast<double>();
         else
           throw py::value_error("unknown train option '" + Key +
                                 "': use dp, tp, pp, vp, sp, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
-                                "grad_compression, zero");
+                                "grad_compression, zero, input_rate");
       }
     else if (!py::isinstance<py::bool_>(Train))
       throw py::type_error("train: a dict of options, or True");
@@ -115,6 +117,8 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["samples_per_s"] = Tr->samplesPerSecond;
     TD["model_flops"] = Tr->modelFlops;
     TD["tflops_per_device"] = Tr->tflopsPerDevice;
+    TD["input_s"] = Tr->inputSeconds;
+    TD["input_bound"] = Tr->inputBound;
     TD["peak_bytes"] = Tr->peakBytes;
     TD["capacity_bytes"] = Tr->capacityBytes;
     TD["devices"] = Tr->devices;

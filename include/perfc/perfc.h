@@ -206,6 +206,9 @@ struct TrainOptions {
   std::string partition = "balanced";   ///< balanced, even
   std::string gradCompression = "none"; ///< none, fp16, topk:R
   unsigned zero = 0;                    ///< ZeRO stage 0..3
+  /// Samples per second one node's host input pipeline delivers (as
+  /// --input-rate); 0: not modelled.
+  double inputRate = 0;
 };
 
 struct PredictOptions {
@@ -231,6 +234,10 @@ struct TrainSummary {
   double stepSeconds = 0, computeSeconds = 0, commSeconds = 0,
          exposedCommSeconds = 0, bubbleSeconds = 0, optimizerSeconds = 0,
          samplesPerSecond = 0, modelFlops = 0, tflopsPerDevice = 0;
+  /// With TrainOptions::inputRate: the busiest node's input pipeline per
+  /// step, and whether the step waits for it.
+  double inputSeconds = 0;
+  bool inputBound = false;
   double peakBytes = 0, capacityBytes = 0; ///< Of the fullest device.
   unsigned devices = 0;
   int64_t globalBatch = 0, microBatches = 0;

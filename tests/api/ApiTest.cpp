@@ -154,6 +154,17 @@ TEST_CASE("training step through the API") {
   CHECK(R.train()->globalBatch == 2);
   CHECK(R.train()->peakBytes > 0);
   CHECK(api::toJson(R).find("\"recompute\": \"full\"") != std::string::npos);
+  CHECK_FALSE(R.train()->inputBound);
+  // A loader of one sample per second: the step is its 2 s.
+  P.train->inputRate = 1;
+  api::Prediction Slow = api::predict(M, Hw, P);
+  CHECK(Slow.train()->inputBound);
+  CHECK(Slow.train()->stepSeconds == doctest::Approx(2));
+  CHECK(Slow.train()->inputSeconds == doctest::Approx(2));
+  P.train->inputRate = -1;
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("input rate"),
+                       api::Error);
+  P.train->inputRate = 0;
   P.train->dp = 4096;
   CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("devices"),
                        api::Error);

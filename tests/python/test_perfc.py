@@ -78,6 +78,12 @@ def test_dims_and_training(hw):
                               dims={"seq": 128})
     r = perfc.predict(m, hw, train={"recompute": "full"}, ops=False)
     assert r["train"]["step_s"] > 0 and r["train"]["global_batch"] == 2
+    assert not r["train"]["input_bound"]
+    # A loader of one sample per second: the step is the 2 s of loading.
+    slow = perfc.predict(m, hw, train={"input_rate": 1.0}, ops=False)
+    assert slow["train"]["input_bound"]
+    assert slow["train"]["step_s"] == pytest.approx(2.0)
+    assert slow["train"]["input_s"] == pytest.approx(2.0)
     with pytest.raises(ValueError, match="unknown train option"):
         perfc.predict(m, hw, train={"colour": 1})
     with pytest.raises(perfc.Error, match="seq"):
