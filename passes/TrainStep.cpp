@@ -638,8 +638,16 @@ private:
     R.ModelFlops = PerMicro * M * O.Dp;
     R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
     applyInputRate(R, O, C.Groups.front().devicesPerNode());
-    if (O.Timeline)
+    if (O.Timeline) {
       R.Trace = timeline(R);
+      // The first stage's host loads the next step's samples while this
+      // one trains (stream 2); an input-bound step ends when it is done.
+      if (R.InputSeconds > 0) {
+        R.Trace.Events.push_back(
+            {"load next step's samples", "input", 0, 2, 0, R.InputSeconds, -1});
+        R.Trace.End = std::max(R.Trace.End, R.InputSeconds);
+      }
+    }
     for (unsigned S = 0; S < R.Stages.size(); ++S)
       if (R.Stages[S].peakBytes() > R.Stages[R.PeakStage].peakBytes())
         R.PeakStage = S;

@@ -77,6 +77,8 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
         if (Training)
           metadata(J, "thread_name", D, 1, "communication");
       }
+      if (Training && R.Train->InputSeconds > 0)
+        metadata(J, "thread_name", 0, 2, "host input");
       for (const TimelineEvent &E : T.Events)
         event(J, E);
     });

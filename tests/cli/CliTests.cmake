@@ -509,3 +509,8 @@ perfc_expect_error(input_rate_word
 perfc_expect_error(input_rate_needs_train
   "training options .*--input-rate\\) need --train"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --input-rate 100)
+add_test(NAME cli.input_rate_trace
+         COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --micro-batch 64 --optimizer momentum --input-rate 1000 --trace ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json")
+# 512 samples at 1000 per second: the loading track ends the step at 0.512 s.
+set_tests_properties(cli.input_rate_trace PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"end_s\": 0\\.512.*\"tid\": 2,[^}]*\"name\": \"host input\".*\"name\": \"load next step's samples\",[^}]*\"tid\": 2,[^}]*\"dur\": 512000")
