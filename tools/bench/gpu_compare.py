@@ -11,8 +11,9 @@ Two predictions per measured run:
               run's precision, the copy bandwidth's share of the HBM peak,
               and the cost of one kernel (eager launches for eager runs, the
               per-kernel cost inside a CUDA graph for graph runs).
-Eager runs are predicted with --no-fusion (PyTorch launches one kernel per
-op); fp16 runs store fp16 (`--storage-type fp16`, the model was .half()'d).
+Every run is predicted with --no-fusion (PyTorch launches one kernel per
+op, and a CUDA graph replays those same kernels); fp16 runs store fp16
+(`--storage-type fp16`, the model was .half()'d).
 Error = predicted / measured - 1.
 """
 
@@ -105,8 +106,9 @@ def infer_cmd(perfc, run, hw):
            "--compute-type", run["precision"], "--format", "json"]
     if run["precision"] == "fp16":
         cmd += ["--storage-type", "fp16"]
-    if run["mode"] == "eager":
-        cmd += ["--no-fusion"]
+    # PyTorch launches one kernel per op; a CUDA graph replays the same
+    # kernels (it removes the host's launch cost, it fuses nothing).
+    cmd += ["--no-fusion"]
     if run.get("seq"):
         cmd += ["--dim", "seq=%d" % run["seq"]]
     return cmd
@@ -149,17 +151,20 @@ def main(argv=None):
         for key in sorted(s.get("zoo", {})):
             run = s["zoo"][key]
             if "median_s" not in run:
-                rows.append("| %s | failed: %s | | | | | |" % (key, run.get("error", "?")[:80]))
+                rows.append("| %s | failed: %s | | | | | | |" % (key, run.get("error", "?")[:80]))
                 continue
             cal, notes = calibrated(hw, measured, run["precision"], run["mode"], tmp)
-            b = perfc_json(infer_cmd(args.perfc, run, hw), ["totals", "latency_s"])
+            bt = perfc_json(infer_cmd(args.perfc, run, hw), ["totals"])
+            b = bt["latency_s"] if bt else None
             c = perfc_json(infer_cmd(args.perfc, run, cal), ["totals", "latency_s"])
+            kernels = "%s / %s" % (run.get("kernels") or "-", bt["kernels"] if bt else "-")
             m = run["median_s"]
             for k, p in (("bundled", b), ("calibrated", c)):
                 if p:
                     summary[k].append(abs(p / m - 1))
-            rows.append("| %s | %d | %s | %s | %.3f | %s | %s | %s |" % (
-                run["model"], run["batch"], run["precision"], run["mode"], m * 1e3, ms(b, m), ms(c, m), notes))
+            rows.append("| %s | %d | %s | %s | %.3f | %s | %s | %s | %s |" % (
+                run["model"], run["batch"], run["precision"], run["mode"], m * 1e3, ms(b, m), ms(c, m),
+                kernels, notes))
         train_rows = []
         for key in sorted(s.get("train", {})):
             run = s["train"][key]
@@ -183,8 +188,8 @@ def main(argv=None):
             within = sum(1 for e in v if e <= 0.2)
             lines.append("- **%s**: MAPE %.1f%%, %d of %d within 20%%" % (k, 100 * sum(v) / len(v), within, len(v)))
     lines += ["", "## Inference", "",
-              "| model | batch | precision | mode | measured | bundled | calibrated | calibration |",
-              "|---|---:|---|---|---:|---:|---:|---|"] + rows
+              "| model | batch | precision | mode | measured | bundled | calibrated | kernels (torch / perfc) | calibration |",
+              "|---|---:|---|---|---:|---:|---:|---|---|"] + rows
     if train_rows:
         lines += ["", "## Training step (one GPU)", "",
                   "| model | batch | precision | measured | bundled | calibrated |",

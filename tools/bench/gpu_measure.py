@@ -291,6 +291,25 @@ def build(name, device):
     return spec, spec["build"]().eval().to(device)
 
 
+def count_kernels(fn, device):
+    """GPU kernels one call of fn launches (torch.profiler), or None."""
+    if device.type != "cuda":
+        return None
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        n = 0
+        for e in prof.events():
+            dt = getattr(e, "device_type", None)
+            if dt is not None and "CUDA" in str(dt) and "Memcpy" not in e.name and "Memset" not in e.name:
+                n += 1
+        return n
+    except Exception:  # noqa: BLE001
+        return None
+
+
 def as_graph(fn, device):
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -334,6 +353,9 @@ def zoo(device, timer, res, budget, models, batches, precisions, quick):
                                           3 if quick else 10, 1000)
                         t.update(model=name, batch=batch, precision=prec, mode=mode,
                                  seq=spec.get("seq"), hw=spec.get("hw"))
+                        if mode == "eager" and batch == batches[0]:
+                            with torch.no_grad():
+                                t["kernels"] = count_kernels(lambda: m(x), device)
                         res.put("zoo", key, t)
                         log("%s %.3f ms" % (key, t["median_s"] * 1e3))
                     except Exception as e:  # noqa: BLE001
