@@ -208,8 +208,20 @@ Misses, each with its cause:
    AMP row is +7.7% on the GPUs alone).
 2. **BERT pretraining TF32, 1 x A100 (-17%; 8 GPUs -13%)**: the A100's
    GEMM efficiency curve is the cuBLASLt FP16 measurement (hwdb [3])
-   applied to the TF32 peak; no TF32 GEMM measurement is at hand, and the
-   published TF32/AMP ratio (1.77) is below perfc's (1.95). Left unfitted.
+   applied to the TF32 peak. Published A100 GEMM measurements put TF32 at
+   the same share of its peak as FP16 or a few points below (CUTLASS
+   discussion #241: 143/156 vs 298/312 TFLOPS; Mu Li's
+   transformers-benchmarks: 116/156 vs 230/312), so the GEMMs do not
+   explain it. The published TF32/AMP ratio (1.77) is below perfc's
+   (1.95). One candidate, tried and not kept: the zoo BERT writes GELU as
+   ONNX's erf decomposition, five elementwise kernels under `--no-fusion`,
+   where DLE's `bias_gelu` is one torch.jit-fused kernel. Priced as one
+   kernel, TF32 pretraining comes to -2.2% / +3.0%, but every AMP row
+   becomes 14-30% too fast (14 of 24 within 15%): the decomposition's extra
+   passes stand in for some cost of the AMP runs that perfc does not model
+   (apex O2's FP16 elementwise kernels, casts, loss scaling: not measured
+   here). A GPU measurement of eager BERT in both precisions
+   (tools/bench/gpu_measure.py) would separate the two. Left unfitted.
 3. **8-GPU SQuAD (TF32 A100 +22%, AMP DGX-1 +18%, FP32 DGX-1 +28%)**: the
    same README's SQuAD figures scale worse than pretraining on the same
    machines: an 8-GPU step takes 21 ms (AMP A100), 31 ms (TF32 A100),
