@@ -21,7 +21,6 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
-#include <cmath>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -243,10 +242,9 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (llvm::Error E = parseGradCompression(
           T.gradCompression, "grad compression", O.GradCompression))
     throwError(std::move(E));
-  if (!std::isfinite(T.inputRate) || T.inputRate < 0)
-    throwError("input rate must be a positive number of samples per second "
-               "(0: not modelled)");
-  O.InputSamplesPerSecond = T.inputRate;
+  if (T.inputRate != 0)
+    if (llvm::Error E = setInputRate(T.inputRate, "input rate (0: none)", O))
+      throwError(std::move(E));
   return O;
 }
 

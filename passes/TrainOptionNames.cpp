@@ -97,6 +97,15 @@ llvm::Error parseGradCompression(llvm::StringRef S, llvm::StringRef What,
   return llvm::Error::success();
 }
 
+llvm::Error setInputRate(double Rate, llvm::StringRef What, TrainOptions &O) {
+  if (!(Rate >= 1e-6 && Rate <= 1e15))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        What + " must be a number of samples per second from 1e-6 to 1e15");
+  O.InputSamplesPerSecond = Rate;
+  return llvm::Error::success();
+}
+
 const char *name(Partition P) {
   return P == Partition::Even ? "even" : "balanced";
 }

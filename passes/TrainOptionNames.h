@@ -60,6 +60,11 @@ llvm::Error parseTrainChoices(const TrainChoiceNames &Names,
 llvm::Error parseGradCompression(llvm::StringRef S, llvm::StringRef What,
                                  cost::Compression &C);
 
+/// Sets O.InputSamplesPerSecond from a rate in samples per second, within
+/// [1e-6, 1e15] (outside that a step's input time is not a finite number a
+/// user could mean); What names the option in errors.
+llvm::Error setInputRate(double Rate, llvm::StringRef What, TrainOptions &O);
+
 /// The names the parsers above read back.
 const char *name(Partition P);
 const char *name(PipelineSchedule S);

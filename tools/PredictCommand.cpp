@@ -27,7 +27,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 
-#include <cmath>
 #include <map>
 #include <memory>
 
@@ -333,10 +332,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     // A property of the hosts, not of the plan: after --strategy.
     if (InputRate.getNumOccurrences()) {
       double Rate = 0;
-      if (!llvm::to_float(InputRate, Rate) || !std::isfinite(Rate) || Rate <= 0)
+      if (!llvm::to_float(InputRate, Rate))
         return fail("--input-rate '" + InputRate +
-                    "' is not a positive number of samples per second");
-      TrainOpts.InputSamplesPerSecond = Rate;
+                    "' is not a number of samples per second");
+      if (llvm::Error E = setInputRate(Rate, "--input-rate", TrainOpts))
+        return fail(std::move(E));
     }
     if (Plan) {
       if (PlannerOpt != "z3" && PlannerOpt != "exhaustive")

@@ -501,10 +501,14 @@ add_test(NAME cli.input_rate_json
 set_tests_properties(cli.input_rate_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"step\": {[^}]*\"time_s\": 5\\.12[0-9]*,[^}]*\"input_s\": 5\\.12[0-9]*,[^}]*\"input_bound\": true,[^}]*\"samples_per_s\": 100,")
 perfc_expect_error(input_rate_zero
-  "--input-rate '0' is not a positive number of samples per second"
+  "--input-rate must be a number of samples per second from 1e-6 to 1e15"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate 0)
+# Denormal rates would make the step infinite (invalid JSON).
+perfc_expect_error(input_rate_tiny
+  "--input-rate must be a number of samples per second from 1e-6 to 1e15"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate 1e-320)
 perfc_expect_error(input_rate_word
-  "--input-rate 'fast' is not a positive number of samples per second"
+  "--input-rate 'fast' is not a number of samples per second"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate fast)
 perfc_expect_error(input_rate_needs_train
   "training options .*--input-rate\\) need --train"
