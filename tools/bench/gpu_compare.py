@@ -3,6 +3,12 @@
 
     /usr/bin/python3 tools/bench/gpu_compare.py MEASURED.json --perfc build/tools/perfc \
         [--hw NAME] [--out tools/bench/results/gpu_NAME.md]
+    /usr/bin/python3 tools/bench/gpu_compare.py --predict-only --hw NAME
+
+--predict-only writes perfc's predictions (bundled description) for every
+run gpu_measure.py makes (tools/bench/gpu_runs.py), before any measurement:
+tools/bench/results/gpu_NAME_predicted.json, committed so that a later
+measurement is compared with what perfc said beforehand.
 
 Two predictions per measured run:
   bundled     the bundled description of that GPU, as it is;
@@ -32,6 +38,8 @@ DEVICES = os.path.join(ROOT, "hwdb", "devices")
 NAMES = [("H200", "h200-sxm-141gb"), ("H100", "h100-sxm5-80gb"), ("A100-SXM4-40GB", "a100-sxm4-40gb"),
          ("A100", "a100-sxm4-80gb"), ("L4", "l4"), ("T4", "t4"), ("V100", "v100-sxm2-32gb")]
 TRAIN_MODELS = {"resnet50": "momentum", "bert_base": "adam"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpu_runs  # noqa: E402
 
 
 def hw_for(name):
@@ -133,13 +141,44 @@ def ms(p, m):
     return "%.3f (%+.0f%%)" % (p * 1e3, (p / m - 1) * 100)
 
 
+def predict_only(perfc, hw):
+    """perfc's predictions for every planned run, keyed as gpu_measure keys
+    its measurements."""
+    out = {"hw": hw, "zoo": {}, "train": {}}
+    for model in gpu_runs.ZOO_ORDER:
+        for prec in gpu_runs.PRECISIONS:
+            for batch in gpu_runs.BATCHES:
+                for mode in gpu_runs.MODES:
+                    run = dict(model=model, batch=batch, precision=prec, mode=mode, seq=gpu_runs.SEQ.get(model))
+                    t = perfc_json(infer_cmd(perfc, run, hw), ["totals"])
+                    out["zoo"][gpu_runs.zoo_key(model, batch, prec, mode)] = (
+                        {"latency_s": t["latency_s"], "kernels": t["kernels"]} if t else None)
+    for model, batch, prec in gpu_runs.TRAIN_RUNS:
+        run = dict(model=model, batch=batch, precision=prec, channels_last=prec == "amp")
+        out["train"][gpu_runs.train_key(model, batch, prec)] = perfc_json(train_cmd(perfc, run, hw),
+                                                                           ["step", "time_s"])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("measured")
+    ap.add_argument("measured", nargs="?")
+    ap.add_argument("--predict-only", action="store_true", help="predict the planned runs; no measurement")
     ap.add_argument("--perfc", default=os.path.join(ROOT, "build", "tools", "perfc"))
     ap.add_argument("--hw", help="bundled description (default: from the measured device's name)")
     ap.add_argument("--out", help="markdown file (default: tools/bench/results/gpu_HW.md)")
     args = ap.parse_args(argv)
+    if args.predict_only:
+        if not args.hw:
+            sys.exit("gpu_compare: --predict-only needs --hw")
+        out = args.out or os.path.join(ROOT, "tools", "bench", "results", "gpu_%s_predicted.json" % args.hw)
+        with open(out, "w") as f:
+            json.dump(predict_only(args.perfc, args.hw), f, indent=1, sort_keys=True)
+            f.write("\n")
+        print("gpu_compare: wrote %s" % out)
+        return
+    if not args.measured:
+        sys.exit("gpu_compare: give the JSON gpu_measure.py wrote (or --predict-only)")
     with open(args.measured) as f:
         measured = json.load(f)
     s = measured["sections"]

@@ -52,13 +52,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
-ZOO_ORDER = ["resnet50", "mobilenet_v2", "bert_base", "efficientnet_b0", "resnet18", "densenet121",
-             "vgg16", "inception_v3", "convnext_tiny", "vit_b_16", "swin_t", "gpt2_small"]
-GEMM_SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
-# BERT-base / BERT-large shapes (tokens x in -> out) at the batches measured.
-GEMM_SHAPES = [(128, 768, 768), (128, 768, 3072), (8192, 768, 3072), (8192, 3072, 768),
-               (6912, 1024, 4096), (6912, 4096, 1024), (6912, 1024, 1024)]
-COPY_MB = [0.25, 1, 4, 16, 32, 64, 256, 1024, 4096]
+sys.path.insert(0, HERE)
+from gpu_runs import (BATCHES, COPY_MB, GEMM_SHAPES, GEMM_SIZES, PRECISIONS, TRAIN_RUNS,  # noqa: E402
+                      ZOO_ORDER, train_key, zoo_key)
 
 
 class Budget:
@@ -340,7 +336,7 @@ def zoo(device, timer, res, budget, models, batches, precisions, quick):
                 for mode in (["eager"] if device.type != "cuda" else ["eager", "graph"]):
                     if budget.spent(reserve=90):
                         break
-                    key = "%s_b%d_%s_%s" % (name, batch, prec, mode)
+                    key = zoo_key(name, batch, prec, mode)
                     try:
                         x = zoo_input(spec, batch, device)
                         if prec == "fp16" and spec["kind"] == "vision":
@@ -389,12 +385,11 @@ def ort(res):
 # --------------------------------------------------------------------------
 def train(device, timer, res, budget, quick):
     cuda = device.type == "cuda"
-    runs = [("resnet50", 8 if quick else 256, "amp"), ("resnet50", 8 if quick else 256, "tf32"),
-            ("bert_base", 2 if quick else 64, "amp"), ("bert_base", 2 if quick else 64, "tf32")]
+    runs = [(m, min(b, 8 if m == "resnet50" else 2) if quick else b, p) for m, b, p in TRAIN_RUNS]
     for name, batch, prec in runs:
         if budget.spent(reserve=30):
             return
-        key = "%s_b%d_%s" % (name, batch, prec)
+        key = train_key(name, batch, prec)
         try:
             spec, model = build(name, device)
             model.train()
@@ -451,8 +446,8 @@ def main(argv=None):
     ap.add_argument("--budget-s", type=float, default=420, help="stop starting new items after this")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (a check of the script)")
     ap.add_argument("--models", default=",".join(ZOO_ORDER))
-    ap.add_argument("--batches", default="1,64")
-    ap.add_argument("--precisions", default="fp16,fp32,tf32")
+    ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
+    ap.add_argument("--precisions", default=",".join(PRECISIONS))
     ap.add_argument("--skip", default="", help="sections to skip: gemm,copy,launch,zoo,ort,train")
     args = ap.parse_args(argv)
     device = torch.device(args.device)

@@ -1,0 +1,26 @@
+"""The runs tools/bench/gpu_measure.py makes on a GPU, shared with
+tools/bench/gpu_compare.py (which predicts them, before any measurement
+too: --predict-only). No imports beyond the standard library."""
+
+ZOO_ORDER = ["resnet50", "mobilenet_v2", "bert_base", "efficientnet_b0", "resnet18", "densenet121",
+             "vgg16", "inception_v3", "convnext_tiny", "vit_b_16", "swin_t", "gpt2_small"]
+SEQ = {"bert_base": 128, "gpt2_small": 1024}  # the zoo's transformers at their exported length
+BATCHES = [1, 64]
+PRECISIONS = ["fp16", "fp32", "tf32"]
+MODES = ["eager", "graph"]
+# (model, batch, precision): ResNet-50 with SGD momentum, BERT-base with AdamW.
+TRAIN_RUNS = [("resnet50", 256, "amp"), ("resnet50", 256, "tf32"),
+              ("bert_base", 64, "amp"), ("bert_base", 64, "tf32")]
+GEMM_SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
+# BERT-base / BERT-large shapes (tokens x in -> out) at the batches measured.
+GEMM_SHAPES = [(128, 768, 768), (128, 768, 3072), (8192, 768, 3072), (8192, 3072, 768),
+               (6912, 1024, 4096), (6912, 4096, 1024), (6912, 1024, 1024)]
+COPY_MB = [0.25, 1, 4, 16, 32, 64, 256, 1024, 4096]
+
+
+def zoo_key(model, batch, precision, mode):
+    return "%s_b%d_%s_%s" % (model, batch, precision, mode)
+
+
+def train_key(model, batch, precision):
+    return "%s_b%d_%s" % (model, batch, precision)
