@@ -179,7 +179,14 @@ counted (item 8).
    assumption. The figure's 0.44 of peak equals that measured large-GEMM
    efficiency: TensorRT's batch-32 convolutions lose almost nothing to tile
    padding or to the memory-bound layers that perfc prices at 29% of the
-   time, a loss no source quantifies, so nothing was fitted.
+   time, a loss no source quantifies, so nothing was fitted. Those
+   memory-bound layers are layer1's 1x1 convolutions with their residual
+   (58 MB of INT8 traffic, just over the 48 MB L2, so priced at GDDR6,
+   246 us each). Tried and not kept: a continuous cache rule (only the
+   working set's overflow beyond L2 from DRAM, the rest at L2 speed) puts
+   this row at +11% (15 of 21), but makes Megatron 4.4% / 7.6% (targets
+   3 / 6) and the DGX A100 BERT AMP training rows 19-26% fast: streaming
+   ops larger than the cache thrash it, as the all-or-nothing rule says.
 8. **Snapdragon 8 Gen 2 NPU: not counted.** Qualcomm gives only "up to
    4.35x" over 8 Gen 1; no Qualcomm, review or paper figure for the
    Hexagon's TOPS was found, so the description's peaks stay placeholders
