@@ -2,6 +2,7 @@
 #include "hwdb/Cluster.h"
 
 #include <cassert>
+#include <memory>
 
 using namespace perfc;
 using namespace perfc::hw;
@@ -50,6 +51,15 @@ unsigned Cluster::numDevices() const {
   for (const NodeGroup &G : Groups)
     N += uint64_t(G.Count) * G.devicesPerNode();
   return saturate(N);
+}
+
+void perfc::hw::setLaunchOverhead(Cluster &C, double Seconds) {
+  for (NodeGroup &G : C.Groups)
+    for (NodeDevice &ND : G.Devices) {
+      auto Copy = std::make_shared<Device>(*ND.Dev);
+      Copy->LaunchOverheadSeconds = Seconds;
+      ND.Dev = std::move(Copy);
+    }
 }
 
 const Device &Cluster::primaryDevice() const {

@@ -82,6 +82,12 @@ struct Cluster {
   const Device &primaryDevice() const;
 };
 
+/// Replaces every device's launch_overhead with Seconds, on copies of the
+/// shared devices: the same hardware under a runtime that launches kernels
+/// differently (CUDA graphs replayed by the GPU, TensorRT's asynchronous
+/// enqueue, an eager framework's per-op dispatch).
+void setLaunchOverhead(Cluster &C, double Seconds);
+
 } // namespace perfc::hw
 
 #endif // PERFC_HWDB_CLUSTER_H

@@ -88,6 +88,8 @@ struct HardwareInfo {
   std::string Device;      ///< The device the model runs on.
   std::string Source;      ///< Bundled name or file path.
   std::string ComputeType; ///< --compute-type, or "" for the model's own.
+  /// --launch-overhead: the per-kernel cost that replaced the description's.
+  llvm::Optional<double> LaunchOverheadSeconds;
 };
 
 /// How the nodes ran, with a device.

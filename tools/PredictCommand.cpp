@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "hwdb/Units.h"
 #include "ir/Shape.h"
 #include "passes/Placement.h"
 #include "passes/Planner.h"
@@ -105,6 +106,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "the processor (CPU, GPU, NPU) that minimizes the latency, "
                "transfers counted (Z3; --time-limit bounds it, default 10 s)"),
       cl::cat(Category));
+  cl::opt<std::string> LaunchOverhead(
+      "launch-overhead",
+      cl::desc("With --hw: the cost of one kernel launch, replacing every "
+               "device's launch_overhead, e.g. '1 us' for CUDA graphs or "
+               "TensorRT's asynchronous enqueue"),
+      cl::value_desc("TIME"), cl::cat(Category));
   cl::opt<bool> NoFusion(
       "no-fusion",
       cl::desc("Time every node as its own kernel (no epilogue or "
@@ -386,6 +393,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail(C.takeError());
     Cluster = std::move(*C);
   }
+  llvm::Optional<double> LaunchSeconds;
+  if (LaunchOverhead.getNumOccurrences()) {
+    if (!Cluster)
+      return fail("--launch-overhead needs --hw (it replaces the "
+                  "description's launch_overhead)");
+    auto M = hw::parseQuantity(LaunchOverhead, hw::Quantity::Time);
+    if (!M)
+      return fail("--launch-overhead '" + LaunchOverhead +
+                  "': " + llvm::toString(M.takeError()));
+    LaunchSeconds = M->Value;
+    hw::setLaunchOverhead(*Cluster, M->Value);
+  }
 
   auto Model = frontend::importOnnxFile(ModelPath, Import);
   if (!Model)
@@ -426,8 +445,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     Model->Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
-    R.Hardware =
-        HardwareInfo{Hw, D.Name, Cluster->Name, ComputeType.getValue()};
+    R.Hardware = HardwareInfo{Hw, D.Name, Cluster->Name, ComputeType.getValue(),
+                              LaunchSeconds};
     if (llvm::Error E = checkRunnable(R, D, ModelPath, "--compute-type"))
       return fail(std::move(E));
   }

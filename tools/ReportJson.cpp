@@ -240,6 +240,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("source", R.Hardware->Source);
         if (!R.Hardware->ComputeType.empty())
           J.attribute("compute_type", R.Hardware->ComputeType);
+        if (R.Hardware->LaunchOverheadSeconds)
+          J.attribute("launch_overhead_s", *R.Hardware->LaunchOverheadSeconds);
       });
     J.attributeObject("totals", [&] {
       writeWork(J, R.Total);

@@ -1,6 +1,8 @@
 //===- ReportTable.cpp - Report as a table for people ---------------------===//
 #include "tools/ReportWriters.h"
 
+#include "hwdb/Units.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <fmt/format.h>
@@ -52,8 +54,14 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   for (const TensorInfo &T : M.Inputs)
     OS << fmt::format("input     {} {} {}\n", T.Name, T.DType, T.Shape);
   if (R.Hardware)
-    OS << fmt::format("hardware  {} ({})\n", R.Hardware->Name,
-                      R.Hardware->Device);
+    OS << fmt::format(
+        "hardware  {} ({}){}\n", R.Hardware->Name, R.Hardware->Device,
+        R.Hardware->LaunchOverheadSeconds
+            ? ", launch overhead " +
+                  hw::formatQuantity(*R.Hardware->LaunchOverheadSeconds,
+                                     hw::Quantity::Time) +
+                  " per kernel (--launch-overhead)"
+            : std::string());
   OS << fmt::format("params    {}\n", formatCount(double(R.Total.Params)));
   OS << fmt::format("MACs      {}\n", formatCount(R.Total.Macs));
   OS << fmt::format("FLOPs     {}\n", formatCount(R.Total.Flops));

@@ -518,3 +518,16 @@ add_test(NAME cli.input_rate_trace
 # 512 samples at 1000 per second: the loading track ends the step at 0.512 s.
 set_tests_properties(cli.input_rate_trace PROPERTIES PASS_REGULAR_EXPRESSION
   "\"end_s\": 0\\.512.*\"tid\": 2,[^}]*\"name\": \"host input\".*\"name\": \"load next step's samples\",[^}]*\"tid\": 2,[^}]*\"dur\": 512000")
+
+# --launch-overhead replaces every device's launch_overhead (CUDA graphs,
+# TensorRT): named in the hardware section, priced in each kernel.
+add_test(NAME cli.launch_overhead_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --launch-overhead "0.5 us" --format json --explain)
+set_tests_properties(cli.launch_overhead_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"hardware\": {[^}]*\"launch_overhead_s\": (5(\\.0+)?|4\\.9+[0-9]*)e-07[^}]*}.*\\+ 500 ns = ")
+perfc_expect_error(launch_overhead_needs_hw
+  "--launch-overhead needs --hw" ${ZOO}/resnet18.onnx --launch-overhead "1 us")
+perfc_expect_error(launch_overhead_unit
+  "--launch-overhead '3': time '3' has no unit"
+  ${ZOO}/resnet18.onnx --hw t4 --launch-overhead 3)

@@ -38,7 +38,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -69,23 +68,10 @@ class Models:
         return p
 
 
-def async_device(perfc, hw, tmp):
-    """A copy of the bundled description with launch_overhead set to the
-    asynchronous per-kernel cost."""
-    p = os.path.join(tmp, hw + "-async.yaml")
-    if not os.path.exists(p):
-        src = os.path.join(ROOT, "hwdb", "devices", hw + ".yaml")
-        with open(src) as f:
-            y = f.read()
-        y = re.sub(r"(?m)^(\s*launch_overhead:)\s*[^#\n]*", r"\1 %g us " % ASYNC_LAUNCH_US, y, count=1)
-        y = re.sub(r"(?m)^(\s*name:)\s*%s\b" % re.escape(hw), r"\1 %s-async" % hw, y, count=1)
-        with open(p, "w") as f:
-            f.write(y)
-    return p
-
-
-def predict(perfc, model_path, hw, batch, seq, precision, storage=None):
+def predict(perfc, model_path, hw, batch, seq, precision, storage=None, launch_us=None):
     cmd = [perfc, model_path, "--hw", hw, "--batch", str(batch), "--compute-type", precision, "--format", "json"]
+    if launch_us is not None:
+        cmd += ["--launch-overhead", "%g us" % launch_us]
     if storage:
         cmd += ["--storage-type", storage]
     if seq:
@@ -248,12 +234,13 @@ def main():
             trt = "TensorRT" in r["runtime"]
             for v in variants:
                 m = models.path(r["model"], seq)
-                hw = async_device(a.perfc, r["hw"], tmp) if (v == "async" and trt) else r["hw"]
+                hw = r["hw"]
+                launch = ASYNC_LAUNCH_US if (v == "async" and trt) else None
                 dimseq = seq if r["model"] != "bert_large" else ""  # perfc zoo fixes seq
                 # The engines store tensors in the published precision
                 # (INT8 engines: INT8 activations and weights).
                 ms, kernels, bounds = predict(a.perfc, m, hw, batch, dimseq, prec,
-                                              None if v == "asis" else prec)
+                                              None if v == "asis" else prec, launch)
                 pred[v] = ms / per
                 detail[v] = (kernels, bounds)
             err = {v: pred[v] / pub - 1 for v in variants}
