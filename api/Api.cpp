@@ -263,6 +263,19 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   PO.Time.ComputeType = parseComputeType(Options.computeType);
   PO.Fusion.Fuse = Options.fusion;
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
+  // A launch cost of another runtime: the prediction's own copy of the
+  // devices (the handle stays immutable and shared).
+  llvm::Optional<hw::Cluster> Relaunched;
+  if (Options.launchOverheadSeconds) {
+    const double S = *Options.launchOverheadSeconds;
+    if (!Cluster)
+      throwError("launchOverheadSeconds needs hardware");
+    if (!(S >= 0 && S < 1))
+      throwError("launchOverheadSeconds must be from 0 to 1 second");
+    Relaunched = *Cluster;
+    hw::setLaunchOverhead(*Relaunched, S);
+    Cluster = &*Relaunched;
+  }
   if (Cluster)
     PO.Device = &Cluster->primaryDevice();
   if (Options.train && !Cluster)
@@ -286,8 +299,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
-    R.Hardware =
-        HardwareInfo{Hw->name(), D.Name, Cluster->Name, Options.computeType};
+    R.Hardware = HardwareInfo{
+        Hw->name(), D.Name, Cluster->Name, Options.computeType,
+        Options.launchOverheadSeconds
+            ? llvm::Optional<double>(*Options.launchOverheadSeconds)
+            : llvm::None};
     if (llvm::Error E = checkRunnable(R, D, MI.Info.Path, "compute type"))
       throwError(std::move(E));
   }

@@ -34,10 +34,13 @@ ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
 }
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
-                              py::object Train) {
+                              py::object Train,
+                              py::object LaunchOverhead = py::none()) {
   PredictOptions O;
   O.computeType = ComputeType;
   O.fusion = Fusion;
+  if (!LaunchOverhead.is_none())
+    O.launchOverheadSeconds = LaunchOverhead.cast<double>();
   if (!Train.is_none() &&
       !(py::isinstance<py::bool_>(Train) && !Train.cast<bool>())) {
     TrainOptions TO;
@@ -338,18 +341,21 @@ PYBIND11_MODULE(perfc, m) {
   m.def(
       "predict",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
-         bool Fusion, py::object Train, bool Ops) {
+         bool Fusion, py::object Train, bool Ops, py::object Launch) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H, predictOptions(ComputeType, Fusion, Train));
+        Prediction P =
+            run(M, H, predictOptions(ComputeType, Fusion, Train, Launch));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("ops") = true,
+      py::arg("launch_overhead_s") = py::none(),
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
-      "Returns a dict: totals, latency_s, train, ops (unless ops=False), "
-      "warnings.");
+      "launch_overhead_s: seconds per kernel launch instead of the "
+      "description's (as --launch-overhead). Returns a dict: totals, "
+      "latency_s, train, ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,

@@ -216,6 +216,9 @@ struct PredictOptions {
   /// model's own types.
   std::string computeType;
   bool fusion = true; ///< false: --no-fusion (training too: eager kernels).
+  /// --launch-overhead: seconds per kernel launch replacing every device's
+  /// (CUDA graphs, TensorRT); unset keeps the descriptions'.
+  std::optional<double> launchOverheadSeconds;
   /// Set: predict a training step (needs hardware).
   std::optional<TrainOptions> train;
 };

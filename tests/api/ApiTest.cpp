@@ -165,6 +165,19 @@ TEST_CASE("training step through the API") {
   CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("input rate"),
                        api::Error);
   P.train->inputRate = 0;
+  // Another runtime's launch cost on a copy of the devices: faster, and the
+  // shared handle keeps its own.
+  P.launchOverheadSeconds = 0;
+  CHECK(api::predict(M, Hw, P).train()->stepSeconds < R.train()->stepSeconds);
+  CHECK(api::toJson(api::predict(M, Hw, P)).find("\"launch_overhead_s\": 0") !=
+        std::string::npos);
+  P.launchOverheadSeconds.reset();
+  CHECK(api::predict(M, Hw, P).train()->stepSeconds ==
+        doctest::Approx(R.train()->stepSeconds));
+  P.launchOverheadSeconds = -1;
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, P),
+                       doctest::Contains("launchOverheadSeconds"), api::Error);
+  P.launchOverheadSeconds.reset();
   P.train->dp = 4096;
   CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("devices"),
                        api::Error);
