@@ -2,6 +2,8 @@
 #include "costmodels/Roofline.h"
 #include "hwdb/Loader.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -430,22 +432,30 @@ TEST_SUITE("roofline") {
     CHECK(quantization(G, 108, 0, 0) == 1);
   }
 
-  TEST_CASE("a GEMV on a GPU runs on the vector units, not padded tiles") {
-    const char *Gpu = R"(device:
+  /// A GPU with fp16 tensor units at 100 and vector units at 20 TFLOPS.
+  hw::Device tensorAndVectorGpu(unsigned Cores, const char *Bandwidth,
+                                double ComputeEfficiency) {
+    return load(llvm::formatv(R"(device:
   name: qgpu
   kind: gpu
-  cores: 100
+  cores: {0}
   gemm_tile: [128, 128]
   compute:
-    tensor: {fp16: 100 TFLOPS}
-    vector: {fp16: 20 TFLOPS}
+    tensor: {{fp16: 100 TFLOPS}
+    vector: {{fp16: 20 TFLOPS}
   memory:
-    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+    - {{name: HBM, capacity: 16 GB, bandwidth: {1}}
   launch_overhead: 0 us
   efficiency:
-    default: {compute: 1, memory: 1}
-)";
-    hw::Device D = load(Gpu);
+    default: {{compute: {2}, memory: 1}
+)",
+                              Cores, Bandwidth, ComputeEfficiency)
+                    .str()
+                    .c_str());
+  }
+
+  TEST_CASE("a GEMV on a GPU runs on the vector units, not padded tiles") {
+    hw::Device D = tensorAndVectorGpu(100, "1000 GB/s", 1);
     OpWork W = gemm(1, 4096, 4096, ir::DType::F16);
     W.Gemm = {1, 1, 4096, 4096};
     OpTime T = opTime(W, D);
@@ -469,21 +479,7 @@ TEST_SUITE("roofline") {
     // tiles are a third padding runs at 100 x 0.25 x 0.67 on the tensor
     // unit, faster than 20 x 0.25 on the vector unit (comparing the vector
     // peak with the tensor unit's efficient rate would take the slower).
-    const char *Gpu = R"(device:
-  name: qgpu
-  kind: gpu
-  cores: 1
-  gemm_tile: [128, 128]
-  compute:
-    tensor: {fp16: 100 TFLOPS}
-    vector: {fp16: 20 TFLOPS}
-  memory:
-    - {name: HBM, capacity: 16 GB, bandwidth: 1000 TB/s}
-  launch_overhead: 0 us
-  efficiency:
-    default: {compute: 0.25, memory: 1}
-)";
-    hw::Device D = load(Gpu);
+    hw::Device D = tensorAndVectorGpu(1, "1000 TB/s", 0.25);
     // M = 96 of a 128-row tile on one SM: 3/4 of the tile is useful.
     OpWork W = gemm(96, 128, 128, ir::DType::F16);
     W.Gemm = {1, 96, 128, 128};
