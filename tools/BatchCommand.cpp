@@ -5,7 +5,8 @@
 //
 //   {"model": "m.onnx", "hw": "a100-sxm4-80gb", "batch": 8,
 //    "dims": {"seq": 128}, "compute_type": "fp16", "fusion": true,
-//    "allow_unknown_shapes": false, "train": {"dp": 8, "recompute": "full"}}
+//    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6,
+//    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
 // the batch as --micro-batch does). Each output line is, in input order,
@@ -62,10 +63,10 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     llvm::StringRef K = KV.first;
     if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
         K != "train" && K != "compute_type" && K != "fusion" &&
-        K != "allow_unknown_shapes")
+        K != "allow_unknown_shapes" && K != "launch_overhead_s")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
-                  "fusion, allow_unknown_shapes");
+                  "fusion, allow_unknown_shapes, launch_overhead_s");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -107,6 +108,12 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!F)
       return Fail("'fusion' must be true or false");
     J.Predict.fusion = *F;
+  }
+  if (O->get("launch_overhead_s")) {
+    auto L = O->getNumber("launch_overhead_s");
+    if (!L || !(*L >= 0 && *L < 1))
+      return Fail("'launch_overhead_s' must be seconds from 0 to 1");
+    J.Predict.launchOverheadSeconds = *L;
   }
   if (O->get("allow_unknown_shapes")) {
     auto F = O->getBoolean("allow_unknown_shapes");
@@ -155,6 +162,12 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
           if (!(I = Int(1)))
             return Fail("'train.micro_batch' must be a positive integer");
           J.Import.batch = *I;
+        } else if (K == "input_rate") {
+          auto R = V.getAsNumber();
+          if (!R)
+            return Fail("'train.input_rate' must be a number of samples per "
+                        "second");
+          Tr.inputRate = *R;
         } else if (K == "sp") {
           auto B = V.getAsBoolean();
           if (!B)
@@ -173,7 +186,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
           return Fail("unknown key 'train." + K.str() +
                       "': use dp, tp, pp, vp, sp, micro_batch, "
                       "global_batch, recompute, dtype, optimizer, "
-                      "partition, grad_compression, zero");
+                      "partition, grad_compression, zero, input_rate");
         }
       }
       J.Predict.train = Tr;
