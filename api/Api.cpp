@@ -260,6 +260,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   const Model::Impl &MI = M.impl();
   perfc::PredictOptions PO;
   PO.Explain = Explain;
+  // The rows' names and shapes (strings for every node) only when a caller
+  // asks for them: ops() and errors describe nodes from the graph then.
+  PO.NodeNames = Explain;
   PO.Time.ComputeType = parseComputeType(Options.computeType);
   PO.Fusion.Fuse = Options.fusion;
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
@@ -304,6 +307,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         Options.launchOverheadSeconds
             ? llvm::Optional<double>(*Options.launchOverheadSeconds)
             : llvm::None};
+    if (!PO.NodeNames && llvm::any_of(R.Nodes, [](const NodeReport &N) {
+          return N.Time && N.Time->Unsupported;
+        }))
+      describeNodes(MI.Graph, R); // the error names the node
     if (llvm::Error E = checkRunnable(R, D, MI.Info.Path, "compute type"))
       throwError(std::move(E));
   }
@@ -364,11 +371,21 @@ TrainSummary summarize(const TrainReport &T) {
 std::vector<OpRow> Prediction::ops() const {
   std::vector<OpRow> Rows;
   Rows.reserve(P->R.Nodes.size());
-  for (const NodeReport &N : P->R.Nodes) {
+  // A fast-path prediction (no explanations, so no names: see
+  // makePrediction) describes a copy's nodes from the graph.
+  Report Named;
+  const bool Describe = !P->Explained;
+  if (Describe) {
+    Named.Nodes.resize(P->R.Nodes.size());
+    describeNodes(P->M.impl().Graph, Named);
+  }
+  for (size_t I = 0; I < P->R.Nodes.size(); ++I) {
+    const NodeReport &N = P->R.Nodes[I];
+    const NodeReport &Names = Describe ? Named.Nodes[I] : N;
     OpRow Row;
-    Row.name = N.Name;
-    Row.op = N.Op;
-    Row.outputShape = N.OutputShape;
+    Row.name = Names.Name;
+    Row.op = Names.Op;
+    Row.outputShape = Names.OutputShape;
     Row.params = N.Work.Params;
     Row.flops = N.Work.Flops;
     Row.macs = N.Work.Macs;

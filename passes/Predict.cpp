@@ -126,6 +126,20 @@ void addBoundTime(KernelSummary &S, const cost::OpTime &T) {
   }
 }
 
+void describeNodes(const ir::Graph &G, Report &R) {
+  size_t I = 0;
+  for (const auto &N : G.nodes()) {
+    if (I == R.Nodes.size())
+      break;
+    NodeReport &NR = R.Nodes[I++];
+    NR.Name = N->name().str();
+    NR.Op = N->domain().empty() ? N->opType().str()
+                                : (N->domain() + ":" + N->opType()).str();
+    if (const ir::Value *Out = N->output(0))
+      NR.OutputShape = Out->shape().str();
+  }
+}
+
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }
 
 Report predict(const ir::Graph &G, const PredictOptions &Options) {
@@ -135,14 +149,11 @@ Report predict(const ir::Graph &G, const PredictOptions &Options) {
   R.Nodes.reserve(G.numNodes());
   for (const auto &N : G.nodes()) {
     NodeReport NR;
-    NR.Name = N->name().str();
-    NR.Op = N->domain().empty() ? N->opType().str()
-                                : (N->domain() + ":" + N->opType()).str();
-    if (const ir::Value *Out = N->output(0))
-      NR.OutputShape = Out->shape().str();
     NR.Work = Work.Nodes[N->index()];
     R.Nodes.push_back(std::move(NR));
   }
+  if (Options.NodeNames)
+    describeNodes(G, R);
   if (Options.Device)
     addTime(G, Work, Options, R);
   R.Warnings = std::move(Work.Warnings);

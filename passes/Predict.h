@@ -35,7 +35,15 @@ struct PredictOptions {
   /// the report is the same but for those strings, and much faster to make
   /// (the library API makes them only when JSON is asked for).
   bool Explain = true;
+  /// Fill NodeReport::Name, Op and OutputShape. Off (the library's fast
+  /// path: a NAS loop asks for the latency, not for the rows), they stay
+  /// empty until describeNodes fills them from the graph.
+  bool NodeNames = true;
 };
+
+/// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
+/// R.Nodes follows in order (what predict leaves out without NodeNames).
+void describeNodes(const ir::Graph &G, Report &R);
 
 /// The arithmetic types --compute-type (and --storage-type, the API's
 /// computeType) accept: fp32, tf32, fp16, bf16, fp8 (E4M3, the inference

@@ -66,6 +66,18 @@ TEST_CASE("builder: shapes, work and latency") {
   REQUIRE(T.latencySeconds());
   CHECK(*T.latencySeconds() > 0);
   CHECK(T.ops().size() == M.numNodes());
+  // predict() leaves the rows' names out of its report (the fast path);
+  // ops() describes them from the graph, as the JSON names them.
+  CHECK(T.ops()[0].op == "Conv");
+  CHECK(T.ops()[0].outputShape == "[2, 8, 16, 16]");
+  CHECK(!T.ops()[0].name.empty());
+  CHECK(api::toJson(T).find("\"name\": \"" + T.ops()[0].name + "\"") !=
+        std::string::npos);
+  // A device that cannot run a node: the error still names it.
+  api::Hardware Dla = api::Hardware::load("jetson-agx-orin-dla");
+  const std::string NodeNamed = "node '" + T.ops()[0].name + "'";
+  CHECK_THROWS_WITH_AS(api::predict(M, Dla),
+                       doctest::Contains(NodeNamed.c_str()), api::Error);
 }
 
 TEST_CASE("builder: errors") {
