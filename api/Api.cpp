@@ -322,7 +322,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError(MI.Info.Path + ": " + llvm::toString(T.takeError()));
     R.Strategy = TO;
     R.Train = std::move(*T);
-    warnIfNotFits(R);
+    addStepWarnings(R);
   }
   return I;
 }

@@ -169,7 +169,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     throwError(Where + ": " + llvm::toString(T.takeError()));
   R.Strategy = TrainOpts;
   R.Train = std::move(*T);
-  warnIfNotFits(R);
+  addStepWarnings(R);
   auto I = std::make_shared<Plan::Impl>();
   I->R = std::move(R);
   return Plan(std::move(I));

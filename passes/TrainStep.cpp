@@ -761,6 +761,7 @@ void applyInputRate(TrainReport &R, const TrainOptions &O,
   R.InputBound = R.InputSeconds > R.StepSeconds;
   if (!R.InputBound)
     return;
+  R.InputWaitSeconds = R.InputSeconds - R.StepSeconds;
   R.StepSeconds = R.InputSeconds;
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
   R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;

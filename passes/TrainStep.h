@@ -203,6 +203,9 @@ struct TrainReport {
   /// pipeline per step, and whether it, not the GPUs, sets StepSeconds.
   double InputSeconds = 0;
   bool InputBound = false;
+  /// How long the devices wait for it per step (InputSeconds minus the
+  /// step they would take; 0 unless InputBound).
+  double InputWaitSeconds = 0;
   std::vector<StageReport> Stages;
   unsigned PeakStage = 0;   ///< The stage with the most memory.
   double CapacityBytes = 0; ///< Of one device.

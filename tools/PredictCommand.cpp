@@ -580,7 +580,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     }
     R.Strategy = TrainOpts;
     R.Train = std::move(*T);
-    warnIfNotFits(R);
+    addStepWarnings(R);
   }
 
   int Status = writeOutput(OutputPath, [&](llvm::raw_ostream &OS) {

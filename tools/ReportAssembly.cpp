@@ -17,7 +17,16 @@ llvm::Error checkRunnable(const Report &R, const hw::Device &D,
   return llvm::Error::success();
 }
 
-void warnIfNotFits(Report &R) {
+void addStepWarnings(Report &R) {
+  if (R.Train && R.Train->InputBound)
+    R.Warnings.push_back(
+        {"",
+         llvm::formatv("input-bound: the devices wait {0:F1} ms ({1:F0}% "
+                       "of the step) for the host input pipeline; its "
+                       "rate, not the GPUs, sets the throughput",
+                       R.Train->InputWaitSeconds * 1e3,
+                       100 * R.Train->InputWaitSeconds / R.Train->StepSeconds)
+             .str()});
   if (!R.Train || R.Train->Fits)
     return;
   R.Warnings.push_back(

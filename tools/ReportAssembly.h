@@ -23,9 +23,9 @@ namespace perfc {
 llvm::Error checkRunnable(const Report &R, const hw::Device &D,
                           llvm::StringRef Path, llvm::StringRef Choice);
 
-/// Appends the "does not fit" warning when R's training step does not fit
-/// its devices' memory.
-void warnIfNotFits(Report &R);
+/// Appends the training step's warnings: input-bound (the devices wait for
+/// the host input pipeline) and "does not fit" (its devices' memory).
+void addStepWarnings(Report &R);
 
 } // namespace perfc
 

@@ -290,6 +290,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         if (R.Strategy->InputSamplesPerSecond > 0) {
           J.attribute("input_s", T.InputSeconds);
           J.attribute("input_bound", T.InputBound);
+          J.attribute("input_wait_s", T.InputWaitSeconds);
         }
         J.attribute("samples_per_s", T.SamplesPerSecond);
         J.attribute("model_flops", T.ModelFlops);

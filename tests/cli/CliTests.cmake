@@ -499,7 +499,7 @@ add_test(NAME cli.input_rate_json
                  --format json)
 # 512 samples at 100 per second on the one node: 5.12 s, 100 samples/s.
 set_tests_properties(cli.input_rate_json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"step\": {[^}]*\"time_s\": 5\\.12[0-9]*,[^}]*\"input_s\": 5\\.12[0-9]*,[^}]*\"input_bound\": true,[^}]*\"samples_per_s\": 100,")
+  "\"step\": {[^}]*\"time_s\": 5\\.12[0-9]*,[^}]*\"input_s\": 5\\.12[0-9]*,[^}]*\"input_bound\": true,[^}]*\"input_wait_s\": 5\\.08[0-9]*,[^}]*\"samples_per_s\": 100,.*\"warnings\": \\[[^]]*input-bound: the devices wait 508[0-9.]* ms \\(99% of the step\\)")
 perfc_expect_error(input_rate_zero
   "--input-rate must be a number of samples per second from 1e-6 to 1e15"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate 0)
