@@ -359,6 +359,7 @@ TrainSummary summarize(const TrainReport &T) {
   S.tflopsPerDevice = T.TflopsPerDevice;
   S.inputSeconds = T.InputSeconds;
   S.inputBound = T.InputBound;
+  S.inputWaitSeconds = T.InputWaitSeconds;
   S.peakBytes = T.Stages.empty() ? 0 : T.peak().peakBytes();
   S.capacityBytes = T.CapacityBytes;
   S.devices = T.Devices;

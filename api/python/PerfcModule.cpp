@@ -122,6 +122,7 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["tflops_per_device"] = Tr->tflopsPerDevice;
     TD["input_s"] = Tr->inputSeconds;
     TD["input_bound"] = Tr->inputBound;
+    TD["input_wait_s"] = Tr->inputWaitSeconds;
     TD["peak_bytes"] = Tr->peakBytes;
     TD["capacity_bytes"] = Tr->capacityBytes;
     TD["devices"] = Tr->devices;

@@ -238,9 +238,10 @@ struct TrainSummary {
          exposedCommSeconds = 0, bubbleSeconds = 0, optimizerSeconds = 0,
          samplesPerSecond = 0, modelFlops = 0, tflopsPerDevice = 0;
   /// With TrainOptions::inputRate: the busiest node's input pipeline per
-  /// step, and whether the step waits for it.
+  /// step, whether the step waits for it, and for how long.
   double inputSeconds = 0;
   bool inputBound = false;
+  double inputWaitSeconds = 0;
   double peakBytes = 0, capacityBytes = 0; ///< Of the fullest device.
   unsigned devices = 0;
   int64_t globalBatch = 0, microBatches = 0;

@@ -173,6 +173,8 @@ TEST_CASE("training step through the API") {
   CHECK(Slow.train()->inputBound);
   CHECK(Slow.train()->stepSeconds == doctest::Approx(2));
   CHECK(Slow.train()->inputSeconds == doctest::Approx(2));
+  CHECK(Slow.train()->inputWaitSeconds ==
+        doctest::Approx(2 - R.train()->stepSeconds));
   P.train->inputRate = -1;
   CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("input rate"),
                        api::Error);

@@ -91,6 +91,8 @@ def test_dims_and_training(hw):
     assert slow["train"]["input_bound"]
     assert slow["train"]["step_s"] == pytest.approx(2.0)
     assert slow["train"]["input_s"] == pytest.approx(2.0)
+    base = perfc.predict(m, hw, train={}, ops=False)["train"]["step_s"]
+    assert slow["train"]["input_wait_s"] == pytest.approx(2.0 - base)
     with pytest.raises(ValueError, match="unknown train option"):
         perfc.predict(m, hw, train={"colour": 1})
     with pytest.raises(perfc.Error, match="seq"):
