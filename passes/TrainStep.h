@@ -266,8 +266,6 @@ public:
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
 };
 
-/// Predicts one step from an analysis (the graph it was made from must
-/// still exist).
 /// The host input pipeline's bound on a predicted step: each data-parallel
 /// replica loads its samples on the node of its first stage, the replicas
 /// spread evenly over the nodes the job spans (DevicesPerNode each), so the
@@ -277,6 +275,8 @@ public:
 void applyInputRate(TrainReport &R, const TrainOptions &O,
                     unsigned DevicesPerNode);
 
+/// Predicts one step from an analysis (the graph it was made from must
+/// still exist).
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
                                             const hw::Cluster &C,
                                             const TrainOptions &O);
