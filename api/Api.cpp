@@ -270,13 +270,13 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   // devices (the handle stays immutable and shared).
   llvm::Optional<hw::Cluster> Relaunched;
   if (Options.launchOverheadSeconds) {
-    const double S = *Options.launchOverheadSeconds;
     if (!Cluster)
       throwError("launchOverheadSeconds needs hardware");
-    if (!(S >= 0 && S < 1))
-      throwError("launchOverheadSeconds must be from 0 to 1 second");
     Relaunched = *Cluster;
-    hw::setLaunchOverhead(*Relaunched, S);
+    if (llvm::Error E =
+            hw::setLaunchOverhead(*Relaunched, *Options.launchOverheadSeconds,
+                                  "launchOverheadSeconds (launch_overhead_s)"))
+      throwError(std::move(E));
     Cluster = &*Relaunched;
   }
   if (Cluster)

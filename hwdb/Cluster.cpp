@@ -53,13 +53,18 @@ unsigned Cluster::numDevices() const {
   return saturate(N);
 }
 
-void perfc::hw::setLaunchOverhead(Cluster &C, double Seconds) {
+llvm::Error perfc::hw::setLaunchOverhead(Cluster &C, double Seconds,
+                                         llvm::StringRef What) {
+  if (!(Seconds >= 0 && Seconds < 1))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   What + " must be from 0 to 1 second");
   for (NodeGroup &G : C.Groups)
     for (NodeDevice &ND : G.Devices) {
       auto Copy = std::make_shared<Device>(*ND.Dev);
       Copy->LaunchOverheadSeconds = Seconds;
       ND.Dev = std::move(Copy);
     }
+  return llvm::Error::success();
 }
 
 const Device &Cluster::primaryDevice() const {

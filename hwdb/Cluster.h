@@ -14,6 +14,8 @@
 #include "hwdb/Device.h"
 
 #include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <memory>
 #include <string>
@@ -85,8 +87,9 @@ struct Cluster {
 /// Replaces every device's launch_overhead with Seconds, on copies of the
 /// shared devices: the same hardware under a runtime that launches kernels
 /// differently (CUDA graphs replayed by the GPU, TensorRT's asynchronous
-/// enqueue, an eager framework's per-op dispatch).
-void setLaunchOverhead(Cluster &C, double Seconds);
+/// enqueue, an eager framework's per-op dispatch). Seconds must lie in
+/// [0, 1): else an error naming What, and C is unchanged.
+llvm::Error setLaunchOverhead(Cluster &C, double Seconds, llvm::StringRef What);
 
 } // namespace perfc::hw
 

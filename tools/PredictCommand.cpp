@@ -402,8 +402,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!M)
       return fail("--launch-overhead '" + LaunchOverhead +
                   "': " + llvm::toString(M.takeError()));
+    if (llvm::Error E = hw::setLaunchOverhead(
+            *Cluster, M->Value, "--launch-overhead '" + LaunchOverhead + "'"))
+      return fail(std::move(E));
     LaunchSeconds = M->Value;
-    hw::setLaunchOverhead(*Cluster, M->Value);
   }
 
   auto Model = frontend::importOnnxFile(ModelPath, Import);

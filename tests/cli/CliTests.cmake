@@ -531,3 +531,6 @@ perfc_expect_error(launch_overhead_needs_hw
 perfc_expect_error(launch_overhead_unit
   "--launch-overhead '3': time '3' has no unit"
   ${ZOO}/resnet18.onnx --hw t4 --launch-overhead 3)
+perfc_expect_error(launch_overhead_range
+  "--launch-overhead '2 s' must be from 0 to 1 second"
+  ${ZOO}/resnet18.onnx --hw t4 --launch-overhead "2 s")
