@@ -360,15 +360,17 @@ PYBIND11_MODULE(perfc, m) {
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
-         bool Fusion, py::object Train, bool Compact) {
+         bool Fusion, py::object Train, bool Compact, py::object Launch) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H, predictOptions(ComputeType, Fusion, Train));
+        Prediction P =
+            run(M, H, predictOptions(ComputeType, Fusion, Train, Launch));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("compact") = false,
+      py::arg("launch_overhead_s") = py::none(),
       "The CLI's JSON report (perfc MODEL --format json) as a string.");
   m.def(
       "plan",

@@ -84,6 +84,8 @@ def test_dims_and_training(hw):
     fast = perfc.predict(m, hw, train={"recompute": "full"}, ops=False,
                          launch_overhead_s=0.0)
     assert fast["train"]["step_s"] < r["train"]["step_s"]
+    assert '"launch_overhead_s": 0' in perfc.predict_json(
+        m, hw, train={"recompute": "full"}, launch_overhead_s=0.0)
     again = perfc.predict(m, hw, train={"recompute": "full"}, ops=False)
     assert again["train"]["step_s"] == r["train"]["step_s"]
     # A loader of one sample per second: the step is the 2 s of loading.
