@@ -354,6 +354,7 @@ TrainSummary summarize(const TrainReport &T) {
   S.exposedCommSeconds = T.ExposedCommSeconds;
   S.bubbleSeconds = T.BubbleSeconds;
   S.optimizerSeconds = T.OptimizerSeconds;
+  S.gradAccumSeconds = T.GradAccumSeconds;
   S.samplesPerSecond = T.SamplesPerSecond;
   S.modelFlops = T.ModelFlops;
   S.tflopsPerDevice = T.TflopsPerDevice;

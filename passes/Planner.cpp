@@ -498,27 +498,31 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   // Data-parallel exchange and optimizer: the largest among the types
   // (each type's prediction prices its slowest stage: an upper bound where
   // a stage of another type holds more parameters).
+  // Eager gradient accumulation likewise.
+  auto TailSeconds = [](const TrainReport &T) {
+    return T.GradAccumSeconds + T.DpExposedSeconds + T.OptimizerSeconds;
+  };
   unsigned Tail = TypeOf[0];
   for (size_t T = 0; T < Types->size(); ++T)
-    if (Reports[T] &&
-        Reports[T]->DpExposedSeconds + Reports[T]->OptimizerSeconds >
-            Reports[Tail]->DpExposedSeconds + Reports[Tail]->OptimizerSeconds)
+    if (Reports[T] && TailSeconds(*Reports[T]) > TailSeconds(*Reports[Tail]))
       Tail = T;
   const TrainReport &TR = *Reports[Tail];
   const StageReport &SS = R.Stages[Slow];
+  R.GradAccumSeconds = TR.GradAccumSeconds;
   R.DpCommSeconds = TR.DpCommSeconds;
   R.DpExposedSeconds = TR.DpExposedSeconds;
   R.OptimizerSeconds = TR.OptimizerSeconds;
   R.TpCommSeconds = M * SS.TpCommSeconds;
   R.ComputeSeconds =
-      M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds);
+      M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
+      R.GradAccumSeconds;
   // The busiest boundary's transfers; the simulated schedule holds those on
   // its critical path.
   R.P2pSeconds = 2 * M * MaxTransfer;
   R.BubbleSeconds = std::max(0.0, End - M * SS.microBatchSeconds());
   R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
   R.ExposedCommSeconds = R.TpCommSeconds + R.DpExposedSeconds;
-  R.StepSeconds = End + R.DpExposedSeconds + R.OptimizerSeconds;
+  R.StepSeconds = End + TailSeconds(R);
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
   R.ModelFlops = A.FlopsPerMicroBatch * M * O.Dp;
   R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;

@@ -60,6 +60,21 @@ llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O) {
   return Adam;
 }
 
+double gradientAccumulationPassSeconds(double Params, double Tensors,
+                                       ir::DType Type, const hw::Device &Dev) {
+  const bool Mixed = ir::byteSize(Type) < 4;
+  OpWork W;
+  W.Class = OpClass::Elementwise;
+  W.Type = ir::DType::F32;
+  W.Flops = Params;
+  W.BytesRead = Params * ((Mixed ? ir::byteSize(Type) : 4) + 4);
+  W.BytesWritten = Params * 4;
+  double Seconds = cost::opTime(W, Dev).Seconds;
+  if (!Mixed) // one kernel per tensor; opTime holds the first launch
+    Seconds += (std::max(1.0, Tensors) - 1) * Dev.LaunchOverheadSeconds;
+  return Seconds;
+}
+
 namespace {
 
 llvm::Error fail(const llvm::Twine &Msg) {
@@ -624,13 +639,19 @@ private:
         }
       }
     }
+    if (A.Unfused && MicroBatches > 1)
+      R.GradAccumSeconds =
+          (M - 1) * gradientAccumulationPassSeconds(SS.Params, SS.ParamTensors,
+                                                    O.DType, Dev);
     R.TpCommSeconds = M * SS.TpCommSeconds;
     R.ComputeSeconds =
-        M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds);
+        M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
+        R.GradAccumSeconds;
     R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
     R.ExposedCommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
     R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds +
-                    R.DpExposedSeconds + R.OptimizerSeconds;
+                    R.GradAccumSeconds + R.DpExposedSeconds +
+                    R.OptimizerSeconds;
     R.SamplesPerSecond = GlobalBatch / R.StepSeconds;
     // Model FLOPs: forward and backward of every node, unsharded, per
     // sample of the micro-batch, times the global batch.
@@ -667,8 +688,13 @@ private:
     Timeline T = O.Schedule == PipelineSchedule::GPipe
                      ? simulateGPipe(Times, R.MicroBatches, Transfer)
                      : simulateOneFOneB(Times, R.MicroBatches, Transfer);
-    const double End = T.End;
+    // Eager accumulation passes run inside the micro-batches' backwards;
+    // drawn as one span after the last, where the step pays for them.
+    const double End = T.End + R.GradAccumSeconds;
     for (unsigned S = 0; S < R.Stages.size(); ++S) {
+      if (R.GradAccumSeconds > 0)
+        T.Events.push_back({"gradient accumulation", "compute", S, 0, T.End,
+                            R.GradAccumSeconds, -1});
       if (R.DpCommSeconds > 0)
         T.Events.push_back(
             {"data-parallel gradients", "comm", S, 1,

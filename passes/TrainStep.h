@@ -26,7 +26,10 @@
 //  * data parallelism all-reduces the gradients (reduce-scatter and
 //    all-gather of parameters under ZeRO >= 1), overlapped with the last
 //    micro-batch's backward in buckets (costmodels/Overlap.h);
-//  * the optimizer step is an elementwise pass over the device's shard.
+//  * the optimizer step is an elementwise pass over the device's shard;
+//  * eager gradient accumulation (Unfused, several micro-batches): every
+//    micro-batch after the first adds its gradients to the kept ones in a
+//    pass of its own (see gradientAccumulationSeconds).
 // Memory per device: weights, gradients, optimizer states (fp32 master
 // weights under mixed precision, Adam's two moments), divided by dp where
 // ZeRO shards them; activations saved for backward times the micro-batches
@@ -192,6 +195,12 @@ struct TrainReport {
   double ExposedCommSeconds = 0; ///< Communication not hidden by compute.
   double BubbleSeconds = 0;      ///< Pipeline fill and drain.
   double OptimizerSeconds = 0;
+  /// Gradient accumulation as an eager framework runs it (a
+  /// TrainingAnalysis made Unfused, more than one micro-batch): each
+  /// micro-batch after the first adds its gradients to the kept ones in a
+  /// pass of its own; per step, on the slowest stage. Part of
+  /// ComputeSeconds.
+  double GradAccumSeconds = 0;
   double SamplesPerSecond = 0;
   /// Model FLOPs per step (forward and backward, without recomputation,
   /// as Megatron-LM counts them) and per device and second.
@@ -265,6 +274,18 @@ public:
       std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
 };
+
+/// One pass of gradient accumulation as an eager framework runs it: a
+/// micro-batch's gradients added to the kept ones, reading both and
+/// writing the sum, at elementwise efficiency. FP32/TF32 (Type 4 bytes):
+/// PyTorch's AccumulateGrad, `grad += new` in place, one kernel per
+/// parameter tensor, 12 bytes a parameter; mixed precision: apex amp O2's
+/// multi_tensor_axpby of the 16-bit gradients into the fp32 master
+/// gradients, one multi-tensor kernel, 10 bytes a parameter with fp16.
+/// Fused training code (Megatron-LM's gradient-accumulation fusion)
+/// accumulates inside the weight-gradient GEMM and has no such pass.
+double gradientAccumulationPassSeconds(double Params, double Tensors,
+                                       ir::DType Type, const hw::Device &Dev);
 
 /// The host input pipeline's bound on a predicted step: each data-parallel
 /// replica loads its samples on the node of its first stage, the replicas

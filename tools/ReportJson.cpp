@@ -283,6 +283,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("exposed_comm_s", T.ExposedCommSeconds);
         J.attribute("bubble_s", T.BubbleSeconds);
         J.attribute("optimizer_s", T.OptimizerSeconds);
+        J.attribute("grad_accum_s", T.GradAccumSeconds);
         J.attribute("tp_comm_s", T.TpCommSeconds);
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);

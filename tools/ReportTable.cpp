@@ -109,6 +109,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         formatSeconds(T.TpCommSeconds), formatSeconds(T.P2pSeconds),
         formatSeconds(T.DpExposedSeconds), formatSeconds(T.DpCommSeconds),
         formatSeconds(T.BubbleSeconds), formatSeconds(T.OptimizerSeconds));
+    if (T.GradAccumSeconds > 0)
+      OS << fmt::format("          gradient accumulation {} ({} passes, one "
+                        "per micro-batch after the first; in compute)\n",
+                        formatSeconds(T.GradAccumSeconds), T.MicroBatches - 1);
     if (O.InputSamplesPerSecond > 0)
       OS << fmt::format("          input pipeline {} per step at {:.6g} "
                         "samples/s per node{}\n",

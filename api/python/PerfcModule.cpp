@@ -117,6 +117,7 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["exposed_comm_s"] = Tr->exposedCommSeconds;
     TD["bubble_s"] = Tr->bubbleSeconds;
     TD["optimizer_s"] = Tr->optimizerSeconds;
+    TD["grad_accum_s"] = Tr->gradAccumSeconds;
     TD["samples_per_s"] = Tr->samplesPerSecond;
     TD["model_flops"] = Tr->modelFlops;
     TD["tflops_per_device"] = Tr->tflopsPerDevice;

@@ -237,6 +237,10 @@ struct TrainSummary {
   double stepSeconds = 0, computeSeconds = 0, commSeconds = 0,
          exposedCommSeconds = 0, bubbleSeconds = 0, optimizerSeconds = 0,
          samplesPerSecond = 0, modelFlops = 0, tflopsPerDevice = 0;
+  /// Eager gradient accumulation (fusion off, several
+  /// micro-batches): the passes adding each micro-batch's gradients to the
+  /// kept ones, per step; part of computeSeconds.
+  double gradAccumSeconds = 0;
   /// With TrainOptions::inputRate: the busiest node's input pipeline per
   /// step, whether the step waits for it, and for how long.
   double inputSeconds = 0;

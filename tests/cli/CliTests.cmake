@@ -491,6 +491,27 @@ perfc_expect_error(place_unsupported
   ${ZOO}/bert_base.onnx --dim seq=128 --hw ${CMAKE_CURRENT_BINARY_DIR}/cli-two-dlas.yaml
   --place --compute-type int8)
 
+# Eager training (--no-fusion) with gradient accumulation: 3 passes after
+# the first of 4 micro-batches, in the JSON and the table; fused: none.
+add_test(NAME cli.grad_accum_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --micro-batch 8 --global-batch 32 --no-fusion
+                 --optimizer momentum --format json)
+set_tests_properties(cli.grad_accum_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"micro_batches\": 4,.*\"step\": {[^}]*\"optimizer_s\": [0-9.e-]+,[^}]*\"grad_accum_s\": [0-9.]*[1-9][0-9.e-]*,")
+add_test(NAME cli.grad_accum_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --micro-batch 8 --global-batch 32 --no-fusion
+                 --optimizer momentum)
+set_tests_properties(cli.grad_accum_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "gradient accumulation [0-9.]+ [mu]s \\(3 passes")
+add_test(NAME cli.grad_accum_fused
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --micro-batch 8 --global-batch 32
+                 --optimizer momentum --format json)
+set_tests_properties(cli.grad_accum_fused PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"grad_accum_s\": 0,")
+
 # The host input pipeline (--input-rate): a step waits for the node's loader
 # when loading its share of the batch takes longer than training on it.
 add_test(NAME cli.input_rate_json

@@ -88,6 +88,13 @@ def test_dims_and_training(hw):
         m, hw, train={"recompute": "full"}, launch_overhead_s=0.0)
     again = perfc.predict(m, hw, train={"recompute": "full"}, ops=False)
     assert again["train"]["step_s"] == r["train"]["step_s"]
+    # Eager training (fusion off) with two micro-batches of two: one
+    # gradient-accumulation pass, part of compute; fused, none.
+    assert r["train"]["grad_accum_s"] == 0
+    eager = perfc.predict(m, hw, train={"global_batch": 4}, fusion=False,
+                          ops=False)["train"]
+    assert eager["micro_batches"] == 2 and eager["grad_accum_s"] > 0
+    assert eager["compute_s"] > eager["grad_accum_s"]
     # A loader of one sample per second: the step is the 2 s of loading.
     slow = perfc.predict(m, hw, train={"input_rate": 1.0}, ops=False)
     assert slow["train"]["input_bound"]

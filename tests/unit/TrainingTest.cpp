@@ -272,6 +272,61 @@ TEST_SUITE("training") {
           doctest::Approx(Params * 4 * 29 / 0.8e12 + 12 * 4 * 5e-6));
   }
 
+  TEST_CASE("eager gradient accumulation: a pass per micro-batch after the "
+            "first") {
+    // Round numbers: every pass is memory-bound.
+    auto C = hw::loadHardwareFromString(R"(device:
+  name: ogpu
+  kind: gpu
+  compute:
+    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 5 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+)",
+                                        "accumulation-test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    TwoBlocks T(64, 32);
+    const double Params = 2 * (32 * 128 * 2); // 4 tensors
+    TrainOptions O;
+    O.Unfused = true;
+    O.MicroBatch = 1;
+    O.GlobalBatch = 4;
+    auto R = predictTraining(T.B.G, *C, O);
+    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    REQUIRE(R->MicroBatches == 4);
+    // FP32, PyTorch's AccumulateGrad: 3 passes of 12 bytes a parameter,
+    // one kernel per tensor.
+    const double Fp32Pass = Params * 12 / 0.8e12 + 4 * 5e-6;
+    CHECK(R->GradAccumSeconds == doctest::Approx(3 * Fp32Pass));
+    const StageReport &S = R->peak();
+    CHECK(R->StepSeconds ==
+          doctest::Approx(4 * S.microBatchSeconds() + R->GradAccumSeconds +
+                          R->OptimizerSeconds));
+    CHECK(R->ComputeSeconds ==
+          doctest::Approx(4 * (S.ForwardSeconds + S.BackwardSeconds) +
+                          R->GradAccumSeconds));
+    // Mixed precision, apex O2: fp16 in, fp32 master gradients, one
+    // multi-tensor kernel: 10 bytes a parameter.
+    O.DType = ir::DType::F16;
+    auto H = predictTraining(T.B.G, *C, O);
+    REQUIRE_MESSAGE(bool(H), llvm::toString(H.takeError()));
+    CHECK(H->GradAccumSeconds ==
+          doctest::Approx(3 * (Params * 10 / 0.8e12 + 5e-6)));
+    // One micro-batch, or fused training code: no pass.
+    O.GlobalBatch = 1;
+    auto One = predictTraining(T.B.G, *C, O);
+    REQUIRE(bool(One));
+    CHECK(One->GradAccumSeconds == 0);
+    O.GlobalBatch = 4;
+    O.Unfused = false;
+    auto Fused = predictTraining(T.B.G, *C, O);
+    REQUIRE(bool(Fused));
+    CHECK(Fused->GradAccumSeconds == 0);
+  }
+
   TEST_CASE("strategy errors name the constraint") {
     TwoBlocks T;
     auto C = hw::loadHardware("a100-sxm4-80gb");
