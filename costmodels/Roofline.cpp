@@ -190,19 +190,23 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
                          W.Gemm.Batch > 1 && W.Gemm.N == 1;
   const hw::ClassEfficiency &E =
       Depthwise && D.DepthwiseConv ? *D.DepthwiseConv : D.efficiency(W.Class);
-  T.ComputeEfficiency = E.Compute.at(W.Flops);
   bool OnMatrixUnit = hw::isMatrixUnit(U.Unit->Kind);
+  T.ComputeEfficiency = E.compute(OnMatrixUnit).at(W.Flops);
   if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu && OnMatrixUnit) {
     T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
                                   O.Notes ? &T.QuantizationNote : nullptr);
     // Libraries fall back to CUDA-core kernels (GEMV, small GEMMs) where
     // tensor-core tiles would be mostly padding: take the faster. Both run
-    // at the class's efficiency for this size (the CUDA-core kernel is a
-    // GEMM too), so only the peaks and the tiles' padding decide.
+    // at the class's efficiency for this size on their unit (the CUDA-core
+    // kernel is a GEMM too), so the peaks, those efficiencies and the
+    // tiles' padding decide.
     const UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
-    if (Vector.Unit && Vector.Peak > U.Peak * T.Quantization) {
+    const double VectorEfficiency = E.compute(false).at(W.Flops);
+    if (Vector.Unit && Vector.Peak * VectorEfficiency >
+                           U.Peak * T.ComputeEfficiency * T.Quantization) {
       T.Unit = hw::name(Vector.Unit->Kind);
       T.PeakFlops = Vector.Peak;
+      T.ComputeEfficiency = VectorEfficiency;
       T.Quantization = 1;
       T.QuantizationNote.clear();
       OnMatrixUnit = false;
@@ -244,7 +248,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     const UnitChoice Vec = firstOf(D, /*Matrix=*/false, T.ComputeType);
     const double VecPeak = Vec.Unit ? Vec.Peak : T.PeakFlops;
     T.EpilogueSeconds = std::max(
-        EpiFlops / (VecPeak * EE.Compute.at(EpiFlops)),
+        EpiFlops / (VecPeak * EE.compute(false).at(EpiFlops)),
         EpiBytes > 0
             ? EpiBytes / (levelFor(D, EpiBytes).BandwidthBytesPerSecond *
                           EE.Memory.at(EpiBytes))

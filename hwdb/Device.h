@@ -91,6 +91,15 @@ struct EfficiencyCurve {
 /// How close to peak one op class gets on this device.
 struct ClassEfficiency {
   EfficiencyCurve Compute; ///< Share of the compute unit's peak.
+  /// Share of the vector units' peak where the class runs there on a
+  /// device with a matrix unit and the description gives it apart
+  /// (`vector_compute`): a V100's CUDA-core SGEMM reaches 0.92 of its peak
+  /// where its tensor-core HGEMM reaches 0.78. Unset: Compute.
+  llvm::Optional<EfficiencyCurve> VectorCompute;
+  /// The compute curve for a kernel on a matrix unit or not.
+  const EfficiencyCurve &compute(bool OnMatrixUnit) const {
+    return !OnMatrixUnit && VectorCompute ? *VectorCompute : Compute;
+  }
   /// Share of the bandwidth of the memory level the op runs from: the
   /// innermost level with a bandwidth that holds its working set, else
   /// main memory (costmodels/Roofline.h).

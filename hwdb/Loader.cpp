@@ -1083,15 +1083,22 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
   // Not a class: a kind of conv that CPU runtimes run with other kernels.
   Keys.push_back({"depthwise_conv", false, "{compute: 0.1}"});
   struct Entry {
-    llvm::Optional<EfficiencyCurve> Compute, Memory;
+    llvm::Optional<EfficiencyCurve> Compute, Memory, VectorCompute;
     double SecondsPerOutput = 0;
   };
   Entry Default;
   llvm::Optional<Entry> Depthwise;
   std::array<llvm::Optional<Entry>, NumOpClasses> Classes;
+  static const KeySpec DefaultKeys[] = {
+      {"compute", false, "0.75"},
+      {"memory", false, "0.85"},
+  };
+  // An op class may give its kernels on the vector units (CUDA cores
+  // beside tensor cores) their own compute efficiency.
   static const KeySpec EntryKeys[] = {
       {"compute", false, "0.75"},
       {"memory", false, "0.85"},
+      {"vector_compute", false, "0.9"},
   };
   // Depthwise convolutions also take a time per output element.
   static const KeySpec DepthwiseKeys[] = {
@@ -1108,6 +1115,7 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
                 llvm::formatv("efficiency '{0}'", Class).str();
             const llvm::ArrayRef<KeySpec> Allowed =
                 Class == "depthwise_conv" ? llvm::makeArrayRef(DepthwiseKeys)
+                : Class == "default"      ? llvm::makeArrayRef(DefaultKeys)
                                           : llvm::makeArrayRef(EntryKeys);
             if (llvm::Error E = walkMapping(
                     V, What, Allowed,
@@ -1128,13 +1136,15 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
                         En.SecondsPerOutput = M->Value;
                         return llvm::Error::success();
                       }
-                      const bool IsCompute = Key == "compute";
+                      const bool IsMemory = Key == "memory";
                       auto C = parseCurve(EV, Key,
-                                          IsCompute ? Quantity::Work
-                                                    : Quantity::Capacity);
+                                          IsMemory ? Quantity::Capacity
+                                                   : Quantity::Work);
                       if (!C)
                         return C.takeError();
-                      (IsCompute ? En.Compute : En.Memory) = std::move(*C);
+                      (Key == "compute" ? En.Compute
+                       : IsMemory       ? En.Memory
+                                        : En.VectorCompute) = std::move(*C);
                       return llvm::Error::success();
                     }))
               return E;
@@ -1161,6 +1171,8 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     CE.Explicit = En != nullptr;
     CE.Compute = En && En->Compute ? *En->Compute : *Default.Compute;
     CE.Memory = En && En->Memory ? *En->Memory : *Default.Memory;
+    if (En)
+      CE.VectorCompute = En->VectorCompute;
   }
   if (Depthwise) {
     const ClassEfficiency &Conv = D.efficiency(OpClass::Conv);

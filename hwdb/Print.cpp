@@ -223,6 +223,9 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
                         curveText(E.Compute, Quantity::Work),
                         curveText(E.Memory, Quantity::Capacity),
                         E.Explicit ? "" : "  (default)");
+    if (E.VectorCompute)
+      OS << llvm::formatv("    {0,-14} {1} on the vector units\n", "",
+                          curveText(*E.VectorCompute, Quantity::Work));
   }
   if (D.DepthwiseConv) {
     OS << llvm::formatv("    {0,-14} {1} / {2}", "depthwise_conv",

@@ -411,6 +411,36 @@ TEST_SUITE("hwdb.loader") {
                                     "'compute' curve must grow in size");
   }
 
+  TEST_CASE("vector_compute: an op class's own curve on the vector units") {
+    auto With = [](llvm::StringRef Entry) {
+      return replaced(
+          "default: {compute: 0.5, memory: 0.8}",
+          ("default: {compute: 0.5, memory: 0.8}\n    " + Entry).str());
+    };
+    auto C = loadHardwareFromString(
+        With("gemm: {compute: 0.6, vector_compute: [[1 GFLOP, 0.7], "
+             "[1 TFLOP, 0.9]]}"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    const ClassEfficiency &G = C->primaryDevice().efficiency(OpClass::Gemm);
+    REQUIRE(G.VectorCompute.hasValue());
+    CHECK(G.compute(/*OnMatrixUnit=*/true).at(1e12) == doctest::Approx(0.6));
+    CHECK(G.compute(/*OnMatrixUnit=*/false).at(1e12) == doctest::Approx(0.9));
+    // Unset: the class's compute on both.
+    const ClassEfficiency &Conv = C->primaryDevice().efficiency(OpClass::Conv);
+    CHECK_FALSE(Conv.VectorCompute.hasValue());
+    CHECK(Conv.compute(false).at(1e9) == doctest::Approx(0.5));
+    // Only op classes take it: `default` names its two sides.
+    auto InDefault = loadHardwareFromString(
+        replaced("default: {compute: 0.5, memory: 0.8}",
+                 "default: {compute: 0.5, memory: 0.8, vector_compute: 0.9}"),
+        "test.yaml");
+    REQUIRE_FALSE(bool(InDefault));
+    CHECK_STARTS(llvm::toString(InDefault.takeError()),
+                 "test.yaml:11:42: unknown key 'vector_compute' in "
+                 "efficiency 'default'; the known keys are compute, memory");
+  }
+
   TEST_CASE("depthwise_conv: time_per_output is a positive time") {
     auto With = [](llvm::StringRef Entry) {
       return replaced(

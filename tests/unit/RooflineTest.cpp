@@ -490,4 +490,76 @@ TEST_SUITE("roofline") {
           doctest::Approx(W.Flops / (100e12 * 0.25 * 0.75)));
     CHECK(T.ComputeSeconds < W.Flops / (20e12 * 0.25));
   }
+
+  TEST_CASE("vector_compute prices a class's kernels on the vector units") {
+    // Tensor 100 TFLOPS at 0.5, vector 20 TFLOPS at 0.9 for GEMMs (as a
+    // V100's CUDA-core SGEMM reaches a larger share of its peak than its
+    // tensor-core HGEMM); elementwise ops keep their class's compute.
+    hw::Device D = load(R"(device:
+  name: vgpu
+  kind: gpu
+  compute:
+    tensor: {fp16: 100 TFLOPS}
+    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 TB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 0.4, memory: 1}
+    gemm: {compute: 0.5, vector_compute: 0.9}
+)");
+    REQUIRE(D.efficiency(OpClass::Gemm).VectorCompute.hasValue());
+    CHECK_FALSE(D.efficiency(OpClass::Elementwise).VectorCompute.hasValue());
+    // fp32 has no tensor rate: the vector units at 0.9.
+    OpWork F32 = gemm(4096, 4096, 4096, ir::DType::F32);
+    OpTime T = opTime(F32, D);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(T.ComputeEfficiency == doctest::Approx(0.9));
+    CHECK(T.ComputeSeconds == doctest::Approx(F32.Flops / (10e12 * 0.9)));
+    // fp16 on the tensor unit at 0.5 (no tile given: no quantisation).
+    OpTime H = opTime(gemm(4096, 4096, 4096, ir::DType::F16), D);
+    CHECK(std::string(H.Unit) == "tensor");
+    CHECK(H.ComputeEfficiency == doctest::Approx(0.5));
+    // An elementwise fp32 op: the default's 0.4.
+    OpWork E = elementwise(1e9, ir::DType::F32);
+    CHECK(opTime(E, D).ComputeEfficiency == doctest::Approx(0.4));
+  }
+
+  TEST_CASE("the CUDA-core fallback compares each unit at its own "
+            "efficiency") {
+    // 8 SMs of 128 x 128 tiles; an fp16 GEMM M = 16 wastes 7/8 of each
+    // tile: tensor 100 x 0.5 x 1/8 = 6.25 against vector 20 x 0.9 = 18
+    // TFLOPS, so the vector units run it at their 0.9. Without
+    // vector_compute (0.5 both) it would be 6.25 against 10: vector too,
+    // at 0.5.
+    const char *Yaml = R"(device:
+  name: fgpu
+  kind: gpu
+  cores: 8
+  gemm_tile: [128, 128]
+  compute:
+    tensor: {fp16: 100 TFLOPS}
+    vector: {fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 TB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 0.5, memory: 1}
+    gemm: {compute: 0.5, vector_compute: 0.9}
+)";
+    hw::Device D = load(Yaml);
+    OpWork W = gemm(16, 1024, 4096, ir::DType::F16);
+    W.Gemm = {1, 16, 1024, 4096};
+    OpTime T = opTime(W, D);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(T.ComputeEfficiency == doctest::Approx(0.9));
+    CHECK(T.ComputeSeconds == doctest::Approx(W.Flops / (20e12 * 0.9)));
+    // A vector_compute below the tensor unit's padded rate keeps it there:
+    // 20 x 0.2 = 4 < 6.25.
+    std::string Low = Yaml;
+    Low.replace(Low.find("vector_compute: 0.9"), 19, "vector_compute: 0.2");
+    OpTime TL = opTime(W, load(Low.c_str()));
+    CHECK(std::string(TL.Unit) == "tensor");
+    CHECK(TL.ComputeEfficiency == doctest::Approx(0.5 * TL.Quantization));
+  }
 } // TEST_SUITE

@@ -171,22 +171,46 @@ v100-sxm2-32gb.yaml) for every row; nothing here is fitted per row.
   +29% / +40% -> +13% / +22%; FP32 V100: -3% / +39% -> -10% / +28%.
   Pretraining uses the fused multi-tensor LAMB in every precision.
 
+- **Eager gradient accumulation** (`step.grad_accum_s`): with several
+  micro-batches per step, PyTorch adds each micro-batch's gradients after
+  the first to the kept ones in a pass of its own: `AccumulateGrad`'s
+  in-place `grad += new`, one kernel per parameter tensor, 12 bytes a
+  parameter in FP32/TF32 (pytorch/pytorch
+  torch/csrc/autograd/functions/accumulate_grad.h); under apex amp O2 one
+  multi_tensor_axpby of the fp16 gradients into the fp32 master gradients,
+  10 bytes a parameter (apex/amp/_process_optimizer.py). Per micro-batch:
+  2.6 ms (A100 AMP), 4.6 ms (A100 TF32), 4.7 ms (V100 AMP), 7.1 ms (V100
+  FP32): the pretraining rows, 1-5% slower.
+- **V100 efficiencies measured, no longer assumed** (hwdb
+  v100-sxm2-32gb.yaml [7]-[9]): GEMMs on the tensor cores follow a
+  measured FP16 curve (0.46 of peak at 1024^3 to 0.78 at 8192^3) and on
+  the CUDA cores their own FP32 curve (0.67 to 0.92; hwdb
+  `vector_compute`), where one assumed 0.7 served both; elementwise
+  kernels reach 0.9 of HBM2 bandwidth (STREAM triad 814 GB/s), not an
+  assumed 0.8. FP32 BERT on V100 moves from -15% to -10% (pretraining) and
+  from -10% to +1% (SQuAD, 1 GPU); the one-layer check above from +9.4% to
+  +3.1% (batch 96).
+
 Before -> after this round (error of the eager prediction):
 
 | workload | system | GPUs | precision | before | after |
 |---|---|---|---|---|---|
-| ResNet-50 | DGX A100 | 1 / 8 | AMP | +5.1% / +24.8% | +5.1% / +24.8% |
-| ResNet-50 | DGX A100 | 1 / 8 | TF32 | +40.1% / +45.0% | -10.3% / -7.1% |
-| ResNet-50 | DGX-1 | 1 / 8 | AMP | -6.1% / +7.7% | -6.1% / +7.7% |
-| ResNet-50 | DGX-1 | 1 / 8 | FP32 | -27.2% / -25.0% | -14.3% / -11.7% |
-| BERT pretraining | DGX A100 | 1 / 8 | AMP | -9.2% / -6.7% | unchanged |
-| BERT pretraining | DGX A100 | 1 / 8 | TF32 | -17.4% / -13.0% | unchanged |
-| BERT pretraining | DGX-1 | 1 / 8 | AMP | +7.3% / +12.7% | unchanged |
-| BERT pretraining | DGX-1 | 1 / 8 | FP32 | -14.5% / -13.7% | unchanged |
+| ResNet-50 | DGX A100 | 1 / 8 | AMP | +5.4% / +7.1% | unchanged |
+| ResNet-50 | DGX A100 | 1 / 8 | TF32 | -10.3% / -7.1% | unchanged |
+| ResNet-50 | DGX-1 | 1 / 8 | AMP | -6.1% / +7.7% | -3.5% / +10.7% |
+| ResNet-50 | DGX-1 | 1 / 8 | FP32 | -14.3% / -11.7% | -13.0% / -10.4% |
+| BERT pretraining | DGX A100 | 1 / 8 | AMP | -2.4% / +0.2% | -4.0% / -1.4% |
+| BERT pretraining | DGX A100 | 1 / 8 | TF32 | -17.4% / -13.0% | -18.8% / -14.4% |
+| BERT pretraining | DGX-1 | 1 / 8 | AMP | +7.3% / +12.7% | -0.5% / +4.6% |
+| BERT pretraining | DGX-1 | 1 / 8 | FP32 | -14.5% / -13.7% | -10.5% / -9.6% |
 | BERT SQuAD | DGX A100 | 1 / 8 | AMP | -1.4% / +6.0% | unchanged |
-| BERT SQuAD | DGX A100 | 1 / 8 | TF32 | +29.2% / +39.8% | +12.9% / +22.2% |
-| BERT SQuAD | DGX-1 | 1 / 8 | AMP | +6.4% / +18.0% | unchanged |
-| BERT SQuAD | DGX-1 | 1 / 8 | FP32 | -2.7% / +38.9% | -10.4% / +28.0% |
+| BERT SQuAD | DGX A100 | 1 / 8 | TF32 | +12.9% / +22.2% | unchanged |
+| BERT SQuAD | DGX-1 | 1 / 8 | AMP | +6.4% / +18.0% | +7.3% / +19.0% |
+| BERT SQuAD | DGX-1 | 1 / 8 | FP32 | -10.4% / +28.0% | +1.1% / +44.3% |
+
+With gradient accumulation alone (V100 as before) the count was 18 of 24:
+both FP32 DGX-1 pretraining rows fell to -17% / -16%, which the measured
+V100 FP32 GEMM curve then brought back to -10%.
 
 Misses, each with its cause:
 
@@ -206,7 +230,7 @@ Misses, each with its cause:
    this is the nearest published figure, not the DGX A100's own). The
    DGX-1 rows get no rate: no figure for its 40-core host was found (its
    AMP row is +7.7% on the GPUs alone).
-2. **BERT pretraining TF32, 1 x A100 (-17%; 8 GPUs -13%)**: the A100's
+2. **BERT pretraining TF32, 1 x A100 (-19%; 8 GPUs -14%)**: the A100's
    GEMM efficiency curve is the cuBLASLt FP16 measurement (hwdb [3])
    applied to the TF32 peak. Published A100 GEMM measurements put TF32 at
    the same share of its peak as FP16 or a few points below (CUTLASS
@@ -221,8 +245,9 @@ Misses, each with its cause:
    passes stand in for some cost of the AMP runs that perfc does not model
    (apex O2's FP16 elementwise kernels, casts, loss scaling: not measured
    here). apex O2's own per-micro-batch work is one fused pass over the
-   gradients (10 bytes a parameter, about 2.5 ms here), and FP32/TF32
-   accumulate gradients with a pass of 12 bytes a parameter, so that is
+   gradients (10 bytes a parameter, 2.6 ms here), and FP32/TF32
+   accumulate gradients with a pass of 12 bytes a parameter (4.6 ms, one
+   kernel per tensor): both are now priced (`grad_accum_s`), so that is
    not it. PyTorch of that time loaded half-precision elementwise data 8
    bytes at a time and ran softmax and apex's LayerNorm output with 2-byte
    scalar loads, which may keep FP16 memory-bound kernels well short of
@@ -231,7 +256,7 @@ Misses, each with its cause:
    within 10% of Ivanov et al.'s PyTorch figures (table above). A GPU
    measurement of eager BERT in both precisions (tools/bench/gpu_measure.py)
    would separate the two. Left unfitted.
-3. **8-GPU SQuAD (TF32 A100 +22%, AMP DGX-1 +18%, FP32 DGX-1 +28%)**: the
+3. **8-GPU SQuAD (TF32 A100 +22%, AMP DGX-1 +19%, FP32 DGX-1 +44%)**: the
    same README's SQuAD figures scale worse than pretraining on the same
    machines: an 8-GPU step takes 21 ms (AMP A100), 31 ms (TF32 A100),
    24 ms (AMP DGX-1) longer than a 1-GPU step, while the whole gradient
@@ -247,8 +272,9 @@ Misses, each with its cause:
    per-step cost outside the GPU model (apex DDP's bucketing and
    flattening, host-side work per step: not measured, not fitted). FP32 on DGX-1 scales 5.58x, but the
    same V100 in a DGX-2 (NVSwitch) scales 7.67x (12 -> 92 seq/s, same
-   README) and DGX-1 16GB 6.78x: perfc's 86 seq/s is 7% under the DGX-2's
-   92, so the DGX-1 FP32 figure, not the GPU, is the outlier (the
+   README) and DGX-1 16GB 6.78x: perfc's 97 seq/s is 5% over the DGX-2's
+   92 (and its 1-GPU row is +1%), so the DGX-1 FP32 figure, not the GPU,
+   is the outlier (the
    cube-mesh is approximated by one nvlink2 fabric here; AMP on the same
    DGX-1 scales 7.16x with half the gradient bytes, so the topology alone
    does not explain it either).
@@ -308,6 +334,7 @@ def main():
                 s0 = d["stages"][0]
                 row.update(predicted=st["samples_per_s"], step_s=st["time_s"], forward_s=s0["forward_s"],
                            backward_s=s0["backward_s"], optimizer_s=st["optimizer_s"],
+                           grad_accum_s=st["grad_accum_s"],
                            dp_comm_s=st["dp_comm_s"], dp_exposed_s=st["dp_exposed_s"],
                            micro_batches=round(f["global_"] / (f["micro"] * f["gpus"])),
                            fits=d["memory"].get("fits"), input_bound=st.get("input_bound", False),
@@ -333,20 +360,21 @@ def main():
              "take `--input-rate %d` (the host loader of an 8x A100 server, measured by MosaicML: %s;" % (
                  INPUT_RATE_8XA100, INPUT_RATE_URL),
              "see miss 1); without it the AMP row is +25.1% (19 of 24).", "",
-             "| workload | system | GPUs | precision | batch/GPU (micro x accum) | published | predicted | error | other (error) | fwd ms | bwd ms | opt ms | exposed DP ms |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| workload | system | GPUs | precision | batch/GPU (micro x accum) | published | predicted | error | other (error) | fwd ms | bwd ms | opt ms | accum ms/micro-batch | exposed DP ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         wl = r["group"].split(" (")[0]
         acc = r["global_"] // (r["micro"] * r["gpus"])
         bs = "%d" % r["micro"] + (" x %d" % acc if acc > 1 else "")
         if "err_pct" not in r:
-            lines.append("| %s | %s | %d | %s | %s | %g | error | %s | | | | | |" % (wl, r["table"], r["gpus"], r["precision"], bs, r["published"], r["error"][:80]))
+            lines.append("| %s | %s | %d | %s | %s | %g | error | %s | | | | | | |" % (wl, r["table"], r["gpus"], r["precision"], bs, r["published"], r["error"][:80]))
             continue
         oth = "%.0f (%+.0f%%)" % (r["other"], r["other_err_pct"]) if "other" in r else "-"
-        lines.append("| %s | %s | %d | %s | %s | %g | %.0f%s | %+.1f%% | %s | %.1f | %.1f | %.2f | %.2f |" % (
+        lines.append("| %s | %s | %d | %s | %s | %g | %.0f%s | %+.1f%% | %s | %.1f | %.1f | %.2f | %.1f | %.2f |" % (
             wl, r["table"], r["gpus"], r["precision"], bs, r["published"], r["predicted"],
             " (input-bound)" if r.get("input_bound") else "", r["err_pct"], oth,
-            1e3 * r["forward_s"], 1e3 * r["backward_s"], 1e3 * r["optimizer_s"], 1e3 * r["dp_exposed_s"]))
+            1e3 * r["forward_s"], 1e3 * r["backward_s"], 1e3 * r["optimizer_s"], 1e3 * r["grad_accum_s"] / max(1, r["micro_batches"] - 1),
+            1e3 * r["dp_exposed_s"]))
     lines += ["", "Sources:", ""]
     for g in [RN, BP, BS]:
         src = next(r["source"] for r in rows if r["group"] == g)
