@@ -64,6 +64,21 @@ struct TwoBlocks {
   }
 };
 
+/// Round numbers for elementwise passes over the parameters (optimizers,
+/// gradient accumulation): every such pass is memory-bound, 0.8 of
+/// 1000 GB/s plus a 5 us launch.
+const char *const MemoryBoundGpu = R"(device:
+  name: ogpu
+  kind: gpu
+  compute:
+    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 5 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+)";
+
 } // namespace
 
 TEST_SUITE("training") {
@@ -246,19 +261,7 @@ TEST_SUITE("training") {
     CHECK(Writes == 12);
     CHECK(perTensorOptimizerKernels(OptimizerKind::Momentum).size() == 4);
     CHECK(perTensorOptimizerKernels(OptimizerKind::Sgd).size() == 2);
-    // Round numbers: every kernel is memory-bound.
-    auto C = hw::loadHardwareFromString(R"(device:
-  name: ogpu
-  kind: gpu
-  compute:
-    vector: {fp32: 10 TFLOPS}
-  memory:
-    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
-  launch_overhead: 5 us
-  efficiency:
-    default: {compute: 0.5, memory: 0.8}
-)",
-                                        "optimizer-test.yaml");
+    auto C = hw::loadHardwareFromString(MemoryBoundGpu, "pass-test.yaml");
     REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
     TwoBlocks T(64, 32);
     TrainOptions O;
@@ -274,19 +277,7 @@ TEST_SUITE("training") {
 
   TEST_CASE("eager gradient accumulation: a pass per micro-batch after the "
             "first") {
-    // Round numbers: every pass is memory-bound.
-    auto C = hw::loadHardwareFromString(R"(device:
-  name: ogpu
-  kind: gpu
-  compute:
-    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
-  memory:
-    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
-  launch_overhead: 5 us
-  efficiency:
-    default: {compute: 0.5, memory: 0.8}
-)",
-                                        "accumulation-test.yaml");
+    auto C = hw::loadHardwareFromString(MemoryBoundGpu, "pass-test.yaml");
     REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
     TwoBlocks T(64, 32);
     const double Params = 2 * (32 * 128 * 2); // 4 tensors
