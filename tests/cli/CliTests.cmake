@@ -106,6 +106,11 @@ add_test(NAME cli.hw_show_depthwise_floor
          COMMAND $<TARGET_FILE:perfc> hw show zen5-2vcpu)
 set_tests_properties(cli.hw_show_depthwise_floor PROPERTIES
   PASS_REGULAR_EXPRESSION "depthwise_conv \\[8 MFLOP: 0.11, 15 MFLOP: 0.35\\] / 0.8 / 138.3 ps per output.*\\[4\\] depthwise time_per_output 0.1383 ns")
+# The V100's GEMM curves, tensor and CUDA cores apart, each cited.
+add_test(NAME cli.hw_show_vector_compute
+         COMMAND $<TARGET_FILE:perfc> hw show v100-sxm2-32gb)
+set_tests_properties(cli.hw_show_vector_compute PROPERTIES
+  PASS_REGULAR_EXPRESSION "gemm +\\[2.1 GFLOP: 0.46,[^]]*\\] / 0.8\n +\\[2.1 GFLOP: 0.67,[^]]*2.1 TFLOP: 0.92\\] on the vector units.*\\[7\\] Tesla V100-SXM2-16GB")
 perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
 perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
