@@ -244,6 +244,20 @@ def main(argv=None):
         if "median_s" in v:
             micro.append("| %s | %.2f us |" % (key, 1e6 * v.get("per_kernel_s", v["median_s"])))
     lines += micro
+    # fp16 against fp32 for the same eager memory-bound kernel: perfc takes
+    # both at one bandwidth share, so it predicts their times' ratio as the
+    # bytes' (about 2); a lower measured ratio means fp16 kernels reach a
+    # smaller share (issue 4's AMP-vs-TF32 question).
+    mb = s.get("membound", {})
+    pairs = sorted({k.replace("_fp32_", "_%s_") for k in mb if "_fp32_" in k})
+    if pairs:
+        lines += ["", "## Memory-bound kernels, fp32 against fp16 (eager)", "",
+                  "| kernel | fp32 GB/s | fp16 GB/s | time fp32 / fp16 |", "|---|---:|---:|---:|"]
+        for pat in pairs:
+            a, b = mb.get(pat % "fp32", {}), mb.get(pat % "fp16", {})
+            if "gbps" in a and "gbps" in b:
+                lines.append("| %s | %.0f | %.0f | %.2f |" % (pat.replace("_%s", ""), a["gbps"], b["gbps"],
+                                                             a["median_s"] / b["median_s"]))
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -20,7 +20,9 @@ spent, and later sections are skipped):
      size (cuBLAS through torch.matmul), device-to-device copy bandwidth by
      size (L2-resident to HBM-sized), and the cost of one small kernel:
      eager back-to-back launches, a synchronised round trip, and inside a
-     CUDA graph;
+     CUDA graph; eager memory-bound kernels of BERT-large training (add,
+     GELU, dropout, softmax, LayerNorm; forward and backward) in fp32 and
+     fp16, to see whether fp16 kernels reach the bandwidth fp32 ones do;
   3. the zoo (tools/zoo/export_zoo.py's models, random weights) for
      inference at batch 1 and 64, in fp32 (TF32 off), tf32 and fp16, each
      eager (one launch per op, as PyTorch runs) and as a CUDA graph
@@ -53,8 +55,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
 sys.path.insert(0, HERE)
-from gpu_runs import (BATCHES, COPY_MB, GEMM_SHAPES, GEMM_SIZES, PRECISIONS, TRAIN_RUNS,  # noqa: E402
-                      ZOO_ORDER, train_key, zoo_key)
+from gpu_runs import (BATCHES, COPY_MB, GEMM_SHAPES, GEMM_SIZES, MEMBOUND_DTYPES, MEMBOUND_OPS,  # noqa: E402
+                      MEMBOUND_SHAPES, PRECISIONS, TRAIN_RUNS, ZOO_ORDER, membound_key, train_key,
+                      zoo_key)
 
 
 class Budget:
@@ -234,6 +237,60 @@ def copy_bandwidth(device, timer, res, budget, quick):
         except Exception as e:  # noqa: BLE001
             res.put("copy", "%gMB" % mb, {"error": repr(e)})
     log("copy done")
+
+
+def membound(device, timer, res, budget, quick):
+    """Eager PyTorch memory-bound ops, forward and backward, by storage type.
+    bytes = the tensors each kernel must read and write once (forward: input
+    and output, plus the mask for dropout and the other operand for add;
+    backward: the incoming gradient, the saved tensors, the outgoing
+    gradient), so gbps is the share of bandwidth the kernel reaches."""
+    types = {"fp32": torch.float32, "fp16": torch.float16}
+    for shape, (rows, cols) in MEMBOUND_SHAPES.items():
+        if quick:
+            rows = min(rows, 256)
+        for op in MEMBOUND_OPS:
+            if op in ("softmax",) and shape != "scores":
+                continue
+            if op in ("layer_norm",) and shape != "hidden":
+                continue
+            if op == "gelu" and shape != "ffn":
+                continue
+            for dt in MEMBOUND_DTYPES:
+                if budget.spent(reserve=60):
+                    return
+                key_f = membound_key(op, shape, dt, "fwd")
+                key_b = membound_key(op, shape, dt, "bwd")
+                try:
+                    t = types[dt]
+                    n, e = rows * cols, torch.tensor([], dtype=t).element_size()
+                    x = torch.randn(rows, cols, device=device, dtype=t, requires_grad=True)
+                    y = torch.randn(rows, cols, device=device, dtype=t)
+                    ln = torch.nn.LayerNorm(cols).to(device=device, dtype=t)
+                    fwd = {"add": lambda: x + y,
+                           "gelu": lambda: torch.nn.functional.gelu(x),
+                           "dropout": lambda: torch.nn.functional.dropout(x, 0.1, True),
+                           "softmax": lambda: torch.softmax(x, -1),
+                           "layer_norm": lambda: ln(x)}[op]
+                    # bytes per element forward / backward (mask: 1 byte).
+                    fb, bb = {"add": (3 * e, 3 * e), "gelu": (2 * e, 3 * e),
+                              "dropout": (2 * e + 1, 2 * e + 1), "softmax": (2 * e, 3 * e),
+                              "layer_norm": (2 * e, 3 * e)}[op]
+                    with torch.no_grad():
+                        tf = timer.run(fwd, 3, 0.1, 10, 500)
+                    tf.update(bytes=n * fb, gbps=n * fb / tf["median_s"] / 1e9, elements=n)
+                    res.put("membound", key_f, tf)
+                    if op == "add":  # its gradient is the incoming one: no kernel
+                        continue
+                    out = fwd()
+                    g = torch.randn_like(out)
+                    tb = timer.run(lambda: torch.autograd.grad(out, x, g, retain_graph=True), 3, 0.1, 10, 500)
+                    tb.update(bytes=n * bb, gbps=n * bb / tb["median_s"] / 1e9, elements=n)
+                    res.put("membound", key_b, tb)
+                    del x, y, out, g, ln
+                except Exception as ex:  # noqa: BLE001
+                    res.put("membound", key_f, {"error": repr(ex)})
+    log("membound done")
 
 
 def launch_cost(device, timer, res, budget):
@@ -448,7 +505,7 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(ZOO_ORDER))
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
     ap.add_argument("--precisions", default=",".join(PRECISIONS))
-    ap.add_argument("--skip", default="", help="sections to skip: gemm,copy,launch,zoo,ort,train")
+    ap.add_argument("--skip", default="", help="sections to skip: launch,copy,membound,gemm,zoo,ort,train")
     args = ap.parse_args(argv)
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -464,6 +521,7 @@ def main(argv=None):
     res.put("info", "clocks_before", smi_clocks() if device.type == "cuda" else None)
     sections = [("launch", lambda: launch_cost(device, timer, res, budget)),
                 ("copy", lambda: copy_bandwidth(device, timer, res, budget, quick)),
+                ("membound", lambda: membound(device, timer, res, budget, quick)),
                 ("gemm", lambda: gemm(device, timer, res, budget, quick)),
                 ("zoo", lambda: zoo(device, timer, res, budget, args.models.split(","),
                                     [int(b) for b in args.batches.split(",")],

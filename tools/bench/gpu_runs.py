@@ -16,6 +16,18 @@ GEMM_SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
 GEMM_SHAPES = [(128, 768, 768), (128, 768, 3072), (8192, 768, 3072), (8192, 3072, 768),
                (6912, 1024, 4096), (6912, 4096, 1024), (6912, 1024, 1024)]
 COPY_MB = [0.25, 1, 4, 16, 32, 64, 256, 1024, 4096]
+# Memory-bound kernels of eager BERT-large training (micro-batch 64 x seq
+# 128), forward and backward, in each storage type: whether fp16 kernels
+# reach the share of bandwidth fp32 ones do (issue 4's AMP-vs-TF32 question).
+# (name, rows, columns): hidden [8192, 1024], FFN [8192, 4096], attention
+# scores [64 x 16 x 128, 128].
+MEMBOUND_OPS = ["add", "gelu", "dropout", "softmax", "layer_norm"]
+MEMBOUND_SHAPES = {"hidden": (8192, 1024), "ffn": (8192, 4096), "scores": (131072, 128)}
+MEMBOUND_DTYPES = ["fp32", "fp16"]
+
+
+def membound_key(op, shape, dtype, direction):
+    return "%s_%s_%s_%s" % (op, shape, dtype, direction)
 
 
 def zoo_key(model, batch, precision, mode):
