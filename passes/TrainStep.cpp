@@ -60,6 +60,23 @@ llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O) {
   return Adam;
 }
 
+TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
+                                                    const TrainOptions &O) {
+  return {C.Name,
+          O.Tp,
+          O.SequenceParallel,
+          uint8_t(O.Recomp),
+          uint8_t(O.DType),
+          uint8_t(O.Layout)};
+}
+
+const std::vector<UnitCost> *
+TrainingAnalysis::cachedUnits(const hw::Cluster &C,
+                              const TrainOptions &O) const {
+  auto It = UnitCache.find(unitKey(C, O));
+  return It == UnitCache.end() ? nullptr : &It->second;
+}
+
 double gradientAccumulationPassSeconds(double Params, double Tensors,
                                        ir::DType Type, const hw::Device &Dev) {
   const bool Mixed = ir::byteSize(Type) < 4;
@@ -99,13 +116,7 @@ public:
           O.Tp));
     if (llvm::Error E = makeGroups())
       return std::move(E);
-    // Unit costs depend on the strategy only through these.
-    const TrainingAnalysis::UnitKey Key{C.Name,
-                                        O.Tp,
-                                        O.SequenceParallel,
-                                        uint8_t(O.Recomp),
-                                        uint8_t(O.DType),
-                                        uint8_t(O.Layout)};
+    const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(C, O);
     auto It = A.UnitCache.find(Key);
     if (It == A.UnitCache.end()) {
       costUnits();

@@ -138,7 +138,7 @@ struct TrainOptions {
   /// to the model's blocks), as a planner chose them (for memory, or for
   /// stages on different GPU types); empty: Split decides.
   std::vector<unsigned> ChunkBlocks;
-  /// Uneven data parallelism across GPU types (passes/Planner's
+  /// Uneven data parallelism across GPU types (passes/MixedTypes'
   /// predictDataSplit; pp 1): Dp is the replicas' sum, GlobalBatch the sum
   /// of replicas x micro-batches x MicroBatch. Empty: every replica takes
   /// GlobalBatch / Dp.
@@ -227,6 +227,15 @@ struct TrainReport {
   Timeline Trace;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
+  /// Model-state bytes per parameter (weights, gradients, optimizer states
+  /// after ZeRO's sharding): the same on every stage.
+  double modelStateBytesPerParam() const {
+    for (const StageReport &S : Stages)
+      if (S.Params > 0)
+        return (S.WeightsBytes + S.GradientsBytes + S.OptimizerBytes) /
+               S.Params;
+    return 0;
+  }
 };
 
 /// Costs of one unit (prologue, block, epilogue) for one micro-batch on one
@@ -273,6 +282,11 @@ public:
   using UnitKey =
       std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
+  /// Unit costs depend on the strategy only through these.
+  static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);
+  /// The unit costs a prediction on C under O cached; null before one ran.
+  const std::vector<UnitCost> *cachedUnits(const hw::Cluster &C,
+                                           const TrainOptions &O) const;
 };
 
 /// One pass of gradient accumulation as an eager framework runs it: a

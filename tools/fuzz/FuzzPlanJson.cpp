@@ -5,7 +5,7 @@
 // model-fingerprint check and a training prediction of a two-layer GPT on
 // a cluster of 1000 eight-GPU nodes, so that absurd degrees, micro-batches
 // and global batches reach the arithmetic of passes/TrainStep.cpp (a plan
-// with a data split: predictDataSplit's, passes/Planner.cpp). Every
+// with a data split: predictDataSplit's, passes/MixedTypes.cpp). Every
 // error must be one line; the reader's must name the file.
 //
 //===----------------------------------------------------------------------===//
