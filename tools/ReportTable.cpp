@@ -113,6 +113,34 @@ void writeReportTable(const Report &R, const TableOptions &Options,
       OS << fmt::format("          gradient accumulation {} ({} passes, one "
                         "per micro-batch after the first; in compute)\n",
                         formatSeconds(T.GradAccumSeconds), T.MicroBatches - 1);
+    // --explain: how the step's parts add up (homogeneous pipelines; a
+    // mixed-type pipeline's schedule is simulated, a data split's step is
+    // its slowest type's, listed below).
+    const StageReport *Slowest = nullptr;
+    for (const StageReport &S : T.Stages)
+      if (!Slowest || S.microBatchSeconds() > Slowest->microBatchSeconds())
+        Slowest = &S;
+    if (Options.Explain && Slowest && T.DataSplit.empty() &&
+        T.Device.find('+') == std::string::npos) {
+      const double Sum = T.MicroBatches * Slowest->microBatchSeconds() +
+                         T.BubbleSeconds + T.P2pSeconds + T.GradAccumSeconds +
+                         T.DpExposedSeconds + T.OptimizerSeconds;
+      OS << fmt::format(
+          "          time = {} micro-batches x {} (stage {}: forward {} + "
+          "backward {} + recompute {} + tp comm {}) + bubble {} + p2p {} + "
+          "gradient accumulation {} + exposed dp {} + optimizer {} = {}{}\n",
+          T.MicroBatches, formatSeconds(Slowest->microBatchSeconds()),
+          Slowest->Stage, formatSeconds(Slowest->ForwardSeconds),
+          formatSeconds(Slowest->BackwardSeconds),
+          formatSeconds(Slowest->RecomputeSeconds),
+          formatSeconds(Slowest->TpCommSeconds), formatSeconds(T.BubbleSeconds),
+          formatSeconds(T.P2pSeconds), formatSeconds(T.GradAccumSeconds),
+          formatSeconds(T.DpExposedSeconds), formatSeconds(T.OptimizerSeconds),
+          formatSeconds(Sum),
+          T.InputBound ? fmt::format("; the input pipeline's {} is longer",
+                                     formatSeconds(T.InputSeconds))
+                       : std::string());
+    }
     if (O.InputSamplesPerSecond > 0)
       OS << fmt::format("          input pipeline {} per step at {:.6g} "
                         "samples/s per node{}\n",

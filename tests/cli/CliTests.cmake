@@ -511,6 +511,13 @@ add_test(NAME cli.grad_accum_table
                  --optimizer momentum)
 set_tests_properties(cli.grad_accum_table PROPERTIES PASS_REGULAR_EXPRESSION
   "gradient accumulation [0-9.]+ [mu]s \\(3 passes")
+# --explain adds how the step's parts sum up.
+add_test(NAME cli.train_explain_step
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --micro-batch 8 --global-batch 32 --no-fusion
+                 --optimizer momentum --explain --ops 1)
+set_tests_properties(cli.train_explain_step PROPERTIES PASS_REGULAR_EXPRESSION
+  "time = 4 micro-batches x [0-9.]+ ms \\(stage 0: forward [0-9.]+ ms \\+ backward [0-9.]+ ms \\+ recompute [^)]*\\) \\+ bubble [^+]*\\+ p2p [^+]*\\+ gradient accumulation [0-9.]+ ms \\+ exposed dp [^+]*\\+ optimizer [0-9.]+ us = [0-9.]+ ms")
 add_test(NAME cli.grad_accum_fused
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
                  --train --micro-batch 8 --global-batch 32
