@@ -1,0 +1,236 @@
+//===- LayerBuilder.cpp - Transformer layers as ONNX nodes ----------------===//
+#include "tools/modelgen/LayerBuilder.h"
+
+#include <cmath>
+
+using namespace perfc::modelgen;
+using namespace perfc::modelgen::detail;
+
+using TP = onnx::TensorProto;
+
+LayerBuilder::LayerBuilder(const TransformerSpec &S, GraphBuilder &B)
+    : S(S), B(B), H(S.Hidden), A(S.Heads), K(S.KvHeads), D(headDim(S)),
+      F(S.Ffn), Seq(S.Seq) {}
+
+void LayerBuilder::causalMask(const std::string &Pos) {
+  onnx::NodeProto &Q =
+      B.add("Unsqueeze", "/mask/Unsqueeze", {Pos, B.ints({1})});
+  onnx::NodeProto &Kp =
+      B.add("Unsqueeze", "/mask/Unsqueeze_1", {Pos, B.ints({0})});
+  std::string Future =
+      B.node("Greater", "/mask/Greater", {Kp.output(0), Q.output(0)});
+  Mask = B.node("Where", "/mask/Where", {Future, B.lowest(), B.scalar(0.0)});
+}
+
+/// inv_freq[j] = theta^(-2j/d), angle = pos * inv_freq, duplicated for both
+/// halves.
+void LayerBuilder::rotary(const std::string &Pos) {
+  const double Theta = 10000.0;
+  std::string PosF = cast(Pos, TP::FLOAT, "/rotary/Cast");
+  std::string J = B.node("Range", "/rotary/Range",
+                         {B.intScalar(0), B.intScalar(D / 2), B.intScalar(1)});
+  std::string JF = cast(J, TP::FLOAT, "/rotary/Cast_1");
+  std::string E =
+      B.node("Mul", "/rotary/Mul",
+             {JF, B.scalar(-2.0 * std::log(Theta) / static_cast<double>(D),
+                           /*Fp32=*/true)});
+  std::string InvFreq = B.node("Exp", "/rotary/Exp", {E});
+  std::string P2 =
+      B.node("Unsqueeze", "/rotary/Unsqueeze", {PosF, B.ints({1})});
+  std::string Angles = B.node("Mul", "/rotary/Mul_1", {P2, InvFreq});
+  onnx::NodeProto &C = B.add("Concat", "/rotary/Concat", {Angles, Angles});
+  GraphBuilder::attr(C, "axis", int64_t(-1));
+  Cos = B.node("Cos", "/rotary/Cos", {C.output(0)});
+  Sin = B.node("Sin", "/rotary/Sin", {C.output(0)});
+  if (B.type() != FloatType::F32) {
+    Cos = cast(Cos, onnxType(B.type()), "/rotary/Cast_2");
+    Sin = cast(Sin, onnxType(B.type()), "/rotary/Cast_3");
+  }
+}
+
+std::string LayerBuilder::cast(const std::string &X, int64_t To,
+                               const std::string &Name) {
+  onnx::NodeProto &N = B.add("Cast", Name, {X});
+  GraphBuilder::attr(N, "to", To);
+  return N.output(0);
+}
+
+std::string LayerBuilder::layerNorm(const std::string &X, const std::string &P,
+                                    const std::string &W) {
+  onnx::NodeProto &N =
+      B.add("LayerNormalization", P + "/LayerNormalization",
+            {X, B.weight(W + "weight", {H}), B.weight(W + "bias", {H})});
+  GraphBuilder::attr(N, "axis", int64_t(-1));
+  GraphBuilder::attr(N, "epsilon", S.Fam == Family::Bert ? 1e-12f : 1e-5f);
+  return N.output(0);
+}
+
+std::string LayerBuilder::rmsNorm(const std::string &X, const std::string &P,
+                                  const std::string &W) {
+  std::string Sq = B.node("Pow", P + "/Pow", {X, B.scalar(2.0)});
+  onnx::NodeProto &M = B.add("ReduceMean", P + "/ReduceMean", {Sq});
+  GraphBuilder::attr(M, "axes", llvm::ArrayRef<int64_t>{-1});
+  GraphBuilder::attr(M, "keepdims", int64_t(1));
+  std::string V = B.node("Add", P + "/Add", {M.output(0), B.scalar(1e-5)});
+  std::string R = B.node("Sqrt", P + "/Sqrt", {V});
+  R = B.node("Reciprocal", P + "/Reciprocal", {R});
+  std::string Y = B.node("Mul", P + "/Mul", {X, R});
+  return B.node("Mul", P + "/Mul_1", {Y, B.weight(W + "weight", {H})});
+}
+
+std::string LayerBuilder::norm(const std::string &X, const std::string &P,
+                               const std::string &W) {
+  return S.Fam == Family::Llama ? rmsNorm(X, P, W) : layerNorm(X, P, W);
+}
+
+std::string LayerBuilder::linear(const std::string &X, const std::string &P,
+                                 const std::string &W, int64_t In,
+                                 int64_t Out) {
+  std::string Y =
+      B.node("MatMul", P + "/MatMul", {X, B.weight(W + "weight", {In, Out})});
+  if (S.Fam == Family::Llama)
+    return Y;
+  return B.node("Add", P + "/Add", {B.weight(W + "bias", {Out}), Y});
+}
+
+/// [b, S, N*d] -> [b, N, S, d] (Perm {0, 2, 1, 3}) or [b, N, d, S]
+/// ({0, 2, 3, 1}).
+std::string LayerBuilder::splitHeads(const std::string &X, const std::string &P,
+                                     int64_t N, llvm::ArrayRef<int64_t> Perm) {
+  std::string R =
+      B.node("Reshape", P + "/Reshape", {X, B.ints({0, Seq, N, D})});
+  onnx::NodeProto &T = B.add("Transpose", P + "/Transpose", {R});
+  GraphBuilder::attr(T, "perm", Perm);
+  return T.output(0);
+}
+
+/// x*cos + rotate_half(x)*sin on [b, N, S, d].
+std::string LayerBuilder::rope(const std::string &X, const std::string &P) {
+  std::string XC = B.node("Mul", P + "/Mul", {X, Cos});
+  std::string Axes = B.ints({-1});
+  std::string X1 =
+      B.node("Slice", P + "/Slice", {X, B.ints({0}), B.ints({D / 2}), Axes});
+  std::string X2 =
+      B.node("Slice", P + "/Slice_1", {X, B.ints({D / 2}), B.ints({D}), Axes});
+  std::string N = B.node("Neg", P + "/Neg", {X2});
+  onnx::NodeProto &C = B.add("Concat", P + "/Concat", {N, X1});
+  GraphBuilder::attr(C, "axis", int64_t(-1));
+  std::string RS = B.node("Mul", P + "/Mul_1", {C.output(0), Sin});
+  return B.node("Add", P + "/Add", {XC, RS});
+}
+
+/// [b, K, S, d] -> [b, A, S, d], head h reading kv head h / (A/K).
+std::string LayerBuilder::expandKv(const std::string &X, const std::string &P) {
+  std::string U = B.node("Unsqueeze", P + "/Unsqueeze", {X, B.ints({2})});
+  std::string E =
+      B.node("Expand", P + "/Expand", {U, B.ints({1, 1, A / K, 1, 1})});
+  return B.node("Reshape", P + "/Reshape", {E, B.ints({0, A, Seq, D})});
+}
+
+std::string LayerBuilder::attention(const std::string &X, const std::string &L,
+                                    const std::string &W) {
+  const std::string P = L + "/attn";
+  std::string Q, Kt, V;
+  if (S.Fam == Family::Llama) {
+    Q = linear(X, P + "/q", W + "attn.q.", H, H);
+    std::string Kx = linear(X, P + "/k", W + "attn.k.", H, K * D);
+    V = linear(X, P + "/v", W + "attn.v.", H, K * D);
+    Q = rope(splitHeads(Q, P + "/q_heads", A, {0, 2, 1, 3}), P + "/rope_q");
+    Kx = rope(splitHeads(Kx, P + "/k_heads", K, {0, 2, 1, 3}), P + "/rope_k");
+    V = splitHeads(V, P + "/v_heads", K, {0, 2, 1, 3});
+    if (K != A) {
+      Kx = expandKv(Kx, P + "/kv_expand/k");
+      V = expandKv(V, P + "/kv_expand/v");
+    }
+    onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
+    GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+    Kt = T.output(0);
+  } else {
+    std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, 3 * H);
+    onnx::NodeProto &Sp =
+        B.add("Split", P + "/Split", {QKV, B.ints({H, H, H})}, 3);
+    GraphBuilder::attr(Sp, "axis", int64_t(-1));
+    Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
+    Kt = splitHeads(Sp.output(1), P + "/k_heads", A, {0, 2, 3, 1});
+    V = splitHeads(Sp.output(2), P + "/v_heads", A, {0, 2, 1, 3});
+  }
+  std::string Scores = B.node("MatMul", P + "/qk/MatMul", {Q, Kt});
+  Scores = B.node("Mul", P + "/scale/Mul",
+                  {Scores, B.scalar(1.0 / std::sqrt(static_cast<double>(D)))});
+  if (!Mask.empty())
+    Scores = B.node("Add", P + "/mask/Add", {Scores, Mask});
+  onnx::NodeProto &Sm = B.add("Softmax", P + "/Softmax", {Scores});
+  GraphBuilder::attr(Sm, "axis", int64_t(-1));
+  std::string Probs = dropout(Sm.output(0), P + "/dropout/Dropout");
+  std::string O = B.node("MatMul", P + "/pv/MatMul", {Probs, V});
+  onnx::NodeProto &T = B.add("Transpose", P + "/merge/Transpose", {O});
+  GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 2, 1, 3});
+  O = B.node("Reshape", P + "/merge/Reshape",
+             {T.output(0), B.ints({0, Seq, H})});
+  return dropout(linear(O, P + "/out", W + "attn.out.", H, H),
+                 P + "/out/Dropout");
+}
+
+/// Dropout in training mode (ratio S.Dropout) when the spec asks for it.
+std::string LayerBuilder::dropout(const std::string &X,
+                                  const std::string &Name) {
+  if (S.Dropout <= 0)
+    return X;
+  const std::string TrainingMode = B.boolTrue();
+  return B.node("Dropout", Name,
+                {X, B.scalar(S.Dropout, /*Fp32=*/true), TrainingMode});
+}
+
+std::string LayerBuilder::gelu(const std::string &X, const std::string &P) {
+  if (S.Fam == Family::Bert) { // 0.5 * x * (1 + erf(x / sqrt(2)))
+    std::string Y = B.node("Div", P + "/Div", {X, B.scalar(std::sqrt(2.0))});
+    Y = B.node("Erf", P + "/Erf", {Y});
+    Y = B.node("Add", P + "/Add", {Y, B.scalar(1.0)});
+    Y = B.node("Mul", P + "/Mul", {X, Y});
+    return B.node("Mul", P + "/Mul_1", {Y, B.scalar(0.5)});
+  }
+  // 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+  std::string X3 = B.node("Mul", P + "/Mul", {X, X});
+  X3 = B.node("Mul", P + "/Mul_1", {X3, X});
+  std::string Y = B.node("Mul", P + "/Mul_2", {X3, B.scalar(0.044715)});
+  Y = B.node("Add", P + "/Add", {X, Y});
+  Y = B.node("Mul", P + "/Mul_3",
+             {Y, B.scalar(std::sqrt(2.0 / 3.14159265358979323846))});
+  Y = B.node("Tanh", P + "/Tanh", {Y});
+  Y = B.node("Add", P + "/Add_1", {Y, B.scalar(1.0)});
+  Y = B.node("Mul", P + "/Mul_4", {X, Y});
+  return B.node("Mul", P + "/Mul_5", {Y, B.scalar(0.5)});
+}
+
+std::string LayerBuilder::mlp(const std::string &X, const std::string &L,
+                              const std::string &W) {
+  const std::string P = L + "/mlp";
+  if (S.Fam == Family::Llama) {
+    std::string Gate = linear(X, P + "/gate", W + "mlp.gate.", H, F);
+    std::string Sg = B.node("Sigmoid", P + "/silu/Sigmoid", {Gate});
+    Gate = B.node("Mul", P + "/silu/Mul", {Gate, Sg});
+    std::string Up = linear(X, P + "/up", W + "mlp.up.", H, F);
+    std::string M = B.node("Mul", P + "/Mul", {Gate, Up});
+    return dropout(linear(M, P + "/down", W + "mlp.down.", F, H),
+                   P + "/down/Dropout");
+  }
+  std::string Y = linear(X, P + "/fc1", W + "mlp.fc1.", H, F);
+  Y = gelu(Y, P + "/gelu");
+  return dropout(linear(Y, P + "/fc2", W + "mlp.fc2.", F, H),
+                 P + "/fc2/Dropout");
+}
+
+std::string LayerBuilder::layer(const std::string &X, const std::string &L,
+                                const std::string &W) {
+  if (S.Fam == Family::Bert) { // post-LN
+    std::string Y =
+        B.node("Add", L + "/attn/residual/Add", {X, attention(X, L, W)});
+    Y = layerNorm(Y, L + "/ln1", W + "ln1.");
+    std::string Z = B.node("Add", L + "/mlp/residual/Add", {Y, mlp(Y, L, W)});
+    return layerNorm(Z, L + "/ln2", W + "ln2.");
+  }
+  std::string Y = B.node("Add", L + "/attn/residual/Add",
+                         {X, attention(norm(X, L + "/ln1", W + "ln1."), L, W)});
+  return B.node("Add", L + "/mlp/residual/Add",
+                {Y, mlp(norm(Y, L + "/ln2", W + "ln2."), L, W)});
+}

@@ -1,0 +1,77 @@
+//===- LayerBuilder.h - Transformer layers as ONNX nodes --------*- C++ -*-===//
+//
+// Internal to perfc_modelgen: the pieces a transformer layer is made of
+// (LayerNorm and RMSNorm, linear layers, GELU, attention with rotary and
+// grouped-query heads, the GELU and SwiGLU MLPs, dropout) and the layer
+// itself, pre-norm (gpt, llama) or post-norm (bert). Node and weight names
+// are the ones TransformerGen.h documents.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_TOOLS_MODELGEN_LAYERBUILDER_H
+#define PERFC_TOOLS_MODELGEN_LAYERBUILDER_H
+
+#include "tools/modelgen/GraphBuilder.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace perfc::modelgen::detail {
+
+/// Emits layers through a GraphBuilder. Holds what every layer reads once
+/// made: the causal mask (gpt, llama) and the rotary tables (llama).
+class LayerBuilder {
+public:
+  /// S must be resolved.
+  LayerBuilder(const TransformerSpec &S, GraphBuilder &B);
+
+  /// The causal mask [S, S] from the position ids Pos: 0 where key <=
+  /// query, the type's lowest value elsewhere. Attention adds it from then
+  /// on.
+  void causalMask(const std::string &Pos);
+
+  /// Llama's cos and sin tables [S, d] from the position ids Pos; attention
+  /// rotates q and k with them from then on.
+  void rotary(const std::string &Pos);
+
+  /// Transformer layer L ("/layers.{i}") with weights named W
+  /// ("layers.{i}.") on X [b, S, H]; returns its output.
+  std::string layer(const std::string &X, const std::string &L,
+                    const std::string &W);
+
+  /// LayerNormalization named P/LayerNormalization, weights W{weight,bias}.
+  std::string layerNorm(const std::string &X, const std::string &P,
+                        const std::string &W);
+  /// The family's norm: RMSNorm for llama, else LayerNorm.
+  std::string norm(const std::string &X, const std::string &P,
+                   const std::string &W);
+  /// X @ W (+ bias for gpt and bert), named P/MatMul and P/Add.
+  std::string linear(const std::string &X, const std::string &P,
+                     const std::string &W, int64_t In, int64_t Out);
+  /// GELU: erf form for bert, tanh approximation for gpt.
+  std::string gelu(const std::string &X, const std::string &P);
+
+private:
+  std::string cast(const std::string &X, int64_t To, const std::string &Name);
+  std::string rmsNorm(const std::string &X, const std::string &P,
+                      const std::string &W);
+  std::string splitHeads(const std::string &X, const std::string &P, int64_t N,
+                         llvm::ArrayRef<int64_t> Perm);
+  std::string rope(const std::string &X, const std::string &P);
+  std::string expandKv(const std::string &X, const std::string &P);
+  std::string attention(const std::string &X, const std::string &L,
+                        const std::string &W);
+  std::string dropout(const std::string &X, const std::string &Name);
+  std::string mlp(const std::string &X, const std::string &L,
+                  const std::string &W);
+
+  const TransformerSpec &S;
+  GraphBuilder &B;
+  const int64_t H, A, K, D, F, Seq;
+  std::string Mask, Cos, Sin;
+};
+
+} // namespace perfc::modelgen::detail
+
+#endif // PERFC_TOOLS_MODELGEN_LAYERBUILDER_H

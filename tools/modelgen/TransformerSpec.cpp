@@ -1,0 +1,251 @@
+//===- TransformerSpec.cpp - Names, defaults and limits of a spec ---------===//
+//
+// The enum names the `perfc zoo` flags take, resolve() (defaults and the
+// checks that name the flag to change) and the parameter count the
+// generated graph must match.
+//
+//===----------------------------------------------------------------------===//
+#include "tools/modelgen/TransformerGen.h"
+
+#include "tools/modelgen/GraphBuilder.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace perfc;
+using namespace perfc::modelgen;
+using namespace perfc::modelgen::detail;
+
+namespace {
+
+/// Each of --hidden, --ffn, --seq, --vocab, --heads, --max-positions and
+/// --batch: positions stay exact in float32 (rotary) and products of a few
+/// of them stay far from int64 overflow.
+constexpr int64_t MaxDim = int64_t(1) << 24;
+/// Keeps the graph well under perfc's default --max-nodes (2,000,000).
+constexpr int64_t MaxLayers = 10'000;
+
+/// Min is 0 for the options whose 0 means "the default".
+llvm::Error checkDim(llvm::StringRef Flag, int64_t V, int64_t Min = 1) {
+  if (V < Min)
+    return error(Flag + " " + llvm::Twine(V) + ": must be positive");
+  if (V > MaxDim)
+    return error(Flag + " " + llvm::Twine(V) + ": too large (at most " +
+                 llvm::Twine(MaxDim) + ")");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::StringRef perfc::modelgen::name(Family F) {
+  switch (F) {
+  case Family::Gpt:
+    return "gpt";
+  case Family::Bert:
+    return "bert";
+  case Family::Llama:
+    return "llama";
+  }
+  return "gpt";
+}
+
+llvm::Optional<Family> perfc::modelgen::parseFamily(llvm::StringRef S) {
+  for (Family F : {Family::Gpt, Family::Bert, Family::Llama})
+    if (S == name(F))
+      return F;
+  return llvm::None;
+}
+
+llvm::StringRef perfc::modelgen::name(BertHead H) {
+  switch (H) {
+  case BertHead::Pooler:
+    return "pooler";
+  case BertHead::Pretraining:
+    return "pretraining";
+  case BertHead::Squad:
+    return "squad";
+  }
+  return "pooler";
+}
+
+llvm::Optional<BertHead> perfc::modelgen::parseBertHead(llvm::StringRef S) {
+  for (BertHead H : {BertHead::Pooler, BertHead::Pretraining, BertHead::Squad})
+    if (S == name(H))
+      return H;
+  return llvm::None;
+}
+
+llvm::StringRef perfc::modelgen::name(FloatType T) {
+  switch (T) {
+  case FloatType::F32:
+    return "fp32";
+  case FloatType::F16:
+    return "fp16";
+  case FloatType::BF16:
+    return "bf16";
+  }
+  return "fp32";
+}
+
+llvm::Optional<FloatType> perfc::modelgen::parseFloatType(llvm::StringRef S) {
+  for (FloatType T : {FloatType::F32, FloatType::F16, FloatType::BF16})
+    if (S == name(T))
+      return T;
+  return llvm::None;
+}
+
+int64_t perfc::modelgen::llamaFfn(int64_t Hidden) {
+  int64_t F = 8 * Hidden / 3;
+  return (F + 255) / 256 * 256;
+}
+
+llvm::Expected<TransformerSpec>
+perfc::modelgen::resolve(const TransformerSpec &Spec) {
+  TransformerSpec S = Spec;
+  const bool IsLlama = S.Fam == Family::Llama;
+  if (S.Layers < 1)
+    return error("--layers " + llvm::Twine(S.Layers) +
+                 ": a model needs at least one layer");
+  if (S.Layers > MaxLayers)
+    return error("--layers " + llvm::Twine(S.Layers) + ": too many (at most " +
+                 llvm::Twine(MaxLayers) + ")");
+  if (auto E = checkDim("--hidden", S.Hidden))
+    return std::move(E);
+  if (auto E = checkDim("--heads", S.Heads))
+    return std::move(E);
+  if (auto E = checkDim("--seq", S.Seq))
+    return std::move(E);
+  if (auto E = checkDim("--vocab", S.Vocab))
+    return std::move(E);
+  if (auto E = checkDim("--ffn", S.Ffn, 0))
+    return std::move(E);
+  if (auto E = checkDim("--kv-heads", S.KvHeads, 0))
+    return std::move(E);
+  if (auto E = checkDim("--max-positions", S.MaxPositions, 0))
+    return std::move(E);
+  if (S.Batch)
+    if (auto E = checkDim("--batch", *S.Batch))
+      return std::move(E);
+  if (S.Hidden % S.Heads != 0)
+    return error("--heads " + llvm::Twine(S.Heads) +
+                 " does not divide --hidden " + llvm::Twine(S.Hidden) +
+                 ": each head takes hidden/heads "
+                 "channels");
+  if (S.KvHeads == 0)
+    S.KvHeads = S.Heads;
+  if (!IsLlama && S.KvHeads != S.Heads)
+    return error("--kv-heads is for llama (grouped-query attention): " +
+                 name(S.Fam) + " uses --heads for keys and values");
+  if (S.Heads % S.KvHeads != 0)
+    return error("--kv-heads " + llvm::Twine(S.KvHeads) +
+                 " does not divide --heads " + llvm::Twine(S.Heads) +
+                 ": each key/value head serves heads/kv-heads query heads");
+  if (IsLlama && headDim(S) % 2 != 0)
+    return error("--hidden " + llvm::Twine(S.Hidden) + " / --heads " +
+                 llvm::Twine(S.Heads) + " = " + llvm::Twine(headDim(S)) +
+                 ": rotary embeddings need an even head dimension");
+  if (S.Ffn == 0)
+    S.Ffn = IsLlama ? llamaFfn(S.Hidden) : 4 * S.Hidden;
+  if (IsLlama && S.MaxPositions != 0)
+    return error("--max-positions is for gpt and bert: llama has rotary "
+                 "positions, no position table");
+  if (S.MaxPositions == 0 && !IsLlama)
+    S.MaxPositions =
+        S.Fam == Family::Bert ? std::max<int64_t>(S.Seq, 512) : S.Seq;
+  if (!IsLlama && S.MaxPositions < S.Seq)
+    return error("--max-positions " + llvm::Twine(S.MaxPositions) +
+                 " is less than --seq " + llvm::Twine(S.Seq) +
+                 ": every position needs a row");
+  if (S.Fam != Family::Bert && S.Head != BertHead::Pooler)
+    return error("--head " + name(S.Head) + " is for bert: " + name(S.Fam) +
+                 " ends in its LM head");
+  if (S.Fam == Family::Bert && S.TiedEmbeddings)
+    return error("bert has no LM head: --tied and --untied do not apply");
+  if (!S.TiedEmbeddings && S.Fam != Family::Bert)
+    S.TiedEmbeddings = S.Fam == Family::Gpt;
+
+  // perfc refuses a tensor over 2^62 bytes: so does the generator, naming
+  // the flags to lower. Doubles: the products may overflow int64.
+  const double Batch = static_cast<double>(S.Batch.getValueOr(1));
+  const double Bytes = static_cast<double>(byteSize(S.Type));
+  const double Limit = std::ldexp(1.0, 62);
+  auto Dbl = [](int64_t V) { return static_cast<double>(V); };
+  struct {
+    double Elements;
+    const char *What;
+  } Largest[] = {
+      {Batch * Dbl(S.Heads) * Dbl(S.Seq) * Dbl(S.Seq),
+       "the attention scores [batch, heads, seq, seq]: lower --seq"},
+      {Batch * Dbl(S.Seq) * Dbl(S.Vocab),
+       "the logits [batch, seq, vocab]: lower --seq or --vocab"},
+      {Batch * Dbl(S.Seq) * Dbl(std::max(S.Ffn, 3 * S.Hidden)),
+       "the MLP activations [batch, seq, ffn]: lower --seq or --ffn"},
+      {Dbl(S.Hidden) * Dbl(std::max(S.Ffn, S.Vocab)),
+       "a weight: lower --hidden, --ffn or --vocab"},
+  };
+  for (const auto &L : Largest)
+    if (L.Elements * Bytes > Limit)
+      return error(llvm::Twine(L.What) + " (over 2^62 bytes)");
+  // Parameters are counted in uint64; keep them exact in a double too (an
+  // upper bound of parameterCount).
+  const double H = Dbl(S.Hidden), F = Dbl(S.Ffn);
+  const double Params = Dbl(S.Layers) * (4 * H * H + 3 * H * F + 13 * H) +
+                        3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H +
+                        3 * H * H;
+  if (Params > std::ldexp(1.0, 53))
+    return error("the model would have over 2^53 parameters: lower --layers, "
+                 "--hidden or --ffn");
+
+  if (S.Name.empty()) {
+    S.Name = name(S.Fam).str() + "_L" + std::to_string(S.Layers) + "_H" +
+             std::to_string(S.Hidden) + "_A" + std::to_string(S.Heads);
+    if (S.KvHeads != S.Heads)
+      S.Name += "_K" + std::to_string(S.KvHeads);
+    S.Name += "_F" + std::to_string(S.Ffn) + "_S" + std::to_string(S.Seq) +
+              "_V" + std::to_string(S.Vocab);
+    if (S.Head != BertHead::Pooler)
+      S.Name += "_" + name(S.Head).str();
+  }
+  if (S.WeightsFile.empty())
+    S.WeightsFile = S.Name + ".weights";
+  return S;
+}
+
+uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
+  const uint64_t H = S.Hidden, F = S.Ffn, V = S.Vocab, L = S.Layers;
+  const uint64_t KvWidth = static_cast<uint64_t>(S.KvHeads) * headDim(S);
+  uint64_t N = V * H; // token embedding
+  if (S.Fam == Family::Llama) {
+    uint64_t Layer = H                 // ln1
+                     + 2 * H * H       // q, out
+                     + 2 * H * KvWidth // k, v
+                     + H               // ln2
+                     + 3 * H * F;      // gate, up, down
+    N += L * Layer + H;                // + final norm
+    if (!*S.TiedEmbeddings)
+      N += H * V;
+    return N;
+  }
+  N += static_cast<uint64_t>(S.MaxPositions) * H;
+  uint64_t Layer = 2 * H                    // ln1
+                   + 3 * H * H + 3 * H      // qkv
+                   + H * H + H              // out
+                   + 2 * H                  // ln2
+                   + H * F + F + F * H + H; // fc1, fc2
+  N += L * Layer;
+  if (S.Fam == Family::Bert) {
+    N += 2 * H + 2 * H + H * H + H; // types, embed ln, pooler
+    if (S.Head == BertHead::Pretraining)
+      N += H * H + H + 2 * H + V // MLM dense, ln, decoder bias (tied)
+           + 2 * H + 2;          // NSP
+    else if (S.Head == BertHead::Squad)
+      N += 2 * H + 2;
+    return N;
+  }
+  N += 2 * H; // final norm
+  if (!*S.TiedEmbeddings)
+    N += H * V;
+  return N;
+}
