@@ -93,7 +93,6 @@ private:
   void dispatch(SpinPool &Pool);
   void gemm(const Blas &B);
   void conv(SpinPool &Pool);
-  void summarize();
 
   const CalibrateOptions &O;
   Measurements &M;
