@@ -37,7 +37,7 @@ public:
   KernelPlan run() {
     for (const auto &N : G.nodes())
       place(*N);
-    if (Options.Fuse && Options.FuseAttention)
+    if ((Options.Fuse && Options.FuseAttention) || Options.FlashAttention)
       fuseAttention();
     for (Kernel &K : Plan.Kernels)
       combineWork(K);
@@ -347,7 +347,8 @@ private:
         Plan.Kernels[From].Members.clear();
         Merged = true;
       }
-      Merged |= fuseProjections(Projections);
+      if (Options.Fuse)
+        Merged |= fuseProjections(Projections);
     }
     if (!Merged)
       return;

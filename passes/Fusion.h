@@ -78,6 +78,11 @@ struct FusionOptions {
   /// Run softmax(Q.K^T).V as one kernel (FlashAttention, TensorRT, ONNX
   /// Runtime's Attention): the scores never reach memory.
   bool FuseAttention = true;
+  /// Run attention as one kernel whatever Fuse says: training code that
+  /// calls FlashAttention (Dao et al. 2022; flash_attn_func, PyTorch's
+  /// scaled_dot_product_attention) from an eager framework or a compiled
+  /// one. Without Fuse the Q, K and V projections stay separate GEMMs.
+  bool FlashAttention = false;
   /// Fold BatchNormalization into the kernel that produces its input, as
   /// inference runtimes do (its statistics are constants). Training computes
   /// the statistics of each batch: a reduction over the whole input before

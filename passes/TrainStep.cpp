@@ -198,8 +198,15 @@ private:
            O.DType == ir::DType::F8E4M3 || O.DType == ir::DType::F8E5M2;
   }
 
-  /// Storage of float tensors moves to the training type.
-  double byteScale() const { return ir::byteSize(O.DType) / 4.0; }
+  /// Storage of float tensors moves to the training type, from whatever
+  /// type the graph stores them in (an fp16 export trained in fp16 moves
+  /// its bytes as they are). Work of other types is scaled as fp32, as
+  /// the float tensors around it.
+  double byteScale(ir::DType Stored = ir::DType::F32) const {
+    const double From =
+        ir::isFloatingPoint(Stored) ? double(ir::byteSize(Stored)) : 4.0;
+    return ir::byteSize(O.DType) / From;
+  }
 
   /// The share of a node's work one tensor-parallel rank does.
   double tpScale(unsigned Node) const {
@@ -219,9 +226,10 @@ private:
     const double T = tpScale(Node);
     S.Macs *= T;
     S.Flops *= T;
-    S.BytesRead *= byteScale() * T;
-    S.BytesWritten *= byteScale() * T;
-    S.LayoutBytes *= byteScale() * T;
+    const double Bytes = byteScale(W.Type) * T;
+    S.BytesRead *= Bytes;
+    S.BytesWritten *= Bytes;
+    S.LayoutBytes *= Bytes;
     if (O.Tp > 1 && S.Gemm.valid()) {
       switch (Blocks.Tp[Node]) {
       case TpRole::Column:
@@ -269,8 +277,106 @@ private:
 
   double valueBytes(const ir::Value *V, double Scale) const {
     const double Bytes = static_cast<double>(V->bytes());
-    return (ir::isFloatingPoint(V->type()) ? Bytes * byteScale() : Bytes) *
+    return (ir::isFloatingPoint(V->type()) ? Bytes * byteScale(V->type())
+                                           : Bytes) *
            Scale;
+  }
+
+  /// A kernel holding both products of an attention core (Q.K^T and P.V):
+  /// FlashAttention's kernel.
+  bool isFlashKernel(const Kernel &K) const {
+    unsigned Products = 0;
+    for (unsigned M : K.Members)
+      if (Blocks.AttentionCore[M] && Work.Nodes[M].Macs > 0)
+        ++Products;
+    return Products >= 2;
+  }
+
+  /// Whether V is known at load time (an initializer, or computed from
+  /// constants and folded).
+  bool isLoadTimeConstant(const ir::Value *V) const {
+    const ir::Value *Root = Plan.dataRoot(V);
+    const ir::Node *P = Root->producer();
+    return Root->isConstant() ||
+           (P && Plan.Exec[P->index()] == NodeExec::Folded);
+  }
+
+  /// A causal attention: a square mask over the scores' last two dims that
+  /// is a load-time constant (GPT's and Llama's triangular masks, as
+  /// exporters and perfc zoo write them; BERT's padding mask is an input).
+  bool isCausal(const Kernel &K) const {
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (N.opType() != "Add" && N.opType() != "Where")
+        continue;
+      const ir::Value *Out = N.output(0);
+      if (!Out || Out->shape().rank() < 2)
+        continue;
+      const ir::Shape &S = Out->shape();
+      const int64_t Rows = S[S.rank() - 2].Value, Cols = S[S.rank() - 1].Value;
+      if (Rows <= 1 || Rows != Cols)
+        continue;
+      for (const ir::Value *In : N.inputs()) {
+        if (!In || !isLoadTimeConstant(In) || In->shape().rank() < 2)
+          continue;
+        const ir::Shape &MS = In->shape();
+        if (MS[MS.rank() - 2].Value == Rows && MS[MS.rank() - 1].Value == Cols)
+          return true;
+      }
+    }
+    return false;
+  }
+
+  /// FlashAttention's forward kernel: the fused kernel's work; causal
+  /// attention skips the blocks above the diagonal, half the products'
+  /// arithmetic (FlashAttention's benchmarks count FLOPs / 2 when causal).
+  OpWork flashForward(const Kernel &K) const {
+    OpWork W = K.Work;
+    if (!isCausal(K))
+      return W;
+    W.Macs *= 0.5;
+    W.Flops *= 0.5;
+    W.Formula += " (causal: the blocks above the diagonal skipped, half "
+                 "the arithmetic)";
+    return W;
+  }
+
+  /// FlashAttention's backward kernel from its forward's work: it
+  /// recomputes the scores and runs five products of the forward's size
+  /// where the forward ran two (FlashAttention-2's benchmarks count 2.5x
+  /// the forward's FLOPs), reads Q, K, V, the output and its gradient and
+  /// writes the gradients of Q, K and V.
+  static OpWork flashBackward(const OpWork &Fwd) {
+    OpWork B = Fwd;
+    B.Macs *= 2.5;
+    B.Flops *= 2.5;
+    B.BytesRead = Fwd.BytesRead + 2 * Fwd.BytesWritten;
+    B.BytesWritten = Fwd.BytesRead;
+    B.Formula = "FlashAttention backward: 2.5x the forward's FLOPs; reads "
+                "Q, K, V, O, dO, writes dQ, dK, dV";
+    return B;
+  }
+
+  bool inFlashKernel(unsigned Node) const {
+    if (!A.FlashAttention)
+      return false;
+    const int K = Plan.KernelOf[Node];
+    return K >= 0 && isFlashKernel(Plan.Kernels[K]);
+  }
+
+  /// What FlashAttention keeps besides its inputs and output: the
+  /// softmax's log-sum-exp, one fp32 per row of scores.
+  double logSumExpBytes(const Kernel &K) const {
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (N.opType() != "Softmax" || !N.input(0))
+        continue;
+      const ir::Value &X = *N.input(0);
+      const ir::Shape &Sh = X.shape();
+      const int64_t Cols = Sh.rank() ? Sh[Sh.rank() - 1].Value : 1;
+      return Cols > 0 ? 4.0 * double(X.numElements()) / double(Cols) : 0;
+    }
+    return 0;
   }
 
   void costUnits() {
@@ -282,15 +388,22 @@ private:
     for (const Kernel &K : Plan.Kernels) {
       const unsigned Head = K.Head;
       UnitCost &U = Units[Blocks.UnitOf[Head]];
-      const double Fwd = time(shard(K.Work, Head));
+      const bool Flash = A.FlashAttention && isFlashKernel(K);
+      const OpWork FwdWork = Flash ? flashForward(K) : K.Work;
+      const double Fwd = time(shard(FwdWork, Head));
       U.Forward += Fwd;
       const bool Core = Blocks.AttentionCore[Head];
       const bool InBlock =
           Blocks.UnitOf[Head] >= 1 && Blocks.UnitOf[Head] <= Blocks.NumBlocks;
       if (O.Recomp == Recompute::Full && InBlock)
         U.Recompute += Fwd;
-      else if (O.Recomp == Recompute::Selective && Core)
+      else if (O.Recomp == Recompute::Selective && Core && !Flash)
         U.Recompute += Fwd;
+      if (Flash) {
+        U.Backward += time(shard(flashBackward(FwdWork), Head));
+        U.Saved += logSumExpBytes(K) * tpScale(Head);
+        continue;
+      }
       double FusedBytes = 0;
       for (unsigned M : K.Members)
         FusedBytes += Work.Nodes[M].bytes();
@@ -366,8 +479,11 @@ private:
     for (const SavedTensor &S : Back.Saved) {
       const ir::Node *P = S.Value->producer();
       const unsigned Owner = P ? P->index() : S.Node;
-      if (O.Recomp == Recompute::Selective && P && Blocks.AttentionCore[Owner])
-        continue; // recomputed from the core's inputs
+      // Recomputed from the core's inputs, or never stored
+      // (FlashAttention).
+      if (P && Blocks.AttentionCore[Owner] &&
+          (O.Recomp == Recompute::Selective || inFlashKernel(Owner)))
+        continue;
       const double Scale = tpScale(Owner);
       const double Bytes =
           S.Mask ? S.bytes() * Scale : valueBytes(S.Value, Scale);
@@ -743,9 +859,10 @@ private:
 /// drop both; it is not modelled yet.
 /// BatchNormalization normalises with the batch's statistics in training:
 /// it cannot fold into the convolution before it (passes/Fusion.h).
-static FusionOptions trainingFusion(bool Unfused) {
+static FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
   FusionOptions O;
   O.FuseAttention = false;
+  O.FlashAttention = FlashAttention;
   O.FoldBatchNorm = false;
   O.Fuse = !Unfused;
   return O;
@@ -773,9 +890,11 @@ static GraphWork trainingWork(const ir::Graph &G) {
   return W;
 }
 
-TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused)
-    : G(&G), Unfused(Unfused), Work(trainingWork(G)),
-      Plan(planKernels(G, Work, trainingFusion(Unfused))),
+TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
+                                   bool FlashAttention)
+    : G(&G), Unfused(Unfused), FlashAttention(FlashAttention),
+      Work(trainingWork(G)),
+      Plan(planKernels(G, Work, trainingFusion(Unfused, FlashAttention))),
       Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {
   for (const auto &N : G.nodes()) {
     FlopsPerMicroBatch +=
@@ -783,7 +902,7 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused)
     for (const ir::Value *In : N->inputs())
       if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
           Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()])
-        BoundaryBytes = std::max(BoundaryBytes, double(In->bytes()));
+        BoundaryBytes = std::max(BoundaryBytes, 4.0 * In->numElements());
   }
 }
 
@@ -813,7 +932,8 @@ llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
 llvm::Expected<TrainReport> predictTraining(const ir::Graph &G,
                                             const hw::Cluster &C,
                                             const TrainOptions &O) {
-  return predictTraining(TrainingAnalysis(G, O.Unfused), C, O);
+  return predictTraining(TrainingAnalysis(G, O.Unfused, O.FlashAttention), C,
+                         O);
 }
 
 } // namespace perfc

@@ -128,6 +128,15 @@ struct TrainOptions {
   /// fused kernels, XLA) runs them. Used where predictTraining builds the
   /// analysis; an analysis passed in keeps the choice it was made with.
   bool Unfused = false;
+  /// Attention as FlashAttention trains it (Dao et al. 2022, FlashAttention-2
+  /// 2023): the core (Q.K^T, scale, mask, softmax, dropout, P.V) is one
+  /// kernel forward and one backward; the scores never reach memory, so
+  /// nothing of size s^2 is kept for backward (the output and the softmax's
+  /// log-sum-exp are), and backward recomputes them: 2.5x the forward's
+  /// FLOPs (five products of the forward's size against two). Selective
+  /// recomputation then has nothing left to recompute. Used where
+  /// predictTraining builds the analysis, like Unfused.
+  bool FlashAttention = false;
   /// Layout the framework stores convolution activations in (see
   /// cost::TimeOptions::Layout): PyTorch's NCHW on a device whose
   /// tensor-core kernels want NHWC pays transposes around each convolution.
@@ -258,8 +267,11 @@ struct UnitCost {
 /// time.
 class TrainingAnalysis {
 public:
-  /// Unfused: every op its own kernel (TrainOptions::Unfused).
-  explicit TrainingAnalysis(const ir::Graph &G, bool Unfused = false);
+  /// Unfused: every op its own kernel (TrainOptions::Unfused);
+  /// FlashAttention: the attention core as one kernel
+  /// (TrainOptions::FlashAttention).
+  explicit TrainingAnalysis(const ir::Graph &G, bool Unfused = false,
+                            bool FlashAttention = false);
   const ir::Graph &graph() const { return *G; }
 
 private:
@@ -267,6 +279,7 @@ private:
 
 public:
   bool Unfused = false;
+  bool FlashAttention = false;
   GraphWork Work;
   KernelPlan Plan;
   BackwardInfo Back;
@@ -274,8 +287,8 @@ public:
   /// Strategy-independent sums over the graph, computed once here rather
   /// than in every prediction (a planner predicts thousands of strategies
   /// per analysis): the largest floating-point tensor crossing from one
-  /// unit to another, in its stored bytes, and forward plus backward FLOPs
-  /// of one micro-batch.
+  /// unit to another, at 4 bytes an element (the training type scales it),
+  /// and forward plus backward FLOPs of one micro-batch.
   double BoundaryBytes = 0;
   double FlopsPerMicroBatch = 0;
 

@@ -166,6 +166,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "per elementwise op (torch.optim for-loop, BertAdam), not one "
                "fused multi-tensor pass (apex FusedAdam/FusedLAMB)"),
       cl::cat(TrainCategory));
+  cl::opt<bool> FlashAttentionOpt(
+      "flash-attention",
+      cl::desc("Attention trains as FlashAttention runs it: one kernel "
+               "forward and one backward per attention core, no s^2 "
+               "tensors kept, the scores recomputed in backward"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> InputRate(
       "input-rate",
       cl::desc("Samples per second one node's host input pipeline delivers "
@@ -315,6 +321,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Fp32Gradients = Fp32Grads;
     TrainOpts.PerTensorOptimizer = PerTensorOpt;
     TrainOpts.Unfused = NoFusion;
+    TrainOpts.FlashAttention = FlashAttentionOpt;
     TrainOpts.Layout = *Layout;
     const llvm::Optional<PipelineSchedule> Schedule =
         scheduleNamed(ScheduleOpt);
@@ -365,10 +372,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
              Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
-             InputRate.getNumOccurrences()) {
+             InputRate.getNumOccurrences() ||
+             FlashAttentionOpt.getNumOccurrences()) {
     return fail("training options (--dp, --tp, --pp, --global-batch, "
-                "--micro-batch, --recompute, --zero, --input-rate) need "
-                "--train");
+                "--micro-batch, --recompute, --zero, --input-rate, "
+                "--flash-attention) need --train");
   }
 
   frontend::ImportOptions Import;
@@ -471,8 +479,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       auto &Slot = Analyses[Mb];
       if (!Slot.second) {
         if (Mb == *Import.Batch) {
-          Slot.second =
-              std::make_unique<TrainingAnalysis>(Model->Graph, NoFusion);
+          Slot.second = std::make_unique<TrainingAnalysis>(
+              Model->Graph, NoFusion, FlashAttentionOpt);
         } else {
           frontend::ImportOptions At = Import;
           At.Batch = Mb;
@@ -480,8 +488,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
           if (!M)
             return M.takeError();
           Slot.first = std::make_unique<frontend::ImportedModel>(std::move(*M));
-          Slot.second =
-              std::make_unique<TrainingAnalysis>(Slot.first->Graph, NoFusion);
+          Slot.second = std::make_unique<TrainingAnalysis>(
+              Slot.first->Graph, NoFusion, FlashAttentionOpt);
         }
       }
       return Slot.second.get();

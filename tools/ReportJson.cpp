@@ -273,6 +273,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("grad_compression", gradCompressionName(O.GradCompression));
         J.attribute("schedule", name(O.Schedule));
         J.attribute("partition", name(O.Split));
+        J.attribute("flash_attention", O.FlashAttention);
         J.attribute("devices", int64_t(T.Devices));
         writeDataSplit(J, O, &T);
       });

@@ -511,6 +511,12 @@ add_test(NAME cli.grad_accum_table
                  --optimizer momentum)
 set_tests_properties(cli.grad_accum_table PROPERTIES PASS_REGULAR_EXPRESSION
   "gradient accumulation [0-9.]+ [mu]s \\(3 passes")
+# FlashAttention training (--flash-attention): reported in the strategy
+# (its numbers are checked by the unit tests).
+add_test(NAME cli.flash_attention_json
+         COMMAND sh -c "$<TARGET_FILE:perfc> zoo gpt --layers 2 --hidden 256 --heads 4 --seq 2048 --vocab 512 -o ${CMAKE_CURRENT_BINARY_DIR}/flash_gpt.onnx >/dev/null && $<TARGET_FILE:perfc> ${CMAKE_CURRENT_BINARY_DIR}/flash_gpt.onnx --hw a100-sxm4-80gb --train --dtype bf16 --micro-batch 2 --flash-attention --format json")
+set_tests_properties(cli.flash_attention_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"strategy\": {[^}]*\"flash_attention\": true,")
 # --explain adds how the step's parts sum up.
 add_test(NAME cli.train_explain_step
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
@@ -545,8 +551,11 @@ perfc_expect_error(input_rate_word
   "--input-rate 'fast' is not a number of samples per second"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate fast)
 perfc_expect_error(input_rate_needs_train
-  "training options .*--input-rate\\) need --train"
+  "training options .*--input-rate, --flash-attention\\) need --train"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --input-rate 100)
+perfc_expect_error(flash_attention_needs_train
+  "training options .* need --train"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --flash-attention)
 add_test(NAME cli.input_rate_trace
          COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --micro-batch 64 --optimizer momentum --input-rate 1000 --trace ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json")
 # 512 samples at 1000 per second: the loading track ends the step at 0.512 s.

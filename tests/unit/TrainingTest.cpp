@@ -440,6 +440,101 @@ TEST_SUITE("training") {
     CHECK(Core == 6);
   }
 
+  TEST_CASE("FlashAttention: Korthikanti's 34sbh, a kernel each way, the "
+            "scores recomputed in backward") {
+    // The causal GPT of the test above at a longer sequence: FlashAttention
+    // keeps what selective recomputation keeps (no s^2 tensors) plus one
+    // fp32 log-sum-exp per row of scores, and recomputes nothing outside
+    // its backward kernel.
+    modelgen::TransformerSpec Spec;
+    Spec.Fam = modelgen::Family::Gpt;
+    Spec.Layers = 2;
+    Spec.Hidden = 256;
+    Spec.Heads = 4;
+    Spec.Seq = 512;
+    Spec.Vocab = 128;
+    Spec.Batch = 2;
+    Spec.Dropout = 0.1;
+    auto Resolved = modelgen::resolve(Spec);
+    REQUIRE(bool(Resolved));
+    auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
+    REQUIRE(bool(Bytes));
+    auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
+    REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.MicroBatch = 2;
+    O.DType = ir::DType::BF16;
+    O.Recomp = Recompute::Selective;
+    auto Selective = predictTraining(M->Graph, *C, O);
+    O.Recomp = Recompute::None;
+    auto Eager = predictTraining(M->Graph, *C, O);
+    O.FlashAttention = true;
+    auto Flash = predictTraining(M->Graph, *C, O);
+    O.Recomp = Recompute::Selective;
+    auto FlashSelective = predictTraining(M->Graph, *C, O);
+    REQUIRE(bool(Selective));
+    REQUIRE(bool(Eager));
+    REQUIRE(bool(Flash));
+    REQUIRE(bool(FlashSelective));
+    const double B = 2, A = 4, S = 512, L = 2;
+    const double LogSumExp = 4 * B * A * S * L;
+    CHECK(Flash->peak().ActivationsBytes ==
+          doctest::Approx(Selective->peak().ActivationsBytes + LogSumExp));
+    CHECK(Flash->peak().ActivationsBytes < Eager->peak().ActivationsBytes);
+    CHECK(Selective->peak().RecomputeSeconds > 0);
+    CHECK(FlashSelective->peak().RecomputeSeconds == 0);
+    CHECK(FlashSelective->StepSeconds == doctest::Approx(Flash->StepSeconds));
+    // One kernel holds each layer's whole core.
+    TrainingAnalysis An(M->Graph, false, true);
+    unsigned Cores = 0;
+    for (const Kernel &K : An.Plan.Kernels) {
+      unsigned Products = 0;
+      for (unsigned N : K.Members)
+        Products += An.Blocks.AttentionCore[N] && An.Work.Nodes[N].Macs > 0;
+      Cores += Products == 2;
+    }
+    CHECK(Cores == 2);
+    // Model FLOPs are counted as Megatron-LM counts them, attention or not.
+    CHECK(Flash->ModelFlops == doctest::Approx(Eager->ModelFlops));
+    CHECK(Flash->StepSeconds < Eager->StepSeconds);
+  }
+
+  TEST_CASE("a 16-bit graph trains with the bytes of its fp32 twin") {
+    // Storage moves to the training type from the graph's own: an fp16
+    // export trained in fp16 is not halved again.
+    auto Predict = [](modelgen::FloatType T) {
+      modelgen::TransformerSpec Spec;
+      Spec.Fam = modelgen::Family::Gpt;
+      Spec.Layers = 2;
+      Spec.Hidden = 64;
+      Spec.Heads = 4;
+      Spec.Seq = 64;
+      Spec.Vocab = 128;
+      Spec.Batch = 4;
+      Spec.Type = T;
+      auto Resolved = modelgen::resolve(Spec);
+      REQUIRE(bool(Resolved));
+      auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
+      REQUIRE(bool(Bytes));
+      auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
+      REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+      auto C = hw::loadHardwareFromString(MemoryBoundGpu, "pass-test.yaml");
+      REQUIRE(bool(C));
+      TrainOptions O;
+      O.MicroBatch = 4;
+      O.DType = ir::DType::F16;
+      auto R = predictTraining(M->Graph, *C, O);
+      REQUIRE(bool(R));
+      return std::make_pair(R->peak().ActivationsBytes, R->StepSeconds);
+    };
+    const auto F32 = Predict(modelgen::FloatType::F32);
+    const auto F16 = Predict(modelgen::FloatType::F16);
+    CHECK(F16.first == doctest::Approx(F32.first));
+    CHECK(F16.second == doctest::Approx(F32.second).epsilon(1e-3));
+  }
+
   TEST_CASE("GPT training FLOPs: 72 B s l h^2 (1 + s/6h + V/12lh)") {
     // Narayanan et al. 2021 count the products only: a layer's forward is
     // 24 B s h^2 + 4 B s^2 h, backward twice that, the LM head 6 B s h V.
