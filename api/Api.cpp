@@ -245,6 +245,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (T.inputRate != 0)
     if (llvm::Error E = setInputRate(T.inputRate, "input rate (0: none)", O))
       throwError(std::move(E));
+  O.FlashAttention = T.flashAttention;
   return O;
 }
 

@@ -169,11 +169,11 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             return Fail("'train.input_rate' must be a number of samples per "
                         "second");
           Tr.inputRate = *R;
-        } else if (K == "sp") {
+        } else if (K == "sp" || K == "flash_attention") {
           auto B = V.getAsBoolean();
           if (!B)
-            return Fail("'train.sp' must be true or false");
-          Tr.sp = *B;
+            return Fail("'train." + K.str() + "' must be true or false");
+          (K == "sp" ? Tr.sp : Tr.flashAttention) = *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression") {
           if (!(S = Str()))
@@ -187,7 +187,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
           return Fail("unknown key 'train." + K.str() +
                       "': use dp, tp, pp, vp, sp, micro_batch, "
                       "global_batch, recompute, dtype, optimizer, "
-                      "partition, grad_compression, zero, input_rate");
+                      "partition, grad_compression, zero, input_rate, "
+                      "flash_attention");
         }
       }
       J.Predict.train = Tr;

@@ -73,11 +73,14 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.zero = V.cast<unsigned>();
         else if (Key == "input_rate")
           TO.inputRate = V.cast<double>();
+        else if (Key == "flash_attention")
+          TO.flashAttention = V.cast<bool>();
         else
           throw py::value_error("unknown train option '" + Key +
                                 "': use dp, tp, pp, vp, sp, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
-                                "grad_compression, zero, input_rate");
+                                "grad_compression, zero, input_rate, "
+                                "flash_attention");
       }
     else if (!py::isinstance<py::bool_>(Train))
       throw py::type_error("train: a dict of options, or True");

@@ -209,6 +209,8 @@ struct TrainOptions {
   /// Samples per second one node's host input pipeline delivers (as
   /// --input-rate); 0: not modelled.
   double inputRate = 0;
+  /// Attention as FlashAttention trains it (as --flash-attention).
+  bool flashAttention = false;
 };
 
 struct PredictOptions {
