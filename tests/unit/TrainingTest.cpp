@@ -31,6 +31,31 @@ bool isSaved(const BackwardInfo &B, const ir::Value *V) {
                       [&](const SavedTensor &S) { return S.Value == V; });
 }
 
+/// A GPT from perfc zoo's generator, imported: layers x hidden (heads) at a
+/// static batch and sequence, vocabulary 128 unless given.
+frontend::ImportedModel
+generatedGpt(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq,
+             int64_t Batch, double Dropout = 0, int64_t Vocab = 128,
+             modelgen::FloatType Type = modelgen::FloatType::F32) {
+  modelgen::TransformerSpec Spec;
+  Spec.Fam = modelgen::Family::Gpt;
+  Spec.Layers = Layers;
+  Spec.Hidden = Hidden;
+  Spec.Heads = Heads;
+  Spec.Seq = Seq;
+  Spec.Vocab = Vocab;
+  Spec.Batch = Batch;
+  Spec.Dropout = Dropout;
+  Spec.Type = Type;
+  auto Resolved = modelgen::resolve(Spec);
+  REQUIRE_MESSAGE(bool(Resolved), llvm::toString(Resolved.takeError()));
+  auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
+  REQUIRE_MESSAGE(bool(Bytes), llvm::toString(Bytes.takeError()));
+  auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
+  REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+  return std::move(*M);
+}
+
 /// Two identical MLP blocks named like PyTorch exports them:
 /// x -> [fc1 MatMul -> Relu -> fc2 MatMul -> residual Add] x 2.
 struct TwoBlocks {
@@ -401,24 +426,10 @@ TEST_SUITE("training") {
     // Korthikanti et al. 2022, eq. 1: a GPT layer with dropout keeps
     // 34*s*b*h + 5*a*s^2*b bytes in 16-bit types: 16 sbh + 2 as^2b elements
     // of tensors and 2 sbh + as^2b one-byte dropout masks.
-    modelgen::TransformerSpec Spec;
-    Spec.Fam = modelgen::Family::Gpt;
-    Spec.Layers = 2;
-    Spec.Hidden = 64;
-    Spec.Heads = 4;
-    Spec.Seq = 16;
-    Spec.Vocab = 128;
-    Spec.Batch = 1;
-    Spec.Dropout = 0.1;
-    auto Resolved = modelgen::resolve(Spec);
-    REQUIRE_MESSAGE(bool(Resolved), llvm::toString(Resolved.takeError()));
-    auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
-    REQUIRE_MESSAGE(bool(Bytes), llvm::toString(Bytes.takeError()));
-    auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
-    REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
-    GraphWork W = computeWork(M->Graph);
-    BackwardInfo Back = computeBackward(M->Graph, W);
-    BlockInfo Blocks = analyzeBlocks(M->Graph, W);
+    const frontend::ImportedModel M = generatedGpt(2, 64, 4, 16, 1, 0.1);
+    GraphWork W = computeWork(M.Graph);
+    BackwardInfo Back = computeBackward(M.Graph, W);
+    BlockInfo Blocks = analyzeBlocks(M.Graph, W);
     REQUIRE(Blocks.NumBlocks == 2);
     const double S = 16, B = 1, H = 64, A = 4;
     double Tensors = 0, Masks = 0;
@@ -434,7 +445,7 @@ TEST_SUITE("training") {
     CHECK(Blocks.ForwardReduced[2].size() == 2);
     CHECK(Blocks.BackwardReduced[2].size() == 2);
     unsigned Core = 0;
-    for (const auto &N : M->Graph.nodes())
+    for (const auto &N : M.Graph.nodes())
       Core +=
           Blocks.UnitOf[N->index()] == 2 && Blocks.AttentionCore[N->index()];
     CHECK(Core == 6);
@@ -446,34 +457,20 @@ TEST_SUITE("training") {
     // keeps what selective recomputation keeps (no s^2 tensors) plus one
     // fp32 log-sum-exp per row of scores, and recomputes nothing outside
     // its backward kernel.
-    modelgen::TransformerSpec Spec;
-    Spec.Fam = modelgen::Family::Gpt;
-    Spec.Layers = 2;
-    Spec.Hidden = 256;
-    Spec.Heads = 4;
-    Spec.Seq = 512;
-    Spec.Vocab = 128;
-    Spec.Batch = 2;
-    Spec.Dropout = 0.1;
-    auto Resolved = modelgen::resolve(Spec);
-    REQUIRE(bool(Resolved));
-    auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
-    REQUIRE(bool(Bytes));
-    auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
-    REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+    const frontend::ImportedModel M = generatedGpt(2, 256, 4, 512, 2, 0.1);
     auto C = hw::loadHardware("a100-sxm4-80gb");
     REQUIRE(bool(C));
     TrainOptions O;
     O.MicroBatch = 2;
     O.DType = ir::DType::BF16;
     O.Recomp = Recompute::Selective;
-    auto Selective = predictTraining(M->Graph, *C, O);
+    auto Selective = predictTraining(M.Graph, *C, O);
     O.Recomp = Recompute::None;
-    auto Eager = predictTraining(M->Graph, *C, O);
+    auto Eager = predictTraining(M.Graph, *C, O);
     O.FlashAttention = true;
-    auto Flash = predictTraining(M->Graph, *C, O);
+    auto Flash = predictTraining(M.Graph, *C, O);
     O.Recomp = Recompute::Selective;
-    auto FlashSelective = predictTraining(M->Graph, *C, O);
+    auto FlashSelective = predictTraining(M.Graph, *C, O);
     REQUIRE(bool(Selective));
     REQUIRE(bool(Eager));
     REQUIRE(bool(Flash));
@@ -487,7 +484,7 @@ TEST_SUITE("training") {
     CHECK(FlashSelective->peak().RecomputeSeconds == 0);
     CHECK(FlashSelective->StepSeconds == doctest::Approx(Flash->StepSeconds));
     // One kernel holds each layer's whole core.
-    TrainingAnalysis An(M->Graph, false, true);
+    TrainingAnalysis An(M.Graph, false, true);
     unsigned Cores = 0;
     for (const Kernel &K : An.Plan.Kernels) {
       unsigned Products = 0;
@@ -505,27 +502,14 @@ TEST_SUITE("training") {
     // Storage moves to the training type from the graph's own: an fp16
     // export trained in fp16 is not halved again.
     auto Predict = [](modelgen::FloatType T) {
-      modelgen::TransformerSpec Spec;
-      Spec.Fam = modelgen::Family::Gpt;
-      Spec.Layers = 2;
-      Spec.Hidden = 64;
-      Spec.Heads = 4;
-      Spec.Seq = 64;
-      Spec.Vocab = 128;
-      Spec.Batch = 4;
-      Spec.Type = T;
-      auto Resolved = modelgen::resolve(Spec);
-      REQUIRE(bool(Resolved));
-      auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
-      REQUIRE(bool(Bytes));
-      auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
-      REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+      const frontend::ImportedModel M =
+          generatedGpt(2, 64, 4, 64, 4, 0, 128, T);
       auto C = hw::loadHardwareFromString(MemoryBoundGpu, "pass-test.yaml");
       REQUIRE(bool(C));
       TrainOptions O;
       O.MicroBatch = 4;
       O.DType = ir::DType::F16;
-      auto R = predictTraining(M->Graph, *C, O);
+      auto R = predictTraining(M.Graph, *C, O);
       REQUIRE(bool(R));
       return std::make_pair(R->peak().ActivationsBytes, R->StepSeconds);
     };
@@ -538,24 +522,11 @@ TEST_SUITE("training") {
   TEST_CASE("GPT training FLOPs: 72 B s l h^2 (1 + s/6h + V/12lh)") {
     // Narayanan et al. 2021 count the products only: a layer's forward is
     // 24 B s h^2 + 4 B s^2 h, backward twice that, the LM head 6 B s h V.
-    modelgen::TransformerSpec Spec;
-    Spec.Fam = modelgen::Family::Gpt;
-    Spec.Layers = 3;
-    Spec.Hidden = 64;
-    Spec.Heads = 4;
-    Spec.Seq = 32;
-    Spec.Vocab = 256;
-    Spec.Batch = 2;
-    auto Resolved = modelgen::resolve(Spec);
-    REQUIRE(bool(Resolved));
-    auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
-    REQUIRE(bool(Bytes));
-    auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
-    REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
-    GraphWork W = computeWork(M->Graph);
-    BackwardInfo Back = computeBackward(M->Graph, W);
+    const frontend::ImportedModel M = generatedGpt(3, 64, 4, 32, 2, 0, 256);
+    GraphWork W = computeWork(M.Graph);
+    BackwardInfo Back = computeBackward(M.Graph, W);
     double Products = 0;
-    for (const auto &N : M->Graph.nodes())
+    for (const auto &N : M.Graph.nodes())
       if (W.Nodes[N->index()].Class == OpClass::Gemm)
         Products += 2 * W.Nodes[N->index()].Macs + Back.Work[N->index()].Flops;
     const double B = 2, S = 32, L = 3, H = 64, V = 256;
