@@ -190,6 +190,15 @@ public:
             PartitionChoices))
       return std::move(E);
 
+    // Optional (plans written before it have none): the plan was made for
+    // FlashAttention training (--flash-attention).
+    if (const llvm::json::Value *Flash = P.get("flash_attention")) {
+      llvm::Optional<bool> B = Flash->getAsBoolean();
+      if (!B)
+        return fail("flash_attention", "is not true/false");
+      O.FlashAttention = *B;
+    }
+
     if (llvm::Error E = stages(F))
       return std::move(E);
     if (llvm::Error E = dataSplit(O))

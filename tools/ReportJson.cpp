@@ -103,6 +103,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
     J.attribute("dtype", ir::name(O.DType));
     J.attribute("optimizer", name(O.Optimizer));
     J.attribute("partition", name(O.Split));
+    J.attribute("flash_attention", O.FlashAttention);
     J.attribute("global_batch", T.GlobalBatch);
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {

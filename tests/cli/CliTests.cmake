@@ -309,6 +309,17 @@ add_test(NAME cli.plan_strategy_roundtrip
          COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_OUT} --format json)
 set_tests_properties(cli.plan_strategy_roundtrip PROPERTIES FIXTURES_REQUIRED plan_json
   PASS_REGULAR_EXPRESSION "\"strategy\": {.*\"step\": {")
+# A plan made for FlashAttention says so, and --strategy predicts it so
+# without the flag.
+set(PLAN_FLASH_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan-flash.json)
+add_test(NAME cli.plan_flash_json
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --flash-attention
+                 --format json -o ${PLAN_FLASH_OUT})
+set_tests_properties(cli.plan_flash_json PROPERTIES FIXTURES_SETUP plan_flash_json)
+add_test(NAME cli.plan_flash_strategy
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_FLASH_OUT} --format json)
+set_tests_properties(cli.plan_flash_strategy PROPERTIES FIXTURES_REQUIRED plan_flash_json
+  PASS_REGULAR_EXPRESSION "\"strategy\": {[^}]*\"flash_attention\": true,")
 add_test(NAME cli.plan_top_pareto
          COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --planner exhaustive
                  --top 3 --pareto --format json)
