@@ -252,6 +252,31 @@ private:
     return true;
   }
 
+  /// Whether an Add or Where of K applies a load-time constant mask of the
+  /// scores' square last two dims (Kernel::Causal).
+  bool hasConstantSquareMask(const Kernel &K) const {
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (N.opType() != "Add" && N.opType() != "Where")
+        continue;
+      const ir::Value *Out = N.output(0);
+      if (!Out || Out->shape().rank() < 2)
+        continue;
+      const ir::Shape &S = Out->shape();
+      const int64_t Rows = S[S.rank() - 2].Value, Cols = S[S.rank() - 1].Value;
+      if (Rows <= 1 || Rows != Cols)
+        continue;
+      for (const ir::Value *In : N.inputs()) {
+        if (!In || !isLoadTimeConstant(dataRoot(In)) || In->shape().rank() < 2)
+          continue;
+        const ir::Shape &MS = In->shape();
+        if (MS[MS.rank() - 2].Value == Rows && MS[MS.rank() - 1].Value == Cols)
+          return true;
+      }
+    }
+    return false;
+  }
+
   /// Attention as FlashAttention, TensorRT's MHA plugin and ONNX Runtime's
   /// Attention kernel run it: P = softmax(mask(scale(Q.K^T))), O = P.V in
   /// one kernel whose scores never reach memory. Finds each Softmax between
@@ -347,6 +372,9 @@ private:
         Plan.Kernels[From].Members.clear();
         Merged = true;
       }
+      Kernel &Fused = Plan.Kernels[Into];
+      Fused.Attention = true;
+      Fused.Causal = hasConstantSquareMask(Fused);
       if (Options.Fuse)
         Merged |= fuseProjections(Projections);
     }

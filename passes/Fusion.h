@@ -60,6 +60,13 @@ struct Kernel {
   /// Combined work: arithmetic summed; class, type and GEMM dims of the
   /// head; bytes read from outside the kernel and written to outside it.
   OpWork Work;
+  /// A fused attention: both products of one softmax(Q.K^T).V.
+  bool Attention = false;
+  /// ... masked by a load-time constant square over the scores' last two
+  /// dims (GPT's and Llama's triangular masks, as exporters and perfc zoo
+  /// write them; BERT's padding mask is an input): causal attention, whose
+  /// FlashAttention-style kernels skip the blocks above the diagonal.
+  bool Causal = false;
 };
 
 struct KernelPlan {

@@ -282,57 +282,12 @@ private:
            Scale;
   }
 
-  /// A kernel holding both products of an attention core (Q.K^T and P.V):
-  /// FlashAttention's kernel.
-  bool isFlashKernel(const Kernel &K) const {
-    unsigned Products = 0;
-    for (unsigned M : K.Members)
-      if (Blocks.AttentionCore[M] && Work.Nodes[M].Macs > 0)
-        ++Products;
-    return Products >= 2;
-  }
-
-  /// Whether V is known at load time (an initializer, or computed from
-  /// constants and folded).
-  bool isLoadTimeConstant(const ir::Value *V) const {
-    const ir::Value *Root = Plan.dataRoot(V);
-    const ir::Node *P = Root->producer();
-    return Root->isConstant() ||
-           (P && Plan.Exec[P->index()] == NodeExec::Folded);
-  }
-
-  /// A causal attention: a square mask over the scores' last two dims that
-  /// is a load-time constant (GPT's and Llama's triangular masks, as
-  /// exporters and perfc zoo write them; BERT's padding mask is an input).
-  bool isCausal(const Kernel &K) const {
-    for (unsigned M : K.Members) {
-      const ir::Node &N = *G.nodes()[M];
-      if (N.opType() != "Add" && N.opType() != "Where")
-        continue;
-      const ir::Value *Out = N.output(0);
-      if (!Out || Out->shape().rank() < 2)
-        continue;
-      const ir::Shape &S = Out->shape();
-      const int64_t Rows = S[S.rank() - 2].Value, Cols = S[S.rank() - 1].Value;
-      if (Rows <= 1 || Rows != Cols)
-        continue;
-      for (const ir::Value *In : N.inputs()) {
-        if (!In || !isLoadTimeConstant(In) || In->shape().rank() < 2)
-          continue;
-        const ir::Shape &MS = In->shape();
-        if (MS[MS.rank() - 2].Value == Rows && MS[MS.rank() - 1].Value == Cols)
-          return true;
-      }
-    }
-    return false;
-  }
-
   /// FlashAttention's forward kernel: the fused kernel's work; causal
   /// attention skips the blocks above the diagonal, half the products'
   /// arithmetic (FlashAttention's benchmarks count FLOPs / 2 when causal).
-  OpWork flashForward(const Kernel &K) const {
+  static OpWork flashForward(const Kernel &K) {
     OpWork W = K.Work;
-    if (!isCausal(K))
+    if (!K.Causal)
       return W;
     W.Macs *= 0.5;
     W.Flops *= 0.5;
@@ -361,7 +316,7 @@ private:
     if (!A.FlashAttention)
       return false;
     const int K = Plan.KernelOf[Node];
-    return K >= 0 && isFlashKernel(Plan.Kernels[K]);
+    return K >= 0 && Plan.Kernels[K].Attention;
   }
 
   /// What FlashAttention keeps besides its inputs and output: the
@@ -388,7 +343,7 @@ private:
     for (const Kernel &K : Plan.Kernels) {
       const unsigned Head = K.Head;
       UnitCost &U = Units[Blocks.UnitOf[Head]];
-      const bool Flash = A.FlashAttention && isFlashKernel(K);
+      const bool Flash = A.FlashAttention && K.Attention;
       const OpWork FwdWork = Flash ? flashForward(K) : K.Work;
       const double Fwd = time(shard(FwdWork, Head));
       U.Forward += Fwd;

@@ -206,6 +206,9 @@ TEST_SUITE("fusion") {
     const Kernel &K0 = Fused.Kernels[Attn];
     CHECK(K0.Work.BytesRead == doctest::Approx(3 * 64 * 32 * 4 + 4)); // + c
     CHECK(K0.Work.BytesWritten == doctest::Approx(64 * 32 * 4));
+    // An attention kernel; no mask, so not causal.
+    CHECK(K0.Attention);
+    CHECK_FALSE(K0.Causal);
     // The K^T Transpose runs inside (the kernel reads K as it is), and the
     // Q, K, V projections of x run as one GEMM with N = 96.
     CHECK(Fused.KernelOf[Kt->index()] == Attn);

@@ -485,14 +485,17 @@ TEST_SUITE("training") {
     CHECK(FlashSelective->StepSeconds == doctest::Approx(Flash->StepSeconds));
     // One kernel holds each layer's whole core.
     TrainingAnalysis An(M.Graph, false, true);
-    unsigned Cores = 0;
+    unsigned Cores = 0, Causal = 0;
     for (const Kernel &K : An.Plan.Kernels) {
       unsigned Products = 0;
       for (unsigned N : K.Members)
         Products += An.Blocks.AttentionCore[N] && An.Work.Nodes[N].Macs > 0;
       Cores += Products == 2;
+      // GPT's triangular mask is a load-time constant: causal.
+      Causal += K.Attention && K.Causal;
     }
     CHECK(Cores == 2);
+    CHECK(Causal == 2);
     // Model FLOPs are counted as Megatron-LM counts them, attention or not.
     CHECK(Flash->ModelFlops == doctest::Approx(Eager->ModelFlops));
     CHECK(Flash->StepSeconds < Eager->StepSeconds);
