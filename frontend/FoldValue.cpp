@@ -99,27 +99,17 @@ Tensor reshaped(const Tensor &Src, Dims Shape) {
 
 namespace {
 
-template <typename T>
-bool readRaw(const std::string &Raw, size_t N, std::vector<int64_t> &Out) {
+/// N little-endian values of type T from raw_data into Out (int64 or
+/// double); false when raw_data does not hold exactly N of them.
+template <typename T, typename Elem>
+bool readRaw(const std::string &Raw, size_t N, std::vector<Elem> &Out) {
   if (Raw.size() != N * sizeof(T))
     return false;
   Out.resize(N);
   for (size_t I = 0; I < N; ++I) {
     T V;
     std::memcpy(&V, Raw.data() + I * sizeof(T), sizeof(T));
-    Out[I] = static_cast<int64_t>(V);
-  }
-  return true;
-}
-template <typename T>
-bool readRawReal(const std::string &Raw, size_t N, std::vector<double> &Out) {
-  if (Raw.size() != N * sizeof(T))
-    return false;
-  Out.resize(N);
-  for (size_t I = 0; I < N; ++I) {
-    T V;
-    std::memcpy(&V, Raw.data() + I * sizeof(T), sizeof(T));
-    Out[I] = static_cast<double>(V);
+    Out[I] = static_cast<Elem>(V);
   }
   return true;
 }
@@ -156,13 +146,13 @@ llvm::Optional<Tensor> fromProto(const TP &P) {
     break;
   case TP::FLOAT:
     if (P.has_raw_data())
-      Ok = readRawReal<float>(Raw, N, T.Reals);
+      Ok = readRaw<float>(Raw, N, T.Reals);
     else if ((Ok = static_cast<size_t>(P.float_data_size()) == N))
       T.Reals.assign(P.float_data().begin(), P.float_data().end());
     break;
   case TP::DOUBLE:
     if (P.has_raw_data())
-      Ok = readRawReal<double>(Raw, N, T.Reals);
+      Ok = readRaw<double>(Raw, N, T.Reals);
     else if ((Ok = static_cast<size_t>(P.double_data_size()) == N))
       T.Reals.assign(P.double_data().begin(), P.double_data().end());
     break;

@@ -83,21 +83,14 @@ ir::DType convertDType(int32_t T) {
 
 namespace {
 
-/// Reads little-endian values of type T out of raw_data.
-template <typename T>
-void readRaw(const std::string &Raw, llvm::SmallVectorImpl<int64_t> &Out) {
+/// Reads little-endian values of type T out of raw_data, appending them to
+/// Out (int64 or double).
+template <typename T, typename Elem>
+void readRaw(const std::string &Raw, llvm::SmallVectorImpl<Elem> &Out) {
   for (size_t I = 0; I + sizeof(T) <= Raw.size(); I += sizeof(T)) {
     T V;
     std::memcpy(&V, Raw.data() + I, sizeof(T));
-    Out.push_back(static_cast<int64_t>(V));
-  }
-}
-template <typename T>
-void readRawF(const std::string &Raw, llvm::SmallVectorImpl<double> &Out) {
-  for (size_t I = 0; I + sizeof(T) <= Raw.size(); I += sizeof(T)) {
-    T V;
-    std::memcpy(&V, Raw.data() + I, sizeof(T));
-    Out.push_back(static_cast<double>(V));
+    Out.push_back(static_cast<Elem>(V));
   }
 }
 
@@ -142,11 +135,11 @@ llvm::Optional<ir::ConstData> constData(const onnx::TensorProto &T) {
     break;
   case TP::FLOAT:
     D.Floats.append(T.float_data().begin(), T.float_data().end());
-    readRawF<float>(Raw, D.Floats);
+    readRaw<float>(Raw, D.Floats);
     break;
   case TP::DOUBLE:
     D.Floats.append(T.double_data().begin(), T.double_data().end());
-    readRawF<double>(Raw, D.Floats);
+    readRaw<double>(Raw, D.Floats);
     break;
   default:
     return llvm::None;
