@@ -21,6 +21,8 @@ not json
 {"model": "$zoo/resnet18.onnx", "hw": "no-such-device"}
 {"model": "$zoo/resnet18.onnx", "colour": "blue"}
 {"model": "$zoo/resnet18.onnx", "hw": "t4", "launch_overhead_s": 1e-6, "train": {"input_rate": 10, "optimizer": "momentum"}}
+{"model": "$zoo/gpt2_small.onnx", "hw": "a100-sxm4-80gb", "dims": {"seq": 128}, "train": {"flash_attention": true, "dtype": "bf16"}}
+{"model": "$zoo/gpt2_small.onnx", "hw": "a100-sxm4-80gb", "dims": {"seq": 128}, "train": {"flash_attention": "yes"}}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -28,7 +30,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 8 ] || fail "expected 8 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 10 ] || fail "expected 10 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -42,6 +44,11 @@ expect 4 "$zoo/gpt2_small.onnx" --hw a100-sxm4-80gb --dim seq=128 --train \
 expect 5 "$zoo/resnet18.onnx"
 expect 8 "$zoo/resnet18.onnx" --hw t4 --launch-overhead "1 us" --train \
   --input-rate 10 --optimizer momentum
+expect 9 "$zoo/gpt2_small.onnx" --hw a100-sxm4-80gb --dim seq=128 --train \
+  --flash-attention --dtype bf16
+sed -n 10p "$work/out3.jsonl" |
+  grep -q "^{\"line\":12,\"error\":\"'train.flash_attention' must be true or false" ||
+  fail "line 12 should say flash_attention takes true or false"
 sed -n 2p "$work/out3.jsonl" | grep -q '^{"line":3,"error":"not JSON' ||
   fail "line 3 should be a JSON error"
 sed -n 6p "$work/out3.jsonl" | grep -q '^{"line":8,"error":".*no-such-device' ||
