@@ -442,6 +442,8 @@ perfc_expect_plan_error(plan_other_model_file other_model.json
   ": the plan is for model 'resnet18' \\(graph 'torch_jit', 69 nodes, 11689512 parameters\\), not model 'gpt2_small' \\(graph 'torch_jit', 1377 nodes, 124439808 parameters\\); plan this model with --plan$")
 perfc_expect_plan_error(plan_layers_gap layers_gap.json
   ": 'plan.stages\\[1\\].layers\\[0\\]' starts at layer 7; the chunks must follow each other from layer 0 \\(expected 6\\)$")
+perfc_expect_plan_error(plan_flash_attention_word flash_attention_word.json
+  ": 'plan.flash_attention' is not true/false$")
 perfc_expect_plan_error(plan_not_json not_json.json
   ":4:1: not JSON: Invalid JSON value$")
 perfc_expect_plan_error(plan_not_a_file /dev/zero
