@@ -4,6 +4,8 @@
 #include "frontend/FoldOps.h"
 #include "frontend/FoldValue.h"
 
+#include "ir/Einsum.h"
+
 #include "llvm/ADT/Optional.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -101,6 +103,41 @@ onnx::OpSchema *mutableSchema(const onnx::OpSchema &Copy) {
   return S && S->SinceVersion() == Copy.SinceVersion() ? S : nullptr;
 }
 
+/// ONNX 1.12 infers only the rank of an Einsum's output (later versions
+/// infer its dims too); its dims follow from the equation and the
+/// operands' dims. Sets the dims inference left unknown; a symbolic or
+/// unknown operand dim leaves the dims it decides unknown.
+void inferEinsumDims(onnx::InferenceContext &Ctx) {
+  const onnx::AttributeProto *Eq = Ctx.getAttribute("equation");
+  if (!Eq || !Eq->has_s() || Ctx.getNumOutputs() != 1)
+    return;
+  const llvm::Optional<ir::EinsumEquation> E = ir::parseEinsum(Eq->s());
+  if (!E)
+    return;
+  llvm::SmallVector<llvm::SmallVector<int64_t, 8>, 3> Dims;
+  for (size_t I = 0; I < Ctx.getNumInputs(); ++I) {
+    const onnx::TypeProto *T = Ctx.getInputType(I);
+    if (!T || !T->has_tensor_type() || !T->tensor_type().has_shape())
+      return;
+    Dims.emplace_back();
+    for (const auto &D : T->tensor_type().shape().dim())
+      Dims.back().push_back(D.has_dim_value() ? D.dim_value() : -1);
+  }
+  const auto Out = ir::einsumOutputDims(*E, Dims);
+  onnx::TypeProto *OutType = Ctx.getOutputType(0);
+  if (!Out || !OutType || !OutType->has_tensor_type())
+    return;
+  onnx::TensorShapeProto *Shape =
+      OutType->mutable_tensor_type()->mutable_shape();
+  if (Shape->dim_size() != static_cast<int>(Out->size()))
+    return; // Inference disagrees on the rank: leave its answer.
+  for (size_t I = 0; I < Out->size(); ++I) {
+    onnx::TensorShapeProto::Dimension *D = Shape->mutable_dim(I);
+    if (!D->has_dim_value() && (*Out)[I] >= 0)
+      D->set_dim_value((*Out)[I]);
+  }
+}
+
 /// Crashes of ONNX 1.12's shape inference on malformed models (found by
 /// tools/fuzz/fuzz_onnx; python's onnx.shape_inference crashes the same
 /// way), each fixed by running the check ONNX lacks before its function,
@@ -140,6 +177,15 @@ void installInferenceGuards() {
       if (!isDefaultDomain(Copy.domain()) ||
           !Copy.has_type_and_shape_inference_function())
         continue;
+      if (Copy.Name() == "Einsum")
+        if (onnx::OpSchema *S = mutableSchema(Copy)) {
+          onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
+          S->TypeAndShapeInferenceFunction(
+              [Inner](onnx::InferenceContext &Ctx) {
+                Inner(Ctx);
+                inferEinsumDims(Ctx);
+              });
+        }
       for (const WeightedOp &Op : ConvOps) {
         if (Copy.Name() != Op.Name)
           continue;

@@ -7,6 +7,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace perfc {
@@ -128,9 +129,13 @@ private:
     Plan.Kernels.push_back(std::move(K));
   }
 
-  /// A product of two activations (no weights behind either operand).
+  /// A product of two activations (no weights behind either operand): a
+  /// MatMul, or a two-operand Einsum that contracts like one (MaxViT's
+  /// attention and other exports of torch.einsum).
   bool isActivationProduct(const ir::Node *N) const {
-    if (!N || N->opType() != "MatMul")
+    if (!N || (N->opType() != "MatMul" &&
+               !(N->opType() == "Einsum" && N->numInputs() == 2 &&
+                 Work.Nodes[N->index()].Gemm.valid())))
       return false;
     for (const ir::Value *In : N->inputs()) {
       if (!In)
@@ -252,8 +257,48 @@ private:
     return true;
   }
 
-  /// Whether an Add or Where of K applies a load-time constant mask of the
-  /// scores' square last two dims (Kernel::Causal).
+  /// Whether the load-time constant V is computed the way causal masks are:
+  /// from an outer comparison of two position vectors (k > q: GPT and
+  /// Llama exports, perfc zoo), from Trilu, or from a boolean constant
+  /// (HF GPT-2's tril buffer, sliced). A relative position bias (Swin,
+  /// MaxViT: a Gather from a trainable table) and Swin's shifted-window
+  /// mask (an equality test of region ids) are square constants too, but
+  /// not triangular: their kernels skip nothing.
+  bool isTriangularMask(const ir::Value *Mask) const {
+    // Depth-first over the folded subgraph computing Mask, each value once.
+    llvm::SmallVector<const ir::Value *, 16> Work{Mask};
+    llvm::SmallPtrSet<const ir::Value *, 16> Seen{Mask};
+    while (!Work.empty() && Seen.size() < 256) {
+      const ir::Value *V = Work.pop_back_val();
+      if (V->isConstant()) {
+        if (V->type() == ir::DType::Bool && V->shape().rank() >= 2)
+          return true;
+        continue;
+      }
+      const ir::Node *P = V->producer();
+      if (!P || Plan.Exec[P->index()] != NodeExec::Folded)
+        continue;
+      const llvm::StringRef Op = P->opType();
+      if (Op == "Trilu")
+        return true;
+      if (Op == "Greater" || Op == "Less" || Op == "GreaterOrEqual" ||
+          Op == "LessOrEqual") {
+        // An outer comparison: neither side a scalar, the result a matrix.
+        const ir::Value *A = P->input(0), *B = P->input(1);
+        if (A && B && A->numElements() > 1 && B->numElements() > 1 &&
+            V->shape().rank() >= 2)
+          return true;
+        continue;
+      }
+      for (const ir::Value *In : P->inputs())
+        if (In && Seen.insert(In).second)
+          Work.push_back(In);
+    }
+    return false;
+  }
+
+  /// Whether an Add or Where of K applies a load-time constant causal mask
+  /// of the scores' square last two dims (Kernel::Causal).
   bool hasConstantSquareMask(const Kernel &K) const {
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
@@ -270,7 +315,8 @@ private:
         if (!In || !isLoadTimeConstant(dataRoot(In)) || In->shape().rank() < 2)
           continue;
         const ir::Shape &MS = In->shape();
-        if (MS[MS.rank() - 2].Value == Rows && MS[MS.rank() - 1].Value == Cols)
+        if (MS[MS.rank() - 2].Value == Rows &&
+            MS[MS.rank() - 1].Value == Cols && isTriangularMask(In))
           return true;
       }
     }

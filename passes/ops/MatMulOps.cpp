@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
 
+#include "ir/Einsum.h"
 #include "ir/Graph.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -150,79 +151,9 @@ static void gemmWork(const ir::Node &N, OpWork &W) {
 // Einsum
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Labels are letters (ids below 128); the dimensions an ellipsis stands for
-/// get ids 128 + k, k counting from the innermost, so that broadcasting
-/// aligns them across operands.
-constexpr unsigned EllipsisBase = 128;
-constexpr unsigned NumIds = 256;
+constexpr unsigned NumIds = ir::EinsumNumIds;
+constexpr unsigned EllipsisBase = ir::EinsumEllipsisBase;
 using LabelSet = std::array<bool, NumIds>;
-
-struct EinsumTerm {
-  llvm::SmallVector<unsigned, 8> Letters;
-  int EllipsisAt = -1; ///< Index in Letters the "..." precedes; -1: none.
-};
-
-struct EinsumSpec {
-  llvm::SmallVector<EinsumTerm, 3> Inputs;
-  EinsumTerm Output;
-  bool ExplicitOutput = false;
-};
-} // namespace
-
-static bool isLetter(char C) {
-  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z');
-}
-
-/// Parses one term ("bij", "...ij", "b...j"); false on anything else.
-static bool parseTerm(llvm::StringRef Text, EinsumTerm &T) {
-  while (!Text.empty()) {
-    if (Text.consume_front("...")) {
-      if (T.EllipsisAt >= 0)
-        return false;
-      T.EllipsisAt = static_cast<int>(T.Letters.size());
-      continue;
-    }
-    if (!isLetter(Text.front()))
-      return false;
-    T.Letters.push_back(static_cast<unsigned char>(Text.front()));
-    Text = Text.drop_front();
-  }
-  return true;
-}
-
-static bool parseEinsum(llvm::StringRef Text, EinsumSpec &Spec) {
-  // numpy (the reference) accepts spaces anywhere: drop them.
-  std::string Equation;
-  for (char C : Text)
-    if (C != ' ')
-      Equation += C;
-  auto [Lhs, Rhs] = llvm::StringRef(Equation).split("->");
-  Spec.ExplicitOutput = llvm::StringRef(Equation).contains("->");
-  llvm::SmallVector<llvm::StringRef, 3> Terms;
-  Lhs.split(Terms, ',');
-  for (llvm::StringRef Term : Terms) {
-    Spec.Inputs.emplace_back();
-    if (!parseTerm(Term, Spec.Inputs.back()))
-      return false;
-  }
-  return !Spec.ExplicitOutput || parseTerm(Rhs, Spec.Output);
-}
-
-/// The label id of every dimension of a term whose ellipsis covers
-/// EllRank dimensions.
-static llvm::SmallVector<unsigned, 8> termIds(const EinsumTerm &T,
-                                              unsigned EllRank) {
-  llvm::SmallVector<unsigned, 8> Ids;
-  for (unsigned I = 0; I <= T.Letters.size(); ++I) {
-    if (static_cast<int>(I) == T.EllipsisAt)
-      for (unsigned J = 0; J < EllRank; ++J)
-        Ids.push_back(EllipsisBase + (EllRank - 1 - J));
-    if (I < T.Letters.size())
-      Ids.push_back(T.Letters[I]);
-  }
-  return Ids;
-}
 
 namespace {
 /// An einsum bound to its operands' shapes: the label sets of each operand
@@ -234,14 +165,14 @@ struct BoundEinsum {
 };
 } // namespace
 
-static bool bindEinsum(const EinsumSpec &Spec, const ir::Node &N,
+static bool bindEinsum(const ir::EinsumEquation &Spec, const ir::Node &N,
                        BoundEinsum &B) {
   if (Spec.Inputs.size() != N.numInputs())
     return false;
   unsigned MaxEll = 0;
   std::array<unsigned, NumIds> Uses{};
   for (unsigned I = 0; I < Spec.Inputs.size(); ++I) {
-    const EinsumTerm &T = Spec.Inputs[I];
+    const ir::EinsumTerm &T = Spec.Inputs[I];
     const ir::Value *V = N.input(I);
     if (!V || !V->shape().isRanked())
       return false;
@@ -252,7 +183,7 @@ static bool bindEinsum(const EinsumSpec &Spec, const ir::Node &N,
       return false;
     unsigned Ell = S.rank() - T.Letters.size();
     MaxEll = std::max(MaxEll, Ell);
-    llvm::SmallVector<unsigned, 8> Ids = termIds(T, Ell);
+    llvm::SmallVector<unsigned, 8> Ids = ir::einsumTermIds(T, Ell);
     LabelSet Set{};
     for (unsigned D = 0; D < Ids.size(); ++D) {
       unsigned Id = Ids[D];
@@ -264,7 +195,7 @@ static bool bindEinsum(const EinsumSpec &Spec, const ir::Node &N,
     B.Inputs.push_back(Set);
   }
   if (Spec.ExplicitOutput) {
-    for (unsigned Id : termIds(Spec.Output, MaxEll))
+    for (unsigned Id : ir::einsumTermIds(Spec.Output, MaxEll))
       B.Output[Id] = true;
     return true;
   }
@@ -338,16 +269,42 @@ static void einsumPairwiseWork(const BoundEinsum &B, OpWork &W) {
   W.Formula = Formula;
 }
 
+/// A two-operand contraction as the batched GEMM a runtime lowers it to
+/// (ONNX Runtime's Einsum and torch.einsum permute the operands and call a
+/// batched matrix multiply): labels of both operands and the output are the
+/// batch, those of one operand and the output M or N, those of both
+/// operands and not the output K. Labels summed within one operand leave
+/// the dims invalid (the roofline then skips tile quantisation).
+static GemmDims einsumGemmDims(const BoundEinsum &B) {
+  GemmDims D{1, 1, 1, 1};
+  for (unsigned Id = 0; Id < NumIds; ++Id) {
+    const bool InA = B.Inputs[0][Id], InB = B.Inputs[1][Id];
+    if (!InA && !InB)
+      continue;
+    const double Size = static_cast<double>(B.Size[Id]);
+    if (InA && InB)
+      (B.Output[Id] ? D.Batch : D.K) *= Size;
+    else if (!B.Output[Id])
+      return GemmDims();
+    else
+      (InA ? D.M : D.N) *= Size;
+  }
+  return D;
+}
+
 static void einsumWork(const ir::Node &N, OpWork &W) {
-  EinsumSpec Spec;
   BoundEinsum B;
   // A malformed equation or unknown ranks cost nothing rather than a guess.
-  if (!parseEinsum(N.getString("equation"), Spec) || !bindEinsum(Spec, N, B))
+  const llvm::Optional<ir::EinsumEquation> Spec =
+      ir::parseEinsum(N.getString("equation"));
+  if (!Spec || !bindEinsum(*Spec, N, B))
     return;
   if (B.Inputs.size() == 1)
     einsumUnaryWork(N, B, W);
   else
     einsumPairwiseWork(B, W);
+  if (B.Inputs.size() == 2 && W.Macs > 0)
+    W.Gemm = einsumGemmDims(B);
 }
 
 void registerMatMulOps(OpRegistry &R) {

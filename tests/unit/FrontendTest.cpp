@@ -433,3 +433,28 @@ TEST_CASE("the stripper drops external_data and keeps the rest as it was") {
   Big.clear_external_data();
   CHECK(Back.SerializeAsString() == M.SerializeAsString());
 }
+
+TEST_CASE("Einsum outputs get their dims (ONNX 1.12 infers only the rank)") {
+  onnx::ModelProto M = makeModel(13);
+  addInput(M, "q", {"batch", 12, 128, 64});
+  addInput(M, "k", {"batch", 12, 128, 64});
+  auto &E = addNode(M, "Einsum", {"q", "k"}, {"s"}, "scores");
+  auto *Eq = E.add_attribute();
+  Eq->set_name("equation");
+  Eq->set_type(onnx::AttributeProto::STRING);
+  Eq->set_s("bhqd,bhkd->bhqk");
+  addNode(M, "Softmax", {"s"}, {"y"}, "softmax");
+  addOutput(M, "y");
+  frontend::ImportOptions O;
+  O.Batch = 2;
+  frontend::ImportedModel IM = importOk(M, O);
+  CHECK(value(IM, "s").shape() == ir::Shape({2, 12, 128, 128}));
+  CHECK(value(IM, "y").shape() == ir::Shape({2, 12, 128, 128}));
+  // Its cost follows: 2 * b*h*q*k*d, as the batched GEMM it lowers to.
+  GraphWork W = computeWork(IM.Graph);
+  const ir::Node *S = value(IM, "s").producer();
+  REQUIRE(S);
+  CHECK(W.Nodes[S->index()].Macs == 2.0 * 12 * 128 * 128 * 64);
+  CHECK(W.Nodes[S->index()].Gemm.Batch == 24);
+  CHECK(W.Nodes[S->index()].Gemm.K == 64);
+}

@@ -228,4 +228,95 @@ TEST_SUITE("fusion") {
     CHECK(Unfused.KernelOf[Kt->index()] != Unfused.KernelOf[S->index()]);
     CHECK(Unfused.Kernels.size() == 7);
   }
+
+  TEST_CASE("Einsum attention fuses, and only triangular constant masks are "
+            "causal") {
+    // softmax(einsum(q, k) + mask) . v, the mask made by MakeMask from
+    // load-time constants; returns the attention kernel.
+    auto Build = [](GraphBuilder &B, auto MakeMask) {
+      // Activations (products of weights alone are not attention).
+      auto Act = [&B](const char *Name) {
+        return B.out(
+            B.node("Relu", {B.input(Name, {1, 2, 64, 16})}, {1, 2, 64, 16}));
+      };
+      ir::Value *Q = Act("q"), *K = Act("k"), *V = Act("v");
+      ir::Node *S = B.node("Einsum", {Q, K}, {1, 2, 64, 64});
+      S->addAttr(ir::Attr("equation", std::string("bhqd,bhkd->bhqk")));
+      ir::Node *Masked = B.node("Add", {B.out(S), MakeMask(B)}, {1, 2, 64, 64});
+      ir::Node *P = B.node("Softmax", {B.out(Masked)}, {1, 2, 64, 64});
+      ir::Node *O = B.node("Einsum", {B.out(P), V}, {1, 2, 64, 16});
+      O->addAttr(ir::Attr("equation", std::string("bhqk,bhkd->bhqd")));
+      B.G.markOutput(B.out(O));
+      return std::make_pair(S, O);
+    };
+    auto AttentionOf = [](const ir::Graph &G, const ir::Node *S,
+                          const ir::Node *O) {
+      KernelPlan P = plan(G);
+      REQUIRE(P.KernelOf[S->index()] >= 0);
+      CHECK(P.KernelOf[O->index()] == P.KernelOf[S->index()]);
+      return P.Kernels[P.KernelOf[S->index()]];
+    };
+    std::vector<int64_t> Pos(64);
+    for (int64_t I = 0; I < 64; ++I)
+      Pos[I] = I;
+    // GPT and Llama exports: an outer comparison of key and query positions.
+    {
+      GraphBuilder B;
+      auto [S, O] = Build(B, [&](GraphBuilder &B) {
+        ir::Value *P = B.constInts("pos", Pos);
+        ir::Node *Row = B.node("Unsqueeze", {P, B.constInts("a1", {1})},
+                               {64, 1}, ir::DType::I64);
+        ir::Node *Col = B.node("Unsqueeze", {P, B.constInts("a0", {0})},
+                               {1, 64}, ir::DType::I64);
+        ir::Node *Future = B.node("Greater", {B.out(Col), B.out(Row)}, {64, 64},
+                                  ir::DType::Bool);
+        ir::Node *M = B.node(
+            "Where",
+            {B.out(Future), B.weight("lowest", {}), B.weight("zero", {})},
+            {64, 64});
+        return B.out(M);
+      });
+      const Kernel K = AttentionOf(B.G, S, O);
+      CHECK(K.Attention);
+      CHECK(K.Causal);
+      // The kernel is priced as the batched GEMM of the scores.
+      CHECK(K.Work.Gemm.Batch == 2);
+      CHECK(K.Work.Gemm.K == 16);
+    }
+    // A boolean buffer (HF GPT-2's tril), applied through Where.
+    {
+      GraphBuilder B;
+      auto [S, O] = Build(B, [](GraphBuilder &B) {
+        ir::Node *M = B.node("Where",
+                             {B.weight("tril", {64, 64}, ir::DType::Bool),
+                              B.weight("zero", {}), B.weight("lowest", {})},
+                             {64, 64});
+        return B.out(M);
+      });
+      CHECK(AttentionOf(B.G, S, O).Causal);
+    }
+    // Swin's and MaxViT's relative position bias: a Gather from a trainable
+    // table is a square constant too, but nothing is skipped.
+    {
+      GraphBuilder B;
+      auto [S, O] = Build(B, [&](GraphBuilder &B) {
+        std::vector<int64_t> Index(64 * 64);
+        for (size_t I = 0; I < Index.size(); ++I)
+          Index[I] = static_cast<int64_t>(I % 127);
+        ir::Node *G =
+            B.node("Gather",
+                   {B.weight("table", {127, 2}), B.constInts("index", Index)},
+                   {4096, 2});
+        ir::Node *T = B.node("Transpose", {B.out(G)}, {2, 4096});
+        T->addAttr(ir::Attr("perm", std::vector<int64_t>{1, 0}));
+        ir::Node *R =
+            B.node("Reshape", {B.out(T), B.constInts("shape", {1, 2, 64, 64})},
+                   {1, 2, 64, 64});
+        return B.out(R);
+      });
+      const Kernel K = AttentionOf(B.G, S, O);
+      CHECK(K.Attention);
+      CHECK_FALSE(K.Causal);
+    }
+  }
 }

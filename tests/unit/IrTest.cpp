@@ -1,6 +1,7 @@
 //===- IrTest.cpp - Unit tests of the IR ----------------------------------===//
 #include "TestGraphs.h"
 
+#include "ir/Einsum.h"
 #include "ir/Graph.h"
 #include "ir/NameHash.h"
 
@@ -166,4 +167,36 @@ TEST_CASE("attributes are typed") {
   CHECK(N.getFloat("alpha", 0) == 0.5);
   CHECK(N.getString("mode") == "constant");
   CHECK(N.getInts("group").empty()); // Wrong type reads as absent.
+}
+
+TEST_CASE("einsum output dims: explicit, implicit, ellipsis, broadcast") {
+  using Dims = llvm::SmallVector<int64_t, 8>;
+  auto Out = [](llvm::StringRef Eq,
+                std::initializer_list<Dims> In) -> llvm::Optional<Dims> {
+    auto E = ir::parseEinsum(Eq);
+    REQUIRE(E);
+    return ir::einsumOutputDims(*E, llvm::ArrayRef<Dims>(In.begin(), In.end()));
+  };
+  CHECK(*Out("bij,bjk->bik", {{4, 8, 16}, {4, 16, 32}}) == Dims{4, 8, 32});
+  // MaxViT's attention (capital letters, spaces).
+  CHECK(*Out("B G H I D, B G H J D -> B G H I J",
+             {{1, 64, 2, 49, 32}, {1, 64, 2, 49, 32}}) ==
+        Dims{1, 64, 2, 49, 49});
+  // Implicit output: letters used once, in ASCII order (numpy).
+  CHECK(*Out("ij,jk", {{2, 3}, {3, 4}}) == Dims{2, 4});
+  CHECK(*Out("ba", {{2, 3}}) == Dims{3, 2});
+  CHECK(Out("ii", {{3, 3}})->empty()); // Trace: a scalar.
+  // Ellipsis dims broadcast and lead an implicit output.
+  CHECK(*Out("...ij,...jk", {{5, 1, 2, 3}, {7, 3, 4}}) == Dims{5, 7, 2, 4});
+  CHECK(*Out("...ij,jk->...ik", {{6, 2, 3}, {3, 4}}) == Dims{6, 2, 4});
+  // Unknown dims stay unknown unless another operand knows the label.
+  CHECK(*Out("bij,bjk->bik", {{-1, 8, 16}, {4, 16, -1}}) == Dims{4, 8, -1});
+  CHECK(*Out("bij,bjk->bik", {{1, 8, 16}, {-1, 16, 2}}) == Dims{-1, 8, 2});
+  // Ranks, operand counts and sizes that do not fit.
+  CHECK_FALSE(Out("ij,jk->ik", {{2, 3}}));
+  CHECK_FALSE(Out("ijk,jk->ik", {{2, 3}, {3, 4}}));
+  CHECK_FALSE(Out("ij,jk->ik", {{2, 3}, {5, 4}}));
+  CHECK_FALSE(Out("ij->iz", {{2, 3}}));
+  CHECK_FALSE(ir::parseEinsum("ij;jk->ik"));
+  CHECK_FALSE(ir::parseEinsum("i...j...->ij"));
 }

@@ -522,6 +522,36 @@ TEST_CASE("Einsum: batched products") {
   CHECK(workOf(einsum(B, "bij,jk->bik", {D, Z16}, {4, 8, 32})).Macs == 0);
 }
 
+TEST_CASE("Einsum: two-operand contractions are batched GEMMs") {
+  GraphBuilder B;
+  ir::Value *Q = B.input("q", {2, 12, 128, 64});
+  ir::Value *K = B.input("k", {2, 12, 96, 64});
+  // Batch: labels of both operands and the output; M, N: of one operand
+  // and the output; K: of both operands only.
+  GemmDims D =
+      workOf(einsum(B, "bhqd,bhkd->bhqk", {Q, K}, {2, 12, 128, 96})).Gemm;
+  CHECK(D.Batch == 24);
+  CHECK(D.M == 128);
+  CHECK(D.N == 96);
+  CHECK(D.K == 64);
+  // Weight on the right, output permuted: M = b*i, N = k.
+  ir::Value *X = B.input("x", {4, 8, 16});
+  ir::Value *W = B.weight("w", {16, 32});
+  D = workOf(einsum(B, "bij,jk->kbi", {X, W}, {32, 4, 8})).Gemm;
+  CHECK(D.Batch == 1);
+  CHECK(D.M == 32);
+  CHECK(D.N == 32);
+  CHECK(D.K == 16);
+  // A label summed within one operand is no GEMM: no dims.
+  ir::Value *Y = B.input("y", {8, 16});
+  CHECK_FALSE(workOf(einsum(B, "bij,ij->i", {X, Y}, {8})).Gemm.valid());
+  // Outer products and single operands keep no GEMM dims either.
+  ir::Value *U = B.input("u", {3});
+  ir::Value *V = B.input("v", {4});
+  CHECK_FALSE(workOf(einsum(B, "i,j->ij", {U, V}, {3, 4})).Gemm.valid());
+  CHECK_FALSE(workOf(einsum(B, "bij->bji", {X}, {4, 16, 8})).Gemm.valid());
+}
+
 TEST_CASE("Einsum: one operand, no contraction, chains, bad equations") {
   GraphBuilder B;
   ir::Value *X = B.input("x", {2, 3});
