@@ -138,6 +138,52 @@ void inferEinsumDims(onnx::InferenceContext &Ctx) {
   }
 }
 
+/// ONNX 1.12 infers Slice-1 (opset < 10: starts, ends and axes as
+/// attributes) only for non-negative starts and ends, and an exporter
+/// writes x[:, -1] as starts -1, ends INT64_MAX; it then leaves every dim
+/// unknown. The dims follow the rule of Slice-10 and later (negative bounds
+/// count from the end, then clamp); axes not sliced keep their size.
+void inferSliceV1Dims(onnx::InferenceContext &Ctx) {
+  const onnx::TypeProto *In =
+      Ctx.getNumInputs() ? Ctx.getInputType(0) : nullptr;
+  onnx::TypeProto *Out = Ctx.getNumOutputs() ? Ctx.getOutputType(0) : nullptr;
+  const onnx::AttributeProto *Starts = Ctx.getAttribute("starts");
+  const onnx::AttributeProto *Ends = Ctx.getAttribute("ends");
+  const onnx::AttributeProto *Axes = Ctx.getAttribute("axes");
+  if (!In || !Out || !Starts || !Ends || !In->has_tensor_type() ||
+      !In->tensor_type().has_shape() ||
+      Starts->ints_size() != Ends->ints_size() ||
+      (Axes && Axes->ints_size() != Starts->ints_size()))
+    return;
+  const auto &InShape = In->tensor_type().shape();
+  const int Rank = InShape.dim_size();
+  onnx::TensorShapeProto *Shape = Out->mutable_tensor_type()->mutable_shape();
+  if (Shape->dim_size() == 0)
+    for (int I = 0; I < Rank; ++I)
+      *Shape->add_dim() = InShape.dim(I);
+  if (Shape->dim_size() != Rank)
+    return;
+  // Axes not sliced keep their size.
+  for (int I = 0; I < Rank; ++I)
+    if (!Shape->dim(I).has_dim_value() && InShape.dim(I).has_dim_value())
+      Shape->mutable_dim(I)->set_dim_value(InShape.dim(I).dim_value());
+  for (int J = 0; J < Starts->ints_size(); ++J) {
+    int64_t Axis = Axes ? Axes->ints(J) : J;
+    if (Axis < 0)
+      Axis += Rank;
+    if (Axis < 0 || Axis >= Rank || !InShape.dim(Axis).has_dim_value())
+      continue;
+    const int64_t Size = InShape.dim(Axis).dim_value();
+    auto Clamp = [Size](int64_t V) {
+      if (V < 0)
+        V = V < -Size ? 0 : V + Size;
+      return std::min(V, Size);
+    };
+    const int64_t Begin = Clamp(Starts->ints(J)), End = Clamp(Ends->ints(J));
+    Shape->mutable_dim(Axis)->set_dim_value(std::max<int64_t>(0, End - Begin));
+  }
+}
+
 /// Crashes of ONNX 1.12's shape inference on malformed models (found by
 /// tools/fuzz/fuzz_onnx; python's onnx.shape_inference crashes the same
 /// way), each fixed by running the check ONNX lacks before its function,
@@ -184,6 +230,15 @@ void installInferenceGuards() {
               [Inner](onnx::InferenceContext &Ctx) {
                 Inner(Ctx);
                 inferEinsumDims(Ctx);
+              });
+        }
+      if (Copy.Name() == "Slice" && Copy.SinceVersion() == 1)
+        if (onnx::OpSchema *S = mutableSchema(Copy)) {
+          onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
+          S->TypeAndShapeInferenceFunction(
+              [Inner](onnx::InferenceContext &Ctx) {
+                Inner(Ctx);
+                inferSliceV1Dims(Ctx);
               });
         }
       for (const WeightedOp &Op : ConvOps) {

@@ -458,3 +458,18 @@ TEST_CASE("Einsum outputs get their dims (ONNX 1.12 infers only the rank)") {
   CHECK(W.Nodes[S->index()].Gemm.Batch == 24);
   CHECK(W.Nodes[S->index()].Gemm.K == 64);
 }
+
+TEST_CASE("Slice-1 with negative starts gets its dims (opset 9 exports)") {
+  // torch.onnx at opset 9 writes y[:, -1] as starts -1, ends INT64_MAX;
+  // ONNX 1.12 leaves every dim of it unknown.
+  onnx::ModelProto M = makeModel(9);
+  addInput(M, "x", {"batch", 32, 256});
+  auto &S = addNode(M, "Slice", {"x"}, {"y"}, "last");
+  addIntsAttr(S, "starts", {-1, 0});
+  addIntsAttr(S, "ends", {INT64_MAX, -16});
+  addIntsAttr(S, "axes", {1, -1});
+  addOutput(M, "y");
+  frontend::ImportOptions O;
+  O.Batch = 4;
+  CHECK(value(importOk(M, O), "y").shape() == ir::Shape({4, 1, 240}));
+}
