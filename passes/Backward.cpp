@@ -80,11 +80,17 @@ public:
   }
 
 private:
+  /// Integer tensors carry no gradient, except a QuantizeLinear's output:
+  /// training a QDQ graph is quantisation-aware training, whose fake
+  /// quantisation passes the gradient straight through (the STE).
   bool requiresGrad(const ir::Value *V) const {
     if (isParameter(V))
       return true;
     const ir::Node *P = V->producer();
-    return P && ir::isFloatingPoint(V->type()) && Info.NeedsGrad[P->index()];
+    return P &&
+           (ir::isFloatingPoint(V->type()) ||
+            (P->opType() == "QuantizeLinear" && P->domain().empty())) &&
+           Info.NeedsGrad[P->index()];
   }
 
   void propagateGradients() {

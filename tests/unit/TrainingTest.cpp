@@ -203,6 +203,33 @@ TEST_SUITE("training") {
     CHECK(Back.Saved.size() == 2);
   }
 
+  TEST_CASE("a QDQ graph trains with straight-through gradients (QAT)") {
+    // MatMul -> QuantizeLinear (int8) -> DequantizeLinear -> MatMul: the
+    // second product's data gradient flows back through the fake
+    // quantisation to the first, as quantisation-aware training runs it.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w1", {8, 8})}, {4, 8});
+    ir::Node *Q =
+        B.node("QuantizeLinear",
+               {B.out(Mm), B.weight("s", {}), B.weight("z", {}, ir::DType::I8)},
+               {4, 8}, ir::DType::I8);
+    ir::Node *Dq = B.node(
+        "DequantizeLinear",
+        {B.out(Q), B.weight("s2", {}), B.weight("z2", {}, ir::DType::I8)},
+        {4, 8});
+    ir::Node *Mm2 =
+        B.node("MatMul", {B.out(Dq), B.weight("w2", {8, 8})}, {4, 8});
+    B.G.markOutput(B.out(Mm2));
+    BackwardInfo Back = computeBackward(B.G, computeWork(B.G));
+    CHECK(Back.NeedsGrad[Q->index()]);
+    CHECK(Back.NeedsGrad[Dq->index()]);
+    // Data and weight gradients of the second product, the weight's of the
+    // first (x is an input).
+    CHECK(Back.Work[Mm2->index()].Macs == 2 * 4 * 8 * 8);
+    CHECK(Back.Work[Mm->index()].Macs == 4 * 8 * 8);
+  }
+
   TEST_CASE("Softmax keeps its output, Dropout a one-byte mask") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {4, 8});
