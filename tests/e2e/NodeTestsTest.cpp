@@ -11,9 +11,11 @@
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <set>
@@ -85,4 +87,59 @@ TEST_CASE("ONNX backend node tests: at least 99% import and get a cost") {
   for (const std::string &Op : Unregistered)
     MESSAGE("no work formula: " << Op);
   CHECK(Unregistered.empty());
+}
+
+TEST_CASE("ONNX backend node tests: inferred output shapes equal the "
+          "expected outputs'") {
+  // Each node test ships the outputs its model must compute
+  // (test_data_set_0/output_K.pb). Where perfc infers an output's shape
+  // fully, without the run-time inputs, it must be that tensor's shape.
+  unsigned Compared = 0;
+  std::vector<std::string> Mismatches;
+  for (const std::string &Path : nodeTestModels()) {
+    // The models declare their outputs' shapes: drop them (and any
+    // value_info), keeping the element types, so that inference decides.
+    auto Bytes = llvm::MemoryBuffer::getFile(Path);
+    REQUIRE(Bytes);
+    onnx::ModelProto Proto;
+    if (!Proto.ParseFromString((*Bytes)->getBuffer().str()))
+      continue;
+    Proto.mutable_graph()->clear_value_info();
+    for (auto &Out : *Proto.mutable_graph()->mutable_output())
+      if (Out.type().has_tensor_type())
+        Out.mutable_type()->mutable_tensor_type()->clear_shape();
+    std::string Stripped;
+    Proto.SerializeToString(&Stripped);
+    auto M = frontend::importOnnxBytes(Stripped, Path, {});
+    if (!M) {
+      llvm::consumeError(M.takeError());
+      continue;
+    }
+    const auto &Outputs = M->Graph.outputs();
+    for (unsigned K = 0; K < Outputs.size(); ++K) {
+      const ir::Shape &S = Outputs[K]->shape();
+      if (!S.isStatic())
+        continue;
+      llvm::SmallString<256> Pb(llvm::sys::path::parent_path(Path));
+      llvm::sys::path::append(Pb, "test_data_set_0",
+                              "output_" + std::to_string(K) + ".pb");
+      auto Buffer = llvm::MemoryBuffer::getFile(Pb);
+      onnx::TensorProto Expected;
+      if (!Buffer || !Expected.ParseFromString((*Buffer)->getBuffer().str()))
+        continue; // Sequence, optional or map outputs are not tensors.
+      std::vector<int64_t> Want(Expected.dims().begin(), Expected.dims().end());
+      std::vector<int64_t> Got;
+      for (unsigned D = 0; D < S.rank(); ++D)
+        Got.push_back(S[D].Value);
+      ++Compared;
+      if (Got != Want)
+        Mismatches.push_back(Path + " output " + std::to_string(K) + ": " +
+                             S.str());
+    }
+  }
+  MESSAGE(Compared << " output shapes compared");
+  for (const std::string &Mm : Mismatches)
+    MESSAGE("shape mismatch: " << Mm);
+  CHECK(Compared >= 800);
+  CHECK(Mismatches.empty());
 }
