@@ -539,6 +539,20 @@ private:
                "as 0"});
       return llvm::Error::success();
     }
+    // An op outside the standard set has no shape inference; its untyped
+    // output makes everything after it unknown: name it, not its consumer.
+    for (const ir::Value *In : Producer->inputs()) {
+      const ir::Node *Origin = In ? In->producer() : nullptr;
+      if (Origin && !Origin->domain().empty() && !In->shape().isRanked())
+        return makeError(
+            "cannot infer the shape of tensor '" + V.name() + "'" + Where +
+            ": its input '" + In->name() + "' is the output of node '" +
+            Origin->name() + "' (" + Origin->domain() + ":" + Origin->opType() +
+            "), an op outside the standard ONNX set whose shapes perfc "
+            "cannot infer. Export the model with standard ops only (before "
+            "ONNX Runtime's transformer optimizer, for one), or pass "
+            "--allow-unknown-shapes to cost its unknown dimensions as 0");
+    }
     return makeError("cannot infer the shape of tensor '" + V.name() + "'" +
                      Where + ": got " + V.shape().str() +
                      "; it depends on values known only at run time. Give "
