@@ -473,3 +473,22 @@ TEST_CASE("Slice-1 with negative starts gets its dims (opset 9 exports)") {
   O.Batch = 4;
   CHECK(value(importOk(M, O), "y").shape() == ir::Shape({4, 1, 240}));
 }
+
+TEST_CASE("a shape unknown after an op of another domain names that op") {
+  onnx::ModelProto M = makeModel(13);
+  auto *Ms = M.add_opset_import();
+  Ms->set_domain("com.microsoft");
+  Ms->set_version(1);
+  addInput(M, "x", {1, 128, 768});
+  addNode(M, "Attention", {"x"}, {"a"}, "attn").set_domain("com.microsoft");
+  addNode(M, "Relu", {"a"}, {"y"}, "relu");
+  addOutput(M, "y");
+  const std::string Msg = importError(M);
+  CHECK(contains(Msg, "tensor 'y' (output of node 'relu', Relu)"));
+  CHECK(contains(Msg, "node 'attn' (com.microsoft:Attention)"));
+  CHECK(contains(Msg, "--allow-unknown-shapes"));
+  // With the flag: warnings, and the unknown dims cost 0.
+  frontend::ImportOptions O;
+  O.AllowUnknownShapes = true;
+  CHECK(importOk(M, O).Warnings.size() >= 1);
+}
