@@ -184,6 +184,20 @@ void inferSliceV1Dims(onnx::InferenceContext &Ctx) {
   }
 }
 
+/// Runs Complete after the schema's own inference, to fill in what it
+/// leaves unknown.
+void completeInference(const onnx::OpSchema &Copy,
+                       void (*Complete)(onnx::InferenceContext &)) {
+  if (onnx::OpSchema *S = mutableSchema(Copy)) {
+    onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
+    S->TypeAndShapeInferenceFunction(
+        [Inner, Complete](onnx::InferenceContext &Ctx) {
+          Inner(Ctx);
+          Complete(Ctx);
+        });
+  }
+}
+
 /// Crashes of ONNX 1.12's shape inference on malformed models (found by
 /// tools/fuzz/fuzz_onnx; python's onnx.shape_inference crashes the same
 /// way), each fixed by running the check ONNX lacks before its function,
@@ -224,23 +238,9 @@ void installInferenceGuards() {
           !Copy.has_type_and_shape_inference_function())
         continue;
       if (Copy.Name() == "Einsum")
-        if (onnx::OpSchema *S = mutableSchema(Copy)) {
-          onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
-          S->TypeAndShapeInferenceFunction(
-              [Inner](onnx::InferenceContext &Ctx) {
-                Inner(Ctx);
-                inferEinsumDims(Ctx);
-              });
-        }
+        completeInference(Copy, &inferEinsumDims);
       if (Copy.Name() == "Slice" && Copy.SinceVersion() == 1)
-        if (onnx::OpSchema *S = mutableSchema(Copy)) {
-          onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
-          S->TypeAndShapeInferenceFunction(
-              [Inner](onnx::InferenceContext &Ctx) {
-                Inner(Ctx);
-                inferSliceV1Dims(Ctx);
-              });
-        }
+        completeInference(Copy, &inferSliceV1Dims);
       for (const WeightedOp &Op : ConvOps) {
         if (Copy.Name() != Op.Name)
           continue;
