@@ -6,6 +6,8 @@
 // Megatron's closed form for GPT-3 175B, and Llama-2's published sizes.
 //
 //===----------------------------------------------------------------------===//
+#include "ZooModels.h"
+
 #include "frontend/OnnxImport.h"
 #include "passes/Predict.h"
 #include "tools/modelgen/TransformerGen.h"
@@ -31,29 +33,14 @@ const std::string ZooDir = std::string(PERFC_SOURCE_DIR) + "/tests/data/zoo/";
 
 TransformerSpec spec(Family F, int64_t L, int64_t H, int64_t A, int64_t S,
                      int64_t V) {
-  TransformerSpec Spec;
-  Spec.Fam = F;
-  Spec.Layers = L;
-  Spec.Hidden = H;
-  Spec.Heads = A;
-  Spec.Seq = S;
-  Spec.Vocab = V;
-  return Spec;
+  return test::transformerSpec(F, L, H, A, S, V);
 }
 
-std::string generate(const TransformerSpec &S) {
-  auto Bytes = modelgen::writeTransformerOnnx(S);
-  if (!Bytes)
-    FAIL(llvm::toString(Bytes.takeError()));
-  return std::move(*Bytes);
-}
+std::string generate(const TransformerSpec &S) { return test::zooBytes(S); }
 
 frontend::ImportedModel import(llvm::StringRef Bytes,
                                frontend::ImportOptions O = {}) {
-  auto M = frontend::importOnnxBytes(Bytes, "zoo.onnx", O);
-  if (!M)
-    FAIL(llvm::toString(M.takeError()));
-  return std::move(*M);
+  return test::importZoo(Bytes, O);
 }
 
 struct Costed {

@@ -1,8 +1,9 @@
 //===- PlannerTest.cpp - The Z3 planner against the exhaustive one --------===//
 #include "passes/Planner.h"
-#include "frontend/OnnxImport.h"
+
+#include "ZooModels.h"
+
 #include "hwdb/Loader.h"
-#include "tools/modelgen/TransformerGen.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -26,19 +27,10 @@ struct Model {
   std::map<int64_t, std::unique_ptr<TrainingAnalysis>> Analyses;
 
   Model(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq) {
-    modelgen::TransformerSpec S;
-    S.Fam = modelgen::Family::Gpt;
-    S.Layers = Layers;
-    S.Hidden = Hidden;
-    S.Heads = Heads;
-    S.Seq = Seq;
-    S.Vocab = 51200;
+    modelgen::TransformerSpec S = test::transformerSpec(
+        modelgen::Family::Gpt, Layers, Hidden, Heads, Seq, 51200);
     S.Dropout = 0.1;
-    auto R = modelgen::resolve(S);
-    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
-    auto B = modelgen::writeTransformerOnnx(*R);
-    REQUIRE_MESSAGE(bool(B), llvm::toString(B.takeError()));
-    Bytes = std::move(*B);
+    Bytes = test::zooBytes(S);
   }
 
   llvm::Expected<const TrainingAnalysis *> at(int64_t Mb) {

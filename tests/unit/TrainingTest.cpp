@@ -1,5 +1,6 @@
 //===- TrainingTest.cpp - Backward work, saved tensors, training steps ----===//
 #include "TestGraphs.h"
+#include "ZooModels.h"
 
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
@@ -37,23 +38,12 @@ frontend::ImportedModel
 generatedGpt(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq,
              int64_t Batch, double Dropout = 0, int64_t Vocab = 128,
              modelgen::FloatType Type = modelgen::FloatType::F32) {
-  modelgen::TransformerSpec Spec;
-  Spec.Fam = modelgen::Family::Gpt;
-  Spec.Layers = Layers;
-  Spec.Hidden = Hidden;
-  Spec.Heads = Heads;
-  Spec.Seq = Seq;
-  Spec.Vocab = Vocab;
+  modelgen::TransformerSpec Spec =
+      transformerSpec(modelgen::Family::Gpt, Layers, Hidden, Heads, Seq, Vocab);
   Spec.Batch = Batch;
   Spec.Dropout = Dropout;
   Spec.Type = Type;
-  auto Resolved = modelgen::resolve(Spec);
-  REQUIRE_MESSAGE(bool(Resolved), llvm::toString(Resolved.takeError()));
-  auto Bytes = modelgen::writeTransformerOnnx(*Resolved);
-  REQUIRE_MESSAGE(bool(Bytes), llvm::toString(Bytes.takeError()));
-  auto M = frontend::importOnnxBytes(*Bytes, "gpt.onnx", {});
-  REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
-  return std::move(*M);
+  return importZoo(zooBytes(Spec), {}, "gpt.onnx");
 }
 
 /// Two identical MLP blocks named like PyTorch exports them:
