@@ -67,6 +67,15 @@ from ort_common import cpu_tag, machine, summarize_profile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ZOO = os.path.join(ROOT, "tests", "data", "zoo")
 RESULTS = os.path.join(ROOT, "tools", "bench", "results")
+# Model sets: the zoo perfc's cost model was developed on, and models held
+# out of that work (tools/zoo/export_zoo.py --set heldout), which check that
+# the accuracy carries over to models it was not shaped on. Each set has its
+# own measurements, calibration and report (suffix "" or "_heldout").
+SETS = {
+    "zoo": (os.path.join(ROOT, "tests", "data", "zoo"), ""),
+    "heldout": (os.path.join(ROOT, "tools", "bench", "data", "heldout"), "_heldout"),
+}
+SUFFIX = ""
 
 DEFAULT_MODELS = [
     "resnet18", "resnet50", "mobilenet_v2", "vgg16", "densenet121", "efficientnet_b0",
@@ -313,7 +322,7 @@ def measure(models, args, work, ort_dir, tag):
 # --------------------------------------------------------------------------
 
 def calibrate(args, tag):
-    out = os.path.join(RESULTS, f"calibrated_{tag}.yaml")
+    out = os.path.join(RESULTS, f"calibrated{SUFFIX}_{tag}.yaml")
     perfc = args.perfc
     tried = []
     for cmd in ([perfc, "calibrate", "--out", out, "--threads", str(args.threads)],
@@ -400,7 +409,8 @@ def report(models, measured, preds, hw, tag):
     mach = measured["machine"]
     s = measured["settings"]
     lines = [
-        "# perfc latency accuracy against ONNX Runtime (CPU)",
+        "# perfc latency accuracy against ONNX Runtime (CPU)"
+        + (": held-out models" if SUFFIX else ""),
         "",
         f"Machine: {mach['cpu']} (family {mach['family']}, model {mach['model']}), "
         f"{mach['logical_cpus']} logical CPUs, host `{mach['host']}`; measured "
@@ -411,8 +421,9 @@ def report(models, measured, preds, hw, tag):
         f"node {measured.get('node_version')}), CPU execution provider, batch 1, "
         f"intraOpNumThreads {s['intra_op_threads']}, interOpNumThreads {s['inter_op_threads']}, "
         f"sequential, graph optimizations `all`; {s['warmup']} warm-up runs, then the median "
-        f"of up to {s['runs']} runs (p10-p90 shown), the best of {s.get('rounds', 1)} rounds. bert_base and gpt2_small: seq "
-        f"{s['seq']['bert_base']} and {s['seq']['gpt2_small']} (perfc `--dim seq=N`).",
+        f"of up to {s['runs']} runs (p10-p90 shown), the best of {s.get('rounds', 1)} rounds."
+        + ("" if SUFFIX else f" bert_base and gpt2_small: seq {s['seq']['bert_base']} and "
+           f"{s['seq']['gpt2_small']} (perfc `--dim seq=N`)."),
         f"Prediction: `perfc MODEL --hw {shown(hw)} --batch 1 "
         "--format json`, `totals.latency_s`; the description is made by `perfc calibrate` "
         "on the same machine.",
@@ -468,7 +479,8 @@ def report(models, measured, preds, hw, tag):
         "Noise: 2 logical CPUs shared with other work"
         + (f" (measured under `nice -n {s['priority']}`)" if s.get("priority") else "")
         + "; each model's load average before and after, and every run's time, are in "
-        f"`ort_{tag}.json`. Rerun: `/usr/bin/python3 tools/bench/ort_accuracy.py` "
+        f"`ort{SUFFIX}_{tag}.json`. Rerun: `/usr/bin/python3 tools/bench/ort_accuracy.py"
+        + (" --set heldout" if SUFFIX else "") + "` "
         "(`--skip-measure` reuses the measurements).",
         "",
     ]
@@ -489,7 +501,10 @@ def print_table(rows, mape, mx):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    ap.add_argument("--set", choices=sorted(SETS), default="zoo",
+                    help="zoo (tests/data/zoo) or heldout (tools/bench/data/heldout): models "
+                         "held out of perfc's development, with their own results files")
+    ap.add_argument("--models", help="comma-separated (default: every model of the set)")
     ap.add_argument("--work", default="/tmp/perfc-ort-bench",
                     help="filled models, ORT install (WORK/ort), traces")
     ap.add_argument("--ort-dir", help="where node_modules/onnxruntime-node is (default WORK/ort)")
@@ -502,7 +517,7 @@ def main(argv=None):
                     help="stop timing a model after this long (at least 10 runs)")
     ap.add_argument("--seq-bert", type=int, default=128)
     ap.add_argument("--seq-gpt2", type=int, default=128)
-    ap.add_argument("--profile", default="resnet50,bert_base",
+    ap.add_argument("--profile", default=None,
                     help="models to run ORT's profiler on (comma-separated)")
     ap.add_argument("--profile-runs", type=int, default=10)
     ap.add_argument("--perfc", default=os.path.join(ROOT, "build", "tools", "perfc"))
@@ -516,7 +531,13 @@ def main(argv=None):
     ap.add_argument("--replace", action="store_true",
                     help="replace earlier measurements of the same models even where slower")
     args = ap.parse_args(argv)
-    global MEASURE_PRIORITY
+    global MEASURE_PRIORITY, ZOO, SUFFIX
+    ZOO, SUFFIX = SETS[args.set]
+    if args.models is None:
+        args.models = (",".join(DEFAULT_MODELS) if args.set == "zoo" else ",".join(
+            sorted(f[:-5] for f in os.listdir(ZOO) if f.endswith(".onnx"))))
+    if args.profile is None:
+        args.profile = "resnet50,bert_base" if args.set == "zoo" else ""
     MEASURE_PRIORITY = args.priority
     args.profile = [m for m in args.profile.split(",") if m]
     models = [m for m in args.models.split(",") if m]
@@ -528,7 +549,7 @@ def main(argv=None):
     os.makedirs(work, exist_ok=True)
     os.makedirs(RESULTS, exist_ok=True)
     tag = cpu_tag()
-    ort_path = os.path.join(RESULTS, f"ort_{tag}.json")
+    ort_path = os.path.join(RESULTS, f"ort{SUFFIX}_{tag}.json")
 
     if args.skip_measure:
         with open(ort_path) as f:
@@ -581,12 +602,12 @@ def main(argv=None):
     preds = predict(models, measured["models"], args, hw)
     rows, mape, mx, text = report(models, measured, preds, hw, tag)
     print_table(rows, mape, mx)
-    with open(os.path.join(RESULTS, "ort_accuracy.md"), "w") as f:
+    with open(os.path.join(RESULTS, f"ort_accuracy{SUFFIX}.md"), "w") as f:
         f.write(text)
-    with open(os.path.join(RESULTS, "ort_accuracy.json"), "w") as f:
+    with open(os.path.join(RESULTS, f"ort_accuracy{SUFFIX}.json"), "w") as f:
         json.dump({"cpu": tag, "hw": shown(hw), "mape_pct": mape,
                    "max_abs_error_pct": mx, "rows": rows, "predictions": preds}, f, indent=1)
-    log("wrote tools/bench/results/ort_accuracy.md and ort_accuracy.json")
+    log(f"wrote tools/bench/results/ort_accuracy{SUFFIX}.md and ort_accuracy{SUFFIX}.json")
     return 0
 
 

@@ -3,6 +3,7 @@
 
 Usage:
     /usr/bin/python3 tools/zoo/export_zoo.py --out tests/data/zoo [--only NAME,...]
+    /usr/bin/python3 tools/zoo/export_zoo.py --set heldout --out tools/bench/data/heldout
 
 Needs Debian's python3-torch (1.13), python3-torchvision (0.14), python3-onnx
 (1.12) and python3-numpy, i.e. run it with /usr/bin/python3.
@@ -249,6 +250,24 @@ MODELS = {
     "gpt2_small": dict(build=GPT2Small, kind="lm", seq=1024, vocab=50257),
     "bert_base": dict(build=BertBase, kind="lm", seq=128, vocab=30522),
 }
+
+# Held out: never used while perfc's cost model was developed; they check
+# the CPU accuracy benchmark on models it was not shaped on
+# (tools/bench/ort_accuracy.py --set heldout). Written with --set heldout
+# to tools/bench/data/heldout.
+HELDOUT_MODELS = {
+    "googlenet": dict(build=_tv("googlenet", aux_logits=False, init_weights=True), kind="vision", hw=224),
+    "shufflenet_v2_x1_0": dict(build=_tv("shufflenet_v2_x1_0"), kind="vision", hw=224),
+    "mnasnet1_0": dict(build=_tv("mnasnet1_0"), kind="vision", hw=224),
+    "mobilenet_v3_large": dict(build=_tv("mobilenet_v3_large"), kind="vision", hw=224),
+    "regnet_y_400mf": dict(build=_tv("regnet_y_400mf"), kind="vision", hw=224),
+    "squeezenet1_0": dict(build=_tv("squeezenet1_0"), kind="vision", hw=224),
+    "efficientnet_v2_s": dict(build=_tv("efficientnet_v2_s"), kind="vision", hw=224),
+    "resnext50_32x4d": dict(build=_tv("resnext50_32x4d"), kind="vision", hw=224),
+    "alexnet": dict(build=_tv("alexnet"), kind="vision", hw=224),
+    "maxvit_t": dict(build=_tv("maxvit_t"), kind="vision", hw=224),
+}
+SETS = {"zoo": MODELS, "heldout": HELDOUT_MODELS}
 
 NOTES = {
     "inception_v3": "built with aux_logits=False, transform_input=False; torchvision's published "
@@ -507,8 +526,8 @@ def export_onnx(model, args, input_names, output_names, dynamic_axes, opset):
 # --------------------------------------------------------------------------
 # Per-model driver
 # --------------------------------------------------------------------------
-def export_one(name, out_dir, log):
-    spec = MODELS[name]
+def export_one(name, out_dir, log, models=MODELS):
+    spec = models[name]
     t0 = time.time()
     torch.manual_seed(0)
     model = spec["build"]()
@@ -683,13 +702,16 @@ def export_one(name, out_dir, log):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="output directory, e.g. tests/data/zoo")
-    ap.add_argument("--only", default="", help="comma-separated subset of: " + ",".join(MODELS))
+    ap.add_argument("--set", choices=sorted(SETS), default="zoo",
+                    help="zoo (tests/data/zoo) or heldout (tools/bench/data/heldout)")
+    ap.add_argument("--only", default="", help="comma-separated subset of the set's models")
     args = ap.parse_args(argv)
 
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    models = SETS[args.set]
+    names = [n for n in args.only.split(",") if n] or list(models)
     for n in names:
-        if n not in MODELS:
-            sys.exit(f"unknown model {n!r}; choose from {', '.join(MODELS)}")
+        if n not in models:
+            sys.exit(f"unknown model {n!r}; choose from {', '.join(models)}")
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
 
@@ -705,13 +727,15 @@ def main(argv=None):
     failed = []
     for n in names:
         try:
-            manifest["models"][n] = export_one(n, args.out, log)
+            manifest["models"][n] = export_one(n, args.out, log, models)
         except Exception:  # noqa: BLE001
             traceback.print_exc()
             failed.append(n)
 
     manifest["generator"] = {
-        "command": "/usr/bin/python3 tools/zoo/export_zoo.py --out tests/data/zoo",
+        "command": "/usr/bin/python3 tools/zoo/export_zoo.py --out tests/data/zoo"
+        if args.set == "zoo" else
+        "/usr/bin/python3 tools/zoo/export_zoo.py --set heldout --out tools/bench/data/heldout",
         "torch": torch.__version__,
         "torchvision": torchvision.__version__,
         "onnx": onnx.__version__,
@@ -735,7 +759,7 @@ def main(argv=None):
             "have their data removed and point at '<stem>.weights' (absent) as external data",
         },
     }
-    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(MODELS).index(kv[0])))
+    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(models).index(kv[0])))
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1)
         f.write("\n")
