@@ -275,8 +275,10 @@ private:
           return true;
         continue;
       }
+      // Through folded nodes and views of them (the mask is a load-time
+      // constant, or a view of one).
       const ir::Node *P = V->producer();
-      if (!P || Plan.Exec[P->index()] != NodeExec::Folded)
+      if (!P || Plan.Exec[P->index()] == NodeExec::Kernel)
         continue;
       const llvm::StringRef Op = P->opType();
       if (Op == "Trilu")
