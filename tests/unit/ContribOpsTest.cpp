@@ -472,3 +472,13 @@ TEST_CASE("a BERT layer costs the same with ONNX Runtime's fused ops") {
   // GELU's steps).
   CHECK(WF.Total.bytes() < WS.Total.bytes());
 }
+
+TEST_CASE("a known contrib op in a model that does not import its domain") {
+  onnx::ModelProto M = makeModel(17);
+  addInput(M, "x", {2, 16, 64});
+  addContrib(M, "Gelu", {"x"}, {"y"}, "gelu");
+  addOutput(M, "y");
+  const std::string Msg = importError(M);
+  CHECK(contains(Msg, "node 'gelu' (Gelu)"));
+  CHECK(contains(Msg, "opset_import entry for domain \"com.microsoft\""));
+}
