@@ -2,6 +2,7 @@
 #include "frontend/OnnxImport.h"
 
 #include "frontend/CommonShapes.h"
+#include "frontend/ContribSchemas.h"
 #include "frontend/OnnxToIr.h"
 #include "frontend/ShapeFolding.h"
 #include "frontend/WeightStripper.h"
@@ -384,6 +385,19 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
                "); export the model at an older opset");
   if (Opset < 0)
     Opset = 0; // Only other domains: no standard op to look up.
+  // ONNX's inference finds a contrib op's schema through the model's import
+  // of its domain, as ONNX Runtime does: without one it cannot infer it.
+  bool ImportsContrib = false;
+  for (const auto &Imp : Model.opset_import())
+    ImportsContrib |= Imp.domain() == ContribDomain;
+  for (int I = 0; I < Model.graph().node_size() && !ImportsContrib; ++I) {
+    const onnx::NodeProto &N = Model.graph().node(I);
+    if (hasContribSchema(N.domain(), N.op_type()))
+      return Err(nodeLabel(N, I) + " is an op of domain " + N.domain() +
+                 ", which the model does not import; add an opset_import "
+                 "entry for domain \"" +
+                 N.domain() + "\" version 1");
+  }
   Result.Opset = Opset;
 
   onnx::GraphProto &G = *Model.mutable_graph();

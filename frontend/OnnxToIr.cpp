@@ -1,6 +1,8 @@
 //===- OnnxToIr.cpp - Converting checked ONNX protos to IR ----------------===//
 #include "frontend/OnnxToIr.h"
 
+#include "frontend/ContribSchemas.h"
+
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -498,6 +500,14 @@ private:
   /// Applies the shape policy of convertGraph to one value.
   llvm::Error checkValue(ir::Value &V, const ir::Node *Producer) {
     ShapeState State = checkShape(V);
+    // A contrib op perfc has a schema for types all the outputs it names:
+    // an untyped one means its inference failed on this node.
+    const bool KnownContrib =
+        Producer && !Producer->domain().empty() &&
+        hasContribSchema(Producer->domain(), Producer->opType());
+    if (State == ShapeState::Static && KnownContrib &&
+        V.type() == ir::DType::Undefined)
+      State = ShapeState::Unknown;
     if (State == ShapeState::Static)
       return llvm::Error::success();
     std::string Where = Producer
@@ -528,7 +538,7 @@ private:
     for (const ir::Value *In : Producer->inputs())
       if (In && checkShape(*In) == ShapeState::Unknown)
         return llvm::Error::success();
-    if (Depth > 0 || !Producer->domain().empty() ||
+    if (Depth > 0 || (!Producer->domain().empty() && !KnownContrib) ||
         isDataDependent(Producer->opType()) || AllowUnknownShapes) {
       Warnings.push_back(
           {Producer->name().str(),
@@ -553,6 +563,14 @@ private:
             "ONNX Runtime's transformer optimizer, for one), or pass "
             "--allow-unknown-shapes to cost its unknown dimensions as 0");
     }
+    if (KnownContrib)
+      return makeError(
+          "cannot infer the shape of tensor '" + V.name() +
+          "' (output of node '" + Producer->name() + "', " +
+          Producer->domain() + ":" + Producer->opType() +
+          "): its inputs or attributes do not fit the op's definition in ONNX "
+          "Runtime (docs/ContribOperators.md); check the node, or pass "
+          "--allow-unknown-shapes to cost its unknown dimensions as 0");
     return makeError("cannot infer the shape of tensor '" + V.name() + "'" +
                      Where + ": got " + V.shape().str() +
                      "; it depends on values known only at run time. Give "

@@ -1,6 +1,7 @@
 //===- ShapeFolding.cpp - Shape inference through run-time shape math -----===//
 #include "frontend/ShapeFolding.h"
 
+#include "frontend/ContribSchemas.h"
 #include "frontend/FoldOps.h"
 #include "frontend/FoldValue.h"
 
@@ -277,6 +278,7 @@ void installInferenceGuards() {
 /// still gives up on a failure inside data propagation (a Gather index out
 /// of range), so a last pass runs without it: the folding has the values.
 std::string runInference(onnx::ModelProto &M) {
+  installContribSchemas();
   installInferenceGuards();
   auto Run = [&M](int Strict, bool DataProp) -> std::string {
     try {

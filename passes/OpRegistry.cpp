@@ -13,6 +13,7 @@ static OpRegistry buildDefaultRegistry() {
   registerDataMovementOps(R);
   registerRecurrentOps(R);
   registerMiscOps(R);
+  registerContribOps(R);
   // If, Loop and Scan are costed by WorkPass from their bodies.
   R.add("If", OpClass::Control);
   R.add("Loop", OpClass::Control);

@@ -1,9 +1,11 @@
 //===- OpRegistry.h - Work formulas keyed by op type -----------*- C++ -*-===//
 //
 // One entry per standard op type: its class and a function that fills in
-// its work. Entries live next to the ops they describe (passes/ops/*.cpp),
-// each family adding itself through a register function, so a new op is a
-// local change. The registry is built once and immutable afterwards.
+// its work. Ops of another domain are keyed "domain:op_type"
+// ("com.microsoft:Attention"). Entries live next to the ops they describe
+// (passes/ops/*.cpp), each family adding itself through a register function, so
+// a new op is a local change. The registry is built once and immutable
+// afterwards.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_OPREGISTRY_H
@@ -11,6 +13,7 @@
 
 #include "costmodels/OpWork.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <initializer_list>
@@ -62,6 +65,15 @@ public:
     auto It = Entries.find(OpType);
     return It == Entries.end() ? nullptr : &It->second;
   }
+  /// The entry of an op of Domain ("" for the standard domain).
+  const OpInfo *lookup(llvm::StringRef Domain, llvm::StringRef OpType) const {
+    if (Domain.empty())
+      return lookup(OpType);
+    llvm::SmallString<64> Key(Domain);
+    Key += ':';
+    Key += OpType;
+    return lookup(Key.str());
+  }
   size_t size() const { return Entries.size(); }
   const llvm::StringMap<OpInfo> &entries() const { return Entries; }
 
@@ -69,7 +81,8 @@ private:
   llvm::StringMap<OpInfo> Entries;
 };
 
-/// The registry of every standard ONNX op perfc costs. Built on first use,
+/// The registry of every standard ONNX op perfc costs, and of the ONNX
+/// Runtime contrib ops it supports. Built on first use,
 /// immutable afterwards, safe to share between threads.
 const OpRegistry &defaultOpRegistry();
 
@@ -82,6 +95,8 @@ void registerReductionOps(OpRegistry &R);
 void registerDataMovementOps(OpRegistry &R);
 void registerRecurrentOps(OpRegistry &R);
 void registerMiscOps(OpRegistry &R);
+/// ONNX Runtime's com.microsoft ops, keyed "com.microsoft:Op".
+void registerContribOps(OpRegistry &R);
 
 } // namespace perfc
 

@@ -141,8 +141,8 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
   for (const auto &NodePtr : G.nodes()) {
     const ir::Node &N = *NodePtr;
     OpWork &W = Result.Nodes[N.index()];
-    const OpInfo *Info = nullptr;
-    if (!N.domain().empty()) {
+    const OpInfo *Info = Registry.lookup(N.domain(), N.opType());
+    if (!N.domain().empty() && !Info) {
       Result.Warnings.push_back(
           {N.name().str(), "op '" + N.domain().str() + ":" + N.opType().str() +
                                "' is outside the standard op set: costed as "
@@ -150,7 +150,6 @@ GraphWork computeWork(const ir::Graph &G, const OpRegistry &Registry) {
       W.Class = OpClass::Other;
       continue;
     }
-    Info = Registry.lookup(N.opType());
     if (!Info)
       Result.Warnings.push_back(
           {N.name().str(), "no work formula for op '" + N.opType().str() +

@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/MatMulShapes.h"
 
 #include "ir/Einsum.h"
 #include "ir/Graph.h"
@@ -68,28 +69,56 @@ struct MatMulDims {
 };
 } // namespace
 
-/// Dimensions of A x B under numpy matmul rules; zeros when unknown.
-static MatMulDims matMulDims(const ir::Value *A, const ir::Value *B) {
+/// An operand's sizes (0 when unknown) as the product sees them: TransBatch
+/// moves the first dimension behind the other batch dimensions and Trans
+/// swaps the last two, as FusedMatMul's attributes do (ONNX Runtime,
+/// onnxruntime/core/graph/contrib_ops/contrib_defs.cc). A vector is left
+/// alone: numpy promotes it, no transpose applies.
+static llvm::SmallVector<int64_t, 6> operandSizes(const ir::Shape &S,
+                                                  bool TransBatch, bool Trans) {
+  llvm::SmallVector<int64_t, 6> D;
+  for (unsigned I = 0; I < S.rank(); ++I)
+    D.push_back(S.size(static_cast<int>(I)));
+  if (D.size() < 2)
+    return D;
+  if (TransBatch && D.size() > 2) {
+    int64_t First = D.front();
+    D.erase(D.begin());
+    D.insert(D.end() - 1, First);
+  }
+  if (Trans)
+    std::swap(D[D.size() - 1], D[D.size() - 2]);
+  return D;
+}
+
+/// Dimensions of A x B under numpy matmul rules, after the transposes;
+/// zeros when unknown.
+static MatMulDims matMulDims(const ir::Value *A, const ir::Value *B,
+                             const MatMulTransposes &T = {}) {
   MatMulDims D;
   if (!A || !B || !A->shape().isRanked() || !B->shape().isRanked())
     return D;
-  const ir::Shape &SA = A->shape(), &SB = B->shape();
-  if (SA.rank() == 0 || SB.rank() == 0)
+  const llvm::SmallVector<int64_t, 6> SA =
+      operandSizes(A->shape(), T.TransBatchA, T.TransA);
+  const llvm::SmallVector<int64_t, 6> SB =
+      operandSizes(B->shape(), T.TransBatchB, T.TransB);
+  if (SA.empty() || SB.empty())
     return D;
-  D.M = SA.rank() == 1 ? 1 : SA.size(-2);
-  D.K = SA.size(-1);
-  D.N = SB.rank() == 1 ? 1 : SB.size(-1);
+  const size_t RA = SA.size(), RB = SB.size();
+  D.M = RA == 1 ? 1 : SA[RA - 2];
+  D.K = SA[RA - 1];
+  D.N = RB == 1 ? 1 : SB[RB - 1];
   if (D.K == 0)
-    D.K = SB.rank() == 1 ? SB.size(0) : SB.size(-2);
+    D.K = RB == 1 ? SB[0] : SB[RB - 2];
   // Batch dimensions: all but the last two, aligned from the right.
-  unsigned BatchA = SA.rank() > 2 ? SA.rank() - 2 : 0;
-  unsigned BatchB = SB.rank() > 2 ? SB.rank() - 2 : 0;
-  unsigned Rank = std::max(BatchA, BatchB);
+  size_t BatchA = RA > 2 ? RA - 2 : 0;
+  size_t BatchB = RB > 2 ? RB - 2 : 0;
+  size_t Rank = std::max(BatchA, BatchB);
   D.Batch = 1;
-  for (unsigned I = 0; I < Rank; ++I) {
+  for (size_t I = 0; I < Rank; ++I) {
     // I counts from the innermost batch dimension outwards.
-    int64_t DA = I < BatchA ? SA.size(BatchA - 1 - I) : 1;
-    int64_t DB = I < BatchB ? SB.size(BatchB - 1 - I) : 1;
+    int64_t DA = I < BatchA ? SA[BatchA - 1 - I] : 1;
+    int64_t DB = I < BatchB ? SB[BatchB - 1 - I] : 1;
     D.Batch *= static_cast<double>(broadcastDim(DA, DB));
   }
   return D;
@@ -105,6 +134,11 @@ static void matMulWork(const ir::Node &N, OpWork &W) {
   W.Gemm = gemmDims(D);
   W.Flops = 2 * W.Macs;
   W.Formula = "2*batch*M*K*N";
+}
+
+GemmDims matMulGemmDims(const ir::Value *A, const ir::Value *B,
+                        const MatMulTransposes &T) {
+  return gemmDims(matMulDims(A, B, T));
 }
 
 static void qLinearMatMulWork(const ir::Node &N, OpWork &W) {

@@ -55,6 +55,8 @@ mkdir -p "$seeds" "$corpus" "$artifacts" "$build/work"
 case "$target" in
 fuzz_onnx)
   cp tests/data/zoo/*.onnx "$seeds/"
+  # ONNX Runtime's com.microsoft ops (made by the script next to them).
+  cp tools/fuzz/seeds/onnx_contrib/*.onnx "$seeds/"
   for f in tests/data/bad/*; do
     [ -f "$f" ] && cp "$f" "$seeds/bad_$(basename "$f")"
   done
