@@ -86,20 +86,51 @@ llvm::Error checkAndSortNodes(onnx::GraphProto &G, int64_t Opset,
     Ins.first->second = -2;
   }
   const int N = G.node_size();
-  // Op types known to the registry: a model has a few kinds of ops many
-  // times over, and a registry lookup costs a hundred map probes.
-  llvm::SmallVector<llvm::StringRef, 16> KnownOps;
+  // Op types known to the registry, with the attributes their schema
+  // requires: a model has a few kinds of ops many times over, and a
+  // registry lookup costs a hundred map probes.
+  struct KnownOp {
+    llvm::StringRef Type;
+    llvm::SmallVector<const onnx::OpSchema::Attribute *, 2> Required;
+  };
+  llvm::SmallVector<KnownOp, 16> KnownOps;
   for (int I = 0; I < N; ++I) {
     const auto &Node = G.node(I);
-    if (isDefaultDomain(Node.domain()) &&
-        !llvm::is_contained(KnownOps, Node.op_type())) {
-      if (!onnx::OpSchemaRegistry::Schema(
-              Node.op_type(), static_cast<int>(Opset), onnx::ONNX_DOMAIN))
-        return Err(nodeLabel(Node, I) + ": '" + Node.op_type() +
-                   "' is not an op of the standard ONNX op set at opset " +
-                   std::to_string(Opset) +
-                   "; check the op type or the model's opset_import");
-      KnownOps.push_back(Node.op_type());
+    if (isDefaultDomain(Node.domain())) {
+      auto *Known = llvm::find_if(
+          KnownOps, [&](const KnownOp &K) { return K.Type == Node.op_type(); });
+      if (Known == KnownOps.end()) {
+        const onnx::OpSchema *Schema = onnx::OpSchemaRegistry::Schema(
+            Node.op_type(), static_cast<int>(Opset), onnx::ONNX_DOMAIN);
+        if (!Schema)
+          return Err(nodeLabel(Node, I) + ": '" + Node.op_type() +
+                     "' is not an op of the standard ONNX op set at opset " +
+                     std::to_string(Opset) +
+                     "; check the op type or the model's opset_import");
+        KnownOps.push_back({Node.op_type(), {}});
+        Known = &KnownOps.back();
+        for (const auto &Entry : Schema->attributes())
+          if (Entry.second.required)
+            Known->Required.push_back(&Entry.second);
+      }
+      // ONNX's inference reads required attributes unchecked (Scan without
+      // a body graph crashes it), and nothing could cost the node.
+      for (const onnx::OpSchema::Attribute *A : Known->Required) {
+        const auto Found =
+            llvm::find_if(Node.attribute(), [&](const onnx::AttributeProto &P) {
+              return P.name() == A->name;
+            });
+        if (Found == Node.attribute().end())
+          return Err(nodeLabel(Node, I) + " lacks its required attribute '" +
+                     A->name + "'; the model is malformed, re-export it");
+        if (Found->type() != A->type)
+          return Err(nodeLabel(Node, I) + ": attribute '" + A->name +
+                     "' is of type " +
+                     onnx::AttributeProto::AttributeType_Name(Found->type()) +
+                     " where the op needs " +
+                     onnx::AttributeProto::AttributeType_Name(A->type) +
+                     "; the model is malformed, re-export it");
+      }
     }
     for (const std::string &Out : Node.output()) {
       if (Out.empty())

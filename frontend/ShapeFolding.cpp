@@ -199,6 +199,39 @@ void completeInference(const onnx::OpSchema &Copy,
   }
 }
 
+/// ONNX's inference functions read the attributes their op requires
+/// without checking that they are there or of their type: Scan's without
+/// a `body` graph dereferences a null one (found by tools/fuzz/fuzz_onnx).
+/// ONNX's checker would reject such a node; here its inference fails, with
+/// the attribute named.
+void requireAttributes(const onnx::OpSchema &Copy) {
+  std::vector<std::pair<std::string, onnx::AttributeProto::AttributeType>>
+      Required;
+  for (const auto &[Name, Attr] : Copy.attributes())
+    if (Attr.required)
+      Required.emplace_back(Name, Attr.type);
+  if (Required.empty())
+    return;
+  onnx::OpSchema *S = mutableSchema(Copy);
+  if (!S)
+    return;
+  onnx::InferenceFunction Inner = S->GetTypeAndShapeInferenceFunction();
+  S->TypeAndShapeInferenceFunction([Inner,
+                                    Required](onnx::InferenceContext &Ctx) {
+    for (const auto &[Name, Type] : Required) {
+      const onnx::AttributeProto *A = Ctx.getAttribute(Name);
+      if (!A)
+        fail_shape_inference("the required attribute '", Name, "' is missing");
+      if (A->type() != Type)
+        fail_shape_inference(
+            "the attribute '", Name, "' has type ",
+            onnx::AttributeProto::AttributeType_Name(A->type()), ", not ",
+            onnx::AttributeProto::AttributeType_Name(Type));
+    }
+    Inner(Ctx);
+  });
+}
+
 /// Crashes of ONNX 1.12's shape inference on malformed models (found by
 /// tools/fuzz/fuzz_onnx; python's onnx.shape_inference crashes the same
 /// way), each fixed by running the check ONNX lacks before its function,
@@ -238,6 +271,7 @@ void installInferenceGuards() {
       if (!isDefaultDomain(Copy.domain()) ||
           !Copy.has_type_and_shape_inference_function())
         continue;
+      requireAttributes(Copy);
       if (Copy.Name() == "Einsum")
         completeInference(Copy, &inferEinsumDims);
       if (Copy.Name() == "Slice" && Copy.SinceVersion() == 1)

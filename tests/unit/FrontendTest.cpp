@@ -494,3 +494,44 @@ TEST_CASE("a shape unknown after an op of another domain names that op") {
   O.AllowUnknownShapes = true;
   CHECK(importOk(M, O).Warnings.size() >= 1);
 }
+
+TEST_CASE("a node without a required attribute, or with one of the wrong "
+          "type, is an error, also inside a subgraph (no crash)") {
+  // ONNX 1.12's Scan inference dereferences a missing body (found by
+  // tools/fuzz/fuzz_onnx).
+  onnx::ModelProto M = makeModel(13);
+  addInput(M, "x", {4, 8});
+  addIntAttr(addNode(M, "Scan", {"x"}, {"y"}, "scan"), "num_scan_inputs", 1);
+  addOutput(M, "y");
+  std::string Msg = importError(M);
+  CHECK(contains(Msg, "node 'scan' (Scan) lacks its required attribute "
+                      "'body'"));
+  // An INT where a GRAPH belongs.
+  addIntAttr(*M.mutable_graph()->mutable_node(0), "body", 5);
+  Msg = importError(M);
+  CHECK(contains(Msg, "attribute 'body' is of type INT where the op needs "
+                      "GRAPH"));
+  // Inside an If's branch the main graph's check does not look: ONNX's
+  // inference of the branch must not crash either.
+  onnx::ModelProto Nested = makeModel(13);
+  addInput(Nested, "c", {}, onnx::TensorProto::BOOL);
+  addInput(Nested, "x", {4, 8});
+  auto &If = addNode(Nested, "If", {"c"}, {"y"}, "if");
+  for (const char *Branch : {"then_branch", "else_branch"}) {
+    auto *A = If.add_attribute();
+    A->set_name(Branch);
+    A->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto *G = A->mutable_g();
+    G->set_name(Branch);
+    auto *S = G->add_node();
+    S->set_op_type("Scan");
+    S->set_name("inner_scan");
+    S->add_input("x");
+    S->add_output("z");
+    G->add_output()->set_name("z");
+  }
+  addOutput(Nested, "y");
+  auto R = frontend::importOnnxBytes(serialize(Nested), "m.onnx", {});
+  if (!R)
+    CHECK(llvm::toString(R.takeError()).find('\n') == std::string::npos);
+}
