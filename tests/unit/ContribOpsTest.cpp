@@ -10,6 +10,7 @@
 #include "TestGraphs.h"
 
 #include "frontend/OnnxImport.h"
+#include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
 
 using namespace perfc;
@@ -471,6 +472,13 @@ TEST_CASE("a BERT layer costs the same with ONNX Runtime's fused ops") {
   // Fewer bytes: fused ops write no intermediates (scores, Q/K/V heads,
   // GELU's steps).
   CHECK(WF.Total.bytes() < WS.Total.bytes());
+  // Training: backward counts the fused ops as it counts the ops they
+  // replace (GEMM-like ones 2x their products, the others by class).
+  const TrainingAnalysis TS(Std.Graph), TF(Fused.Graph);
+  MESSAGE("forward + backward flops: standard "
+          << TS.FlopsPerMicroBatch << ", fused " << TF.FlopsPerMicroBatch);
+  CHECK(TF.FlopsPerMicroBatch ==
+        doctest::Approx(TS.FlopsPerMicroBatch).epsilon(0.02));
 }
 
 TEST_CASE("a known contrib op in a model that does not import its domain") {
