@@ -59,6 +59,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
 #include "passes/ops/MatMulShapes.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -67,20 +68,8 @@
 
 namespace perfc {
 
-/// Flops of one softmax element (ReductionOps.cpp: max, sub, exp, add, div).
-static constexpr double SoftmaxFlops = 8;
-/// LayerNormalization's statistics and normalise (NormalizationOps.cpp).
-static constexpr double LayerNormFlops = 6;
 /// The RMS form's: sum of squares (mul, add) and the multiply by 1/rms.
 static constexpr double RmsNormFlops = 3;
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
-
-static double bytesOf(const ir::Value *V) {
-  return V ? static_cast<double>(V->bytes()) : 0;
-}
 
 /// Size I of V (negative from the end); 0 when unknown or absent.
 static double dim(const ir::Value *V, int I) {

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -29,12 +30,6 @@
 #include <vector>
 
 namespace perfc {
-
-static constexpr double RequantizeFlops = 3;
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
 
 /// MACs each output (Conv) or input (ConvTranspose) element takes: the
 /// product of the weight's dimensions after the first, i.e. channels per

@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -45,14 +46,6 @@ namespace perfc {
 
 /// Flops of one Dropout element in training mode (see the table above).
 static constexpr double DropoutTrainingFlops = 10;
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
-
-static double bytesOf(const ir::Value *V) {
-  return V ? static_cast<double>(V->bytes()) : 0;
-}
 
 /// Reshape, Squeeze, Identity, ...: aliases of their input.
 static void viewWork(const ir::Node &N, OpWork &W) {

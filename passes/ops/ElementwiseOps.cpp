@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -120,10 +121,6 @@ static constexpr ElementCost MapCosts[] = {
     {"Asinh", 11},
     {"Acosh", 11},
 };
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
 
 static unsigned mapCost(llvm::StringRef Op) {
   for (const ElementCost &C : MapCosts)

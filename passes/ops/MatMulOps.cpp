@@ -31,6 +31,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
 #include "passes/ops/MatMulShapes.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Einsum.h"
 #include "ir/Graph.h"
@@ -43,13 +44,6 @@
 #include <string>
 
 namespace perfc {
-
-/// Flops to requantise one output element (scale, add zero point, saturate).
-static constexpr double RequantizeFlops = 3;
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
 
 /// Size of a dimension after numpy broadcasting of A and B. An unknown size
 /// (0) paired with a known one takes the known one: broadcasting requires

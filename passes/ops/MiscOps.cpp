@@ -61,6 +61,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -75,14 +76,6 @@ static constexpr double UniformFlops = 8;
 static constexpr double NormalFlops = 20;
 /// Flops of the IoU of two boxes in NonMaxSuppression.
 static constexpr double IoUFlops = 12;
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
-
-static double bytesOf(const ir::Value *V) {
-  return V ? static_cast<double>(V->bytes()) : 0;
-}
 
 /// log2(N) for N >= 2, else 0.
 static double log2Of(double N) { return N >= 2 ? std::log2(N) : 0; }

@@ -28,16 +28,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
 #include <string>
 
 namespace perfc {
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
 
 static unsigned presentOutputs(const ir::Node &N) {
   unsigned Count = 0;
@@ -62,7 +59,7 @@ static void batchNormWork(const ir::Node &N, OpWork &W) {
 
 static void layerNormWork(const ir::Node &N, OpWork &W) {
   // Scale (input 1) is required; bias (input 2) is optional.
-  unsigned PerElem = 6 + 1 + (N.input(2) ? 1 : 0);
+  unsigned PerElem = LayerNormFlops + 1 + (N.input(2) ? 1 : 0);
   W.Flops = PerElem * elems(N.input(0));
   W.Formula = std::to_string(PerElem) + "*in_elems";
 }

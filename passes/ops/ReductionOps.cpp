@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/OpRegistry.h"
+#include "passes/ops/OpCounts.h"
 
 #include "ir/Graph.h"
 
@@ -53,21 +54,26 @@ struct ReduceCost {
 } // namespace
 
 static constexpr ReduceCost ReduceCosts[] = {
-    {"ReduceSum", 1, 0},       {"ReduceMax", 1, 0},
-    {"ReduceMin", 1, 0},       {"ReduceProd", 1, 0},
-    {"ReduceMean", 1, 1},      {"ReduceL1", 2, 0},
-    {"ReduceSumSquare", 2, 0}, {"ReduceL2", 2, 4},
-    {"ReduceLogSum", 1, 4},    {"ReduceLogSumExp", 7, 4},
-    {"ArgMax", 1, 0},          {"ArgMin", 1, 0},
-    {"Softmax", 8, 0},         {"LogSoftmax", 8, 0},
-    {"Hardmax", 1, 0},         {"CumSum", 1, 0},
-    {"GlobalMaxPool", 1, 0},   {"GlobalAveragePool", 1, 1},
+    {"ReduceSum", 1, 0},
+    {"ReduceMax", 1, 0},
+    {"ReduceMin", 1, 0},
+    {"ReduceProd", 1, 0},
+    {"ReduceMean", 1, 1},
+    {"ReduceL1", 2, 0},
+    {"ReduceSumSquare", 2, 0},
+    {"ReduceL2", 2, 4},
+    {"ReduceLogSum", 1, 4},
+    {"ReduceLogSumExp", 7, 4},
+    {"ArgMax", 1, 0},
+    {"ArgMin", 1, 0},
+    {"Softmax", SoftmaxFlops, 0},
+    {"LogSoftmax", SoftmaxFlops, 0},
+    {"Hardmax", 1, 0},
+    {"CumSum", 1, 0},
+    {"GlobalMaxPool", 1, 0},
+    {"GlobalAveragePool", 1, 1},
     {"GlobalLpPool", 2, 4},
 };
-
-static double elems(const ir::Value *V) {
-  return V ? static_cast<double>(V->numElements()) : 0;
-}
 
 static const ReduceCost *reduceCost(llvm::StringRef Op) {
   for (const ReduceCost &C : ReduceCosts)
