@@ -67,6 +67,14 @@ struct OpWork {
   /// the framework stores (cuDNN's tensor-core kernels want NHWC, PyTorch
   /// stores NCHW) transposes both, in and back (hw::Device::MatrixConvLayout).
   double LayoutBytes = 0;
+  /// 2-D convolutions (a 4-D weight): input channels per group, the
+  /// weight's second dimension. With Gemm (Batch groups of N output
+  /// channels) it gives the channel counts a CPU runtime's blocked kernels
+  /// depend on (hw::Device::ConvChannelBlock); 0 elsewhere.
+  double ConvInPerGroup = 0;
+  /// 2-D convolutions with a 1x1 kernel, stride 1 and no padding: the
+  /// input already is the GEMM's operand, no im2col copy is made.
+  bool ConvPointwise = false;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
   std::string Formula;

@@ -151,6 +151,39 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
   return std::min(1.0, std::max(Best, 1e-6));
 }
 
+bool perfc::cost::runsBlocked(const OpWork &W, unsigned Block, unsigned Align) {
+  if (Block == 0 || W.Class != OpClass::Conv || W.ConvInPerGroup <= 0 ||
+      !W.Gemm.valid())
+    return true;
+  if (Align == 0)
+    Align = Block;
+  const auto Multiple = [](double Channels, unsigned Of) {
+    return std::fmod(Channels, Of) == 0;
+  };
+  const double Groups = W.Gemm.Batch, OutPerGroup = W.Gemm.N;
+  if (Groups > 1) {
+    if (W.ConvInPerGroup == 1 && OutPerGroup == 1)
+      return Multiple(Groups, Align); // depthwise
+    return Multiple(W.ConvInPerGroup, Block) && Multiple(OutPerGroup, Block);
+  }
+  return W.ConvInPerGroup < Block || Multiple(W.ConvInPerGroup, Align);
+}
+
+double perfc::cost::channelPadding(const OpWork &W, unsigned Block) {
+  if (Block == 0 || W.Class != OpClass::Conv || W.ConvInPerGroup <= 0 ||
+      !W.Gemm.valid())
+    return 1;
+  const auto Padded = [Block](double Channels) {
+    return std::ceil(Channels / Block) * Block / Channels;
+  };
+  const double Groups = W.Gemm.Batch, OutPerGroup = W.Gemm.N;
+  if (Groups > 1)
+    return W.ConvInPerGroup == 1 && OutPerGroup == 1 ? Padded(Groups) : 1;
+  // Fewer input channels than a block are read from NCHW as they are.
+  const double In = W.ConvInPerGroup < Block ? 1 : Padded(W.ConvInPerGroup);
+  return In * Padded(OutPerGroup);
+}
+
 OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
                            const TimeOptions &O) {
   OpTime T;
@@ -186,12 +219,26 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   // Depthwise convolutions (one output channel per group) get their own
   // efficiencies where the device gives them (CPUs: vector code without a
   // dense convolution's register reuse).
-  const bool Depthwise = W.Class == OpClass::Conv && W.Gemm.valid() &&
-                         W.Gemm.Batch > 1 && W.Gemm.N == 1;
-  const hw::ClassEfficiency &E =
-      Depthwise && D.DepthwiseConv ? *D.DepthwiseConv : D.efficiency(W.Class);
+  // CPU convolutions off the runtime's channel blocks run as a GEMM per
+  // group (see runsBlocked): GEMM efficiency at one group's product.
+  T.GenericConv = D.Kind == hw::DeviceKind::Cpu &&
+                  !runsBlocked(W, D.ConvChannelBlock, D.ConvChannelAlign);
+  const bool Depthwise = !T.GenericConv && W.Class == OpClass::Conv &&
+                         W.Gemm.valid() && W.Gemm.Batch > 1 && W.Gemm.N == 1;
+  const hw::ClassEfficiency &E = T.GenericConv ? D.efficiency(OpClass::Gemm)
+                                 : Depthwise && D.DepthwiseConv
+                                     ? *D.DepthwiseConv
+                                     : D.efficiency(W.Class);
   bool OnMatrixUnit = hw::isMatrixUnit(U.Unit->Kind);
-  T.ComputeEfficiency = E.compute(OnMatrixUnit).at(W.Flops);
+  // Blocked CPU convolutions compute whole channel blocks: their products
+  // are those of the padded channel counts.
+  if (!T.GenericConv && D.Kind == hw::DeviceKind::Cpu &&
+      D.ConvChannelBlock > 0 && W.Class == OpClass::Conv && W.Macs > 0)
+    T.ChannelPadding = channelPadding(W, D.ConvChannelBlock);
+  const double PaddedFlops = W.Flops + 2 * W.Macs * (T.ChannelPadding - 1);
+  const double SizeFlops =
+      T.GenericConv ? 2 * W.Gemm.M * W.Gemm.N * W.Gemm.K : PaddedFlops;
+  T.ComputeEfficiency = E.compute(OnMatrixUnit).at(SizeFlops);
   if (isMatrixClass(W.Class) && D.Kind == hw::DeviceKind::Gpu && OnMatrixUnit) {
     T.Quantization = quantization(W.Gemm, D.Cores, D.GemmTileM, D.GemmTileN,
                                   O.Notes ? &T.QuantizationNote : nullptr);
@@ -229,6 +276,8 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     T.WinogradReduction = 9 * M * M / ((M + 2) * (M + 2));
     T.Flops = W.Flops - 2 * W.Macs * (1 - 1 / T.WinogradReduction);
   }
+  if (T.ChannelPadding > 1)
+    T.Flops = PaddedFlops;
   T.ComputeSeconds =
       T.Flops > 0 ? T.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;
   T.MemorySeconds =
@@ -260,13 +309,24 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   // the device gives one (the kernel's loads, stores and edge handling per
   // output vector, which do not shrink with the kernel size).
   if (Depthwise && D.DepthwiseSecondsPerOutput > 0) {
-    T.Outputs = W.Gemm.Batch * W.Gemm.M * W.Gemm.N;
+    T.Outputs = W.Gemm.Batch * W.Gemm.M * W.Gemm.N * T.ChannelPadding;
     T.SecondsPerOutput = D.DepthwiseSecondsPerOutput;
     const double PerOutput = T.Outputs * T.SecondsPerOutput;
     if (PerOutput > T.ComputeSeconds) {
       T.ComputeSeconds = PerOutput;
       T.PerOutputBound = true;
     }
+  }
+  // The generic path's im2col copy: one group's [K x M] matrix at a time
+  // (the buffer is reused), written and then read by the GEMM, at the
+  // data-movement efficiency of the level that holds it. A pointwise
+  // convolution multiplies its input in place.
+  if (T.GenericConv && !W.ConvPointwise) {
+    const double GroupBytes = 2 * W.Gemm.K * W.Gemm.M * ir::byteSize(W.Type);
+    const hw::ClassEfficiency &DM = D.efficiency(OpClass::DataMovement);
+    T.Im2colSeconds = W.Gemm.Batch * GroupBytes /
+                      (levelFor(D, GroupBytes).BandwidthBytesPerSecond *
+                       DM.Memory.at(GroupBytes));
   }
   // Layout transposes around matrix-unit convolutions (see the header):
   // each of the input and the output is read and written once more, by a
@@ -282,7 +342,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   }
   T.OverheadSeconds = D.LaunchOverheadSeconds;
   T.Seconds = std::max(T.ComputeSeconds, T.MemorySeconds) + T.OverheadSeconds +
-              T.LayoutSeconds;
+              T.LayoutSeconds + T.Im2colSeconds;
   if (T.OverheadSeconds > T.ComputeSeconds &&
       T.OverheadSeconds > T.MemorySeconds)
     T.Bound = Bound::Overhead;
@@ -347,6 +407,20 @@ std::string perfc::cost::explain(const OpTime &T) {
     S += llvm::formatv("; plus {0} transposing input and output to the "
                        "tensor-core layout and back",
                        hw::formatQuantity(T.LayoutSeconds, Quantity::Time))
+             .str();
+  if (T.ChannelPadding > 1)
+    S += llvm::formatv("; FLOPs of channels padded to whole blocks (x{0})",
+                       fmt(T.ChannelPadding))
+             .str();
+  if (T.GenericConv)
+    S += llvm::formatv("; generic convolution (channels off the runtime's "
+                       "blocks): GEMM efficiency at one group's product{0}",
+                       T.Im2colSeconds > 0
+                           ? llvm::formatv(", plus {0} for the im2col copy",
+                                           hw::formatQuantity(T.Im2colSeconds,
+                                                              Quantity::Time))
+                                 .str()
+                           : std::string())
              .str();
   if (T.Fallback)
     S += llvm::formatv("; fallback: no unit computes {0}",

@@ -141,6 +141,19 @@ struct OpTime {
   /// memory efficiency plus a launch. Added to Seconds (separate kernels,
   /// serial with the convolution); 0 elsewhere.
   double LayoutSeconds = 0;
+  /// CPUs: a 2-D convolution whose channels do not come in the device's
+  /// blocks (hw::Device::ConvChannelBlock, runsBlocked) runs the runtime's
+  /// generic path, an SGEMM per group after an im2col copy of the input:
+  /// the compute term then takes the `gemm` efficiency at one group's
+  /// product, and Im2colSeconds, the copy (written, then read by the GEMM,
+  /// at data-movement efficiency from the level that holds one group's
+  /// copy), is added to Seconds. False and 0 elsewhere.
+  bool GenericConv = false;
+  double Im2colSeconds = 0;
+  /// CPUs: a blocked 2-D convolution's products grow by this factor when
+  /// its channel counts are padded to whole blocks (channelPadding); 1
+  /// elsewhere.
+  double ChannelPadding = 1;
   cost::Bound Bound = cost::Bound::Overhead;
   /// Peak of the chosen unit for ComputeType (FLOP/s, op/s for integers).
   double PeakFlops = 0;
@@ -199,6 +212,25 @@ constexpr double MinSplitDepth = 128;
 /// Returns the factor that multiplies the compute efficiency, in (0, 1].
 double quantization(const GemmDims &G, unsigned Cores, unsigned TileM,
                     unsigned TileN, std::string *Note = nullptr);
+
+/// Whether a CPU runtime whose direct convolution kernels take channels in
+/// blocks of Block, padding counts that are multiples of Align (0: Block)
+/// to whole blocks, runs this 2-D convolution with them. The rule is ONNX
+/// Runtime's NCHWc transformer (onnxruntime/core/optimizer/
+/// nchwc_transformer.cc), as ORT 1.31 applies it on AVX-512 (Block 16,
+/// Align 4; tools/bench/ort_nchwc_rule.py checks it case by case): one
+/// group: input channels fewer than a block, or a multiple of Align (the
+/// output channels are padded); depthwise: channels a multiple of Align;
+/// other groups: input and output channels per group whole blocks. True
+/// where Block is 0, for other ops, and where the shape is unknown.
+bool runsBlocked(const OpWork &W, unsigned Block, unsigned Align = 0);
+
+/// How much a blocked convolution's products grow when the runtime pads its
+/// channels to whole blocks of Block: one group: the output channels, and
+/// the input channels unless fewer than a block (read from NCHW as they
+/// are); depthwise: the channels; other groups are whole blocks already.
+/// 1 where Block is 0 and for other ops.
+double channelPadding(const OpWork &W, unsigned Block);
 
 OpTime opTime(const OpWork &W, const hw::Device &D,
               const TimeOptions &O = TimeOptions());

@@ -175,6 +175,27 @@ struct Device {
   /// units (cuDNN on CUDA cores, FP32): m^2 x 9 / (m + 2)^2 fewer
   /// multiplies (Lavin & Gray 2016). 0: direct or implicit-GEMM only.
   unsigned WinogradTile = 0;
+  /// CPUs: the channel block of the runtime's blocked direct convolution
+  /// kernels (ONNX Runtime's NCHWc kernels in MLAS: the vector width in
+  /// floats, 16 with AVX-512, 8 with AVX2), and the alignment of the
+  /// channel counts it pads to whole blocks (4 in ONNX Runtime 1.30-1.31;
+  /// 0: the block). A 2-D convolution whose channels the runtime does not
+  /// block (cost::runsBlocked, tools/bench/ort_nchwc_rule.py) runs its
+  /// generic path instead: per group an im2col copy of the input, then an
+  /// SGEMM, priced with the `gemm` efficiency at one group's product and
+  /// the copy at data-movement efficiency. Block 0: every convolution runs
+  /// the direct kernels (`conv` efficiency).
+  unsigned ConvChannelBlock = 0;
+  unsigned ConvChannelAlign = 0;
+  /// CPUs: the activations the runtime's convolution kernels apply in
+  /// their registers (ONNX op types; MLAS: Relu, LeakyRelu, Tanh, Sigmoid,
+  /// Clip, HardSigmoid). Given, a convolution's kernel takes its bias,
+  /// folded BatchNormalization, constant scale or shift, a residual Add and
+  /// one of these (only as the sole reader of what it activates), and any
+  /// other elementwise op after it runs as a kernel of its own (SiLU's
+  /// Sigmoid and Mul: ONNX Runtime's QuickGelu). Empty: any elementwise
+  /// chain fuses into its convolution (cuDNN, TensorRT and XLA fusions).
+  std::vector<std::string> ConvActivations;
   /// The layout the device's matrix-unit convolution kernels want (cuDNN's
   /// tensor-core kernels: NHWC). A framework storing the other layout pays
   /// a transpose of each convolution's input and output around them.

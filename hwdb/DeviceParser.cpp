@@ -23,7 +23,7 @@ namespace perfc::hw::detail {
 
 llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
   Device D;
-  llvm::SMLoc MemoryLoc;
+  llvm::SMLoc MemoryLoc, AlignLoc;
   static const KeySpec Keys[] = {
       {"name", true, "a100-sxm4-80gb"},
       {"kind", true, "gpu"},
@@ -40,6 +40,9 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
       {"launch_overhead", true, "5 us"},
       {"efficiency", true, "{default: {compute: 0.5, memory: 0.8}}"},
       {"winograd_tile", false, "2"},
+      {"conv_channel_block", false, "16"},
+      {"conv_channel_align", false, "4"},
+      {"conv_activations", false, "[Relu, Clip, Sigmoid]"},
       {"matrix_conv_layout", false, "nhwc"},
       {"supports", false, "{op_classes: [conv, gemm], dtypes: [int8, fp16]}"},
       {"sources", false, "[{url: https://..., gives: peak FLOPS}]"},
@@ -117,6 +120,23 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
                               "F(m x m, 3x3), 1 to 6 (larger tiles lose "
                               "accuracy; libraries use 2 or 4)");
           D.WinogradTile = *C;
+        } else if (Key == "conv_channel_block" || Key == "conv_channel_align") {
+          auto C = count(V, Key, /*AllowZero=*/false);
+          if (!C)
+            return C.takeError();
+          if (*C > 1024)
+            return errorAt(
+                V, llvm::formatv("'{0}' is a channel count of the CPU "
+                                 "runtime's direct convolution kernels (a "
+                                 "block is the vector width in floats: 8 "
+                                 "for AVX2, 16 for AVX-512); at most 1024",
+                                 Key));
+          if (Key == "conv_channel_align")
+            AlignLoc = V->getSourceRange().Start;
+          (Key == "conv_channel_block" ? D.ConvChannelBlock
+                                       : D.ConvChannelAlign) = *C;
+        } else if (Key == "conv_activations") {
+          return parseConvActivations(V, D);
         } else if (Key == "matrix_conv_layout") {
           auto S = text(V, Key, "nhwc");
           if (!S)
@@ -139,6 +159,19 @@ llvm::Expected<Device> FileParser::parseDevice(yaml::Node *N) {
       });
   if (E)
     return E;
+  if (D.ConvChannelAlign > 0 &&
+      (D.ConvChannelBlock == 0 || D.ConvChannelAlign > D.ConvChannelBlock))
+    return errorAt(
+        AlignLoc,
+        llvm::formatv("'conv_channel_align' ({0}) pads channel "
+                      "counts to whole blocks, so it needs "
+                      "'conv_channel_block' and must not exceed "
+                      "it{1}",
+                      D.ConvChannelAlign,
+                      D.ConvChannelBlock
+                          ? llvm::formatv(" ({0})", D.ConvChannelBlock).str()
+                          : std::string("; add e.g. "
+                                        "'conv_channel_block: 16'")));
   if (D.mainMemory().BandwidthBytesPerSecond <= 0)
     return errorAt(MemoryLoc,
                    llvm::formatv("main memory '{0}' (the first memory level) "
@@ -490,6 +523,36 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     D.DepthwiseConv = std::move(DW);
     D.DepthwiseSecondsPerOutput = Depthwise->SecondsPerOutput;
   }
+  return llvm::Error::success();
+}
+
+llvm::Error FileParser::parseConvActivations(yaml::Node *N, Device &D) {
+  // ONNX's elementwise activations: a kernel could apply any of them in
+  // its registers; a name outside them is a typo.
+  static const llvm::StringRef Known[] = {
+      "Relu",     "LeakyRelu",   "PRelu",     "Tanh", "Sigmoid",
+      "Clip",     "HardSigmoid", "HardSwish", "Elu",  "Selu",
+      "Softplus", "Softsign",    "Gelu",      "Mish", "ThresholdedRelu"};
+  const char *Example = "[Relu, LeakyRelu, Tanh, Sigmoid, Clip, HardSigmoid]";
+  if (llvm::Error E = expectSequence(N, "conv_activations", Example))
+    return E;
+  if (llvm::Error E = forEachItem(N, [&](yaml::Node *Item) -> llvm::Error {
+        llvm::SmallString<16> Storage;
+        auto S = scalar(Item, "conv_activations", "Relu", Storage);
+        if (!S)
+          return S.takeError();
+        if (!llvm::is_contained(Known, *S))
+          return errorAt(
+              Item, llvm::formatv("unknown activation '{0}' in "
+                                  "'conv_activations'; {1}use ONNX op "
+                                  "types: {2}",
+                                  *S, didYouMean(*S, Known), joined(Known)));
+        D.ConvActivations.push_back(S->str());
+        return llvm::Error::success();
+      }))
+    return E;
+  if (Diag)
+    return diagError();
   return llvm::Error::success();
 }
 

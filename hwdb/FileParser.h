@@ -153,6 +153,7 @@ private:
   llvm::Error parseEfficiency(llvm::yaml::Node *N, Device &D);
   llvm::Expected<EfficiencyCurve> parseCurve(llvm::yaml::Node *N,
                                              llvm::StringRef Key, Quantity Q);
+  llvm::Error parseConvActivations(llvm::yaml::Node *N, Device &D);
   llvm::Error parseSupports(llvm::yaml::Node *N, Device &D);
   llvm::Error parseSources(llvm::yaml::Node *N, std::vector<Source> &Out);
   llvm::Expected<Link> parseLink(llvm::yaml::Node *N, bool AllowBase);

@@ -240,6 +240,19 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
     OS << llvm::formatv("  conv: 3x3 stride-1 on vector units as Winograd "
                         "F({0}x{0},3x3)\n",
                         D.WinogradTile);
+  if (D.ConvChannelBlock > 0)
+    OS << llvm::formatv("  conv: direct kernels in {0}-channel blocks (counts "
+                        "that are multiples of {1} padded); other channel "
+                        "counts as im2col + GEMM per group\n",
+                        D.ConvChannelBlock,
+                        D.ConvChannelAlign ? D.ConvChannelAlign
+                                           : D.ConvChannelBlock);
+  if (!D.ConvActivations.empty()) {
+    OS << "  conv: kernels apply";
+    for (size_t I = 0; I < D.ConvActivations.size(); ++I)
+      OS << (I ? ", " : " ") << D.ConvActivations[I];
+    OS << "; other elementwise ops after a convolution run on their own\n";
+  }
   if (D.MatrixConvLayout != ConvLayout::Native)
     OS << "  conv: matrix-unit kernels want " << name(D.MatrixConvLayout)
        << "\n";

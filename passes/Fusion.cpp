@@ -85,6 +85,10 @@ private:
     const OpClass HeadClass = Work.Nodes[K.Head].Class;
     if (!canHeadFusion(HeadClass))
       return false;
+    if (HeadClass == OpClass::Conv && !Options.ConvActivations.empty() &&
+        (Mine.Class == OpClass::Elementwise ||
+         Mine.Class == OpClass::Normalization))
+      return joinsConvEpilogue(N, K);
     if (Mine.Class == OpClass::Elementwise)
       return true;
     if (Mine.Class == OpClass::Normalization)
@@ -92,6 +96,42 @@ private:
     if (Mine.Class == OpClass::Reduction)
       return HeadClass != OpClass::Gemm && HeadClass != OpClass::Conv;
     return false;
+  }
+
+  bool isConvActivation(const ir::Node &N) const {
+    return llvm::is_contained(Options.ConvActivations, N.opType().str());
+  }
+
+  /// A convolution's in-register epilogue on a runtime that applies only
+  /// the listed activations (FusionOptions::ConvActivations).
+  bool joinsConvEpilogue(const ir::Node &N, const Kernel &K) const {
+    for (unsigned M : K.Members)
+      if (isConvActivation(*G.nodes()[M]))
+        return false; // nothing after the activation
+    const llvm::StringRef Op = N.opType();
+    if (Op == "BatchNormalization")
+      return Options.FoldBatchNorm;
+    if (Op == "Add")
+      return true; // bias, or a residual the kernel accumulates into
+    if (Op == "Mul" || Op == "Sub" || Op == "Div") {
+      // Folded into the weights: the kernel's value and constants only.
+      const int Self = Plan.KernelOf[K.Head];
+      unsigned Constants = 0;
+      for (const ir::Value *In : N.inputs()) {
+        if (!In)
+          continue;
+        if (isLoadTimeConstant(In))
+          ++Constants;
+        else if (kernelOfValue(In) != Self)
+          return false;
+      }
+      return Constants > 0;
+    }
+    if (!isConvActivation(N) || !N.input(0))
+      return false;
+    // The activation replaces what it reads; another reader would need the
+    // value before it, so the runtime keeps them apart.
+    return dataRoot(N.input(0))->users().size() == 1;
   }
 
   void place(const ir::Node &N) {

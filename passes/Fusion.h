@@ -39,6 +39,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace perfc {
@@ -97,6 +98,15 @@ struct FusionOptions {
   /// own (cuDNN's batch-norm kernels, into which a following ReLU or
   /// residual Add fuses) and the convolution writes its output.
   bool FoldBatchNorm = true;
+  /// The activations a convolution's kernel applies in its registers (ONNX
+  /// op types; hw::Device::ConvActivations, CPU runtimes). Non-empty: a
+  /// convolution's kernel takes BatchNormalization, Add (bias, residual),
+  /// Mul, Sub or Div by a load-time constant (folded into its weights) and
+  /// then one of these, the activation only where it is the sole reader of
+  /// what it activates; nothing joins after the activation, and any other
+  /// elementwise op starts a kernel of its own. Empty: any elementwise
+  /// chain joins.
+  std::vector<std::string> ConvActivations;
 };
 
 constexpr unsigned MaxFusedNodes = 64;

@@ -41,7 +41,10 @@ OpWork stored(const OpWork &W, ir::DType T) {
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
-  const KernelPlan Plan = planKernels(G, Work, O.Fusion);
+  FusionOptions Fusion = O.Fusion;
+  if (O.Device && Fusion.ConvActivations.empty())
+    Fusion.ConvActivations = O.Device->ConvActivations;
+  const KernelPlan Plan = planKernels(G, Work, Fusion);
   cost::TimeOptions TO = O.Time;
   TO.Notes = TO.Notes && O.Explain;
   KernelSummary Summary;
@@ -92,6 +95,7 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
   NT.MemorySeconds = T.MemorySeconds;
   NT.OverheadSeconds = T.OverheadSeconds;
   NT.LayoutSeconds = T.LayoutSeconds;
+  NT.Im2colSeconds = T.Im2colSeconds;
   NT.WinogradReduction = T.WinogradReduction;
   NT.Bound = cost::name(T.Bound);
   if (Explain)

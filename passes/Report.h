@@ -29,6 +29,9 @@ struct NodeTime {
   /// Transposes to the tensor-core layout and back (cost::OpTime::
   /// LayoutSeconds); Seconds = max(compute, memory) + overhead + this.
   double LayoutSeconds = 0;
+  /// CPU convolutions off the runtime's channel blocks: the im2col copy
+  /// (cost::OpTime::Im2colSeconds), also added to Seconds.
+  double Im2colSeconds = 0;
   /// Winograd's divisor of the products' FLOPs (cost::OpTime); 1: none.
   double WinogradReduction = 1;
   /// "compute", "memory" or "overhead" for a kernel; "none" for nodes that

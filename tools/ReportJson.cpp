@@ -395,6 +395,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("overhead_s", N.Time->OverheadSeconds);
             if (N.Time->LayoutSeconds > 0)
               J.attribute("layout_s", N.Time->LayoutSeconds);
+            if (N.Time->Im2colSeconds > 0)
+              J.attribute("im2col_s", N.Time->Im2colSeconds);
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             J.attribute("exec", N.Time->Exec);

@@ -83,6 +83,16 @@ static bool allOnes(const ir::Node &N, llvm::StringRef Name) {
   return true;
 }
 
+/// Attribute list all of whose entries are 0 (absent: the ONNX default).
+/// auto_pad SAME_* pads a 1x1 stride-1 kernel by nothing, so only the
+/// explicit pads matter here.
+static bool allZeros(const ir::Node &N, llvm::StringRef Name) {
+  for (int64_t V : N.getInts(Name))
+    if (V != 0)
+      return false;
+  return true;
+}
+
 /// A dense 2-D 3x3 convolution with stride 1 and dilation 1 (see
 /// OpWork::Winograd3x3), read from the weight's shape [Cout, Cin, 3, 3].
 static bool isWinograd3x3(const ir::Node &N, const ir::Value *Wt) {
@@ -105,6 +115,13 @@ static void convWork(const ir::Node &N, OpWork &W) {
   const ir::Value *X = N.input(0), *Y = N.output(0);
   if (X && Y && X->shape().isRanked() && X->shape().rank() == 4)
     W.LayoutBytes = static_cast<double>(X->bytes() + Y->bytes());
+  const ir::Value *Wt = N.input(1);
+  if (Wt && Wt->shape().isRanked() && Wt->shape().rank() == 4 &&
+      Wt->shape().size(1) > 0) {
+    W.ConvInPerGroup = static_cast<double>(Wt->shape().size(1));
+    W.ConvPointwise = Wt->shape().size(2) == 1 && Wt->shape().size(3) == 1 &&
+                      allOnes(N, "strides") && allZeros(N, "pads");
+  }
 }
 
 static void convIntegerWork(const ir::Node &N, OpWork &W) {

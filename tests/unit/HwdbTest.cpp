@@ -441,6 +441,45 @@ TEST_SUITE("hwdb.loader") {
                  "efficiency 'default'; the known keys are compute, memory");
   }
 
+  TEST_CASE("CPU convolution keys: channel block, alignment, activations") {
+    auto With = [](llvm::StringRef Lines) {
+      return replaced("  launch_overhead: 5 us\n",
+                      (Lines + "  launch_overhead: 5 us\n").str());
+    };
+    auto C = loadHardwareFromString(
+        With("  conv_channel_block: 16\n  conv_channel_align: 4\n"
+             "  conv_activations: [Relu, Clip, Sigmoid]\n"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    const Device &D = C->primaryDevice();
+    CHECK(D.ConvChannelBlock == 16);
+    CHECK(D.ConvChannelAlign == 4);
+    REQUIRE(D.ConvActivations.size() == 3);
+    CHECK(D.ConvActivations[1] == "Clip");
+    auto Plain = loadHardwareFromString(ValidDevice, "test.yaml");
+    REQUIRE(bool(Plain));
+    CHECK(Plain->primaryDevice().ConvChannelBlock == 0);
+    CHECK(Plain->primaryDevice().ConvActivations.empty());
+
+    CHECK_STARTS(errorOf(With("  conv_channel_block: 2048\n")),
+                 "test.yaml:9:23: 'conv_channel_block' is a channel count");
+    CHECK_STARTS(errorOf(With("  conv_channel_block: 0\n")),
+                 "test.yaml:9:23: ");
+    CHECK_STARTS(errorOf(With("  conv_channel_align: 4\n")),
+                 "test.yaml:9:23: 'conv_channel_align' (4) pads channel "
+                 "counts to whole blocks, so it needs 'conv_channel_block'");
+    CHECK_STARTS(
+        errorOf(With("  conv_channel_block: 8\n  conv_channel_align: 16\n")),
+        "test.yaml:10:23: 'conv_channel_align' (16) pads channel counts to "
+        "whole blocks, so it needs 'conv_channel_block' and must not exceed "
+        "it (8)");
+    CHECK_STARTS(errorOf(With("  conv_activations: [Relu, Sigmod]\n")),
+                 "test.yaml:9:28: unknown activation 'Sigmod' in "
+                 "'conv_activations'; did you mean 'Sigmoid'?");
+    CHECK_STARTS(errorOf(With("  conv_activations: Relu\n")),
+                 "test.yaml:9:21: ");
+  }
+
   TEST_CASE("depthwise_conv: time_per_output is a positive time") {
     auto With = [](llvm::StringRef Entry) {
       return replaced(

@@ -36,7 +36,11 @@
 // reports); kernel rates and overheads are the 10th percentile of their
 // call times (robust against a machine shared with other work, which only
 // ever slows calls down), convolutions' the best call (the VGG shape's
-// 10 ms calls are seldom left alone for 10% of them). Efficiencies are kernel
+// 10 ms calls are seldom left alone for 10% of them). Every kernel is
+// timed in each of two rounds (CalibrateOptions::Rounds) and its faster
+// round counts: on a shared VM a slow phase of seconds otherwise halves a
+// figure (a transpose's or a small SGEMM's) in one run of calibrate and
+// not the next. Efficiencies are kernel
 // rates over the peak or bandwidth, clamped to (0, 1] as the schema requires: a
 // cache-resident kernel faster than main memory gets 1 on the main-memory
 // curve, and the cache levels carry their own measured bandwidths.
@@ -60,6 +64,11 @@ struct CalibrateOptions {
   /// A few seconds instead of under a minute: smaller arrays, fewer sizes,
   /// shorter timings. For tests; the figures are rough.
   bool Quick = false;
+  /// Times every kernel is measured, in rounds some seconds apart; each
+  /// kernel's fastest round counts. On a machine shared with other work a
+  /// slow phase of a few seconds then spoils no figure unless it returns
+  /// at the same kernel of every round. 0: 2 (1 with Quick).
+  unsigned Rounds = 0;
   /// The device's `name:`; empty: "calibrated-<host>".
   std::string Name;
   /// OPENBLAS_CORETYPE to measure with: "" picks the AVX-512 kernels on
@@ -117,8 +126,9 @@ struct Measurements {
   std::vector<KernelRate> Conv;          ///< Dense NCHWc direct convolutions.
   std::vector<KernelRate> DepthwiseConv; ///< Depthwise NCHWc convolutions.
   std::string ConvKernel;                ///< ISA and tile of those kernels.
-  std::vector<KernelRate> Memory;        ///< Streaming kernels by size.
-  std::vector<KernelRate> Vector;        ///< exp, sum, layer norm in cache.
+  unsigned ConvLanes = 0;         ///< Their channel block (floats per vector).
+  std::vector<KernelRate> Memory; ///< Streaming kernels by size.
+  std::vector<KernelRate> Vector; ///< exp, sum, layer norm in cache.
 
   // Efficiencies as written to the description.
   Curve GemmCompute;

@@ -89,6 +89,15 @@ int main() {
   check(D.DepthwiseConv.hasValue(), "depthwise_conv efficiency");
   if (D.DepthwiseConv)
     checkCurve(D.DepthwiseConv->Compute, "depthwise_conv compute efficiency");
+  // The runtime's convolution paths: the measured kernels' channel block
+  // (a power of two: 4 to 16 floats per vector), MLAS's activations.
+  check(D.ConvChannelBlock >= 4 && D.ConvChannelBlock <= 16 &&
+            (D.ConvChannelBlock & (D.ConvChannelBlock - 1)) == 0,
+        "conv_channel_block " + std::to_string(D.ConvChannelBlock));
+  check(D.ConvChannelAlign > 0 && D.ConvChannelAlign <= D.ConvChannelBlock,
+        "conv_channel_align " + std::to_string(D.ConvChannelAlign));
+  check(llvm::is_contained(D.ConvActivations, "Relu"),
+        "conv_activations include Relu");
   check(!D.efficiency(OpClass::Gemm).Compute.isConstant(),
         "gemm compute efficiency is a curve over size");
   check(!D.Sources.empty() &&

@@ -212,6 +212,20 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
       OS << ", bandwidth: " << bandwidth(M.L2Bandwidth);
     OS << "}  # " << capacity(M.L2BytesPerCore) << " per core\n";
   }
+  if (M.ConvLanes > 0)
+    OS << "  # ONNX Runtime's NCHWc kernels block channels by the vector "
+          "width;\n"
+       << "  # channel counts that are multiples of 4 are padded to whole "
+          "blocks\n"
+       << "  # (ORT 1.30-1.31, tools/bench/ort_nchwc_rule.py), others run "
+          "im2col + SGEMM\n"
+       << "  conv_channel_block: " << M.ConvLanes << "\n"
+       << "  conv_channel_align: 4\n"
+       << "  # MLAS applies these activations inside its convolutions "
+          "(MLAS_ACTIVATION_KIND);\n"
+       << "  # others after a convolution run as kernels of their own\n"
+       << "  conv_activations: [Relu, LeakyRelu, Tanh, Sigmoid, Clip, "
+          "HardSigmoid]\n";
   OS << "  launch_overhead: " << seconds(M.DispatchSeconds)
      << "  # fork/join over the threads with a tiny kernel [1]\n"
      << "  efficiency:\n"

@@ -81,6 +81,44 @@ private:
       *O.Log << "calibrate: " << T << "\n";
   }
   double budget(double Seconds) const { return Seconds * Scale; }
+  /// timeIt, combined with the same call of the earlier rounds (the calls
+  /// happen in the same order every round): each time the fastest round's.
+  template <typename F>
+  Timing timed(F &&Fn, double Budget, size_t MinReps = 3,
+               size_t MaxReps = 1000000) {
+    Timing T = timeIt(std::forward<F>(Fn), Budget, MinReps, MaxReps);
+    if (Call < Earlier->size()) {
+      Timing &E = (*Earlier)[Call];
+      E.Best = std::min(E.Best, T.Best);
+      E.Median = std::min(E.Median, T.Median);
+      E.Low = std::min(E.Low, T.Low);
+      E.Reps += T.Reps;
+      T = E;
+    } else {
+      Earlier->push_back(T);
+    }
+    ++Call;
+    return T;
+  }
+  /// Starts a round of the phase whose timings Phase holds.
+  void startRound(std::vector<Timing> &Phase) {
+    Earlier = &Phase;
+    Call = 0;
+  }
+  /// Empties what the kernel measurements append to, before a round.
+  void clearKernels() {
+    M.Gemm.clear();
+    M.GemmShapes.clear();
+    M.Conv.clear();
+    M.DepthwiseConv.clear();
+    M.DepthwisePerOutput.clear();
+    M.Memory.clear();
+    M.Vector.clear();
+    M.ElementwiseMemory.clear();
+    M.ReductionMemory.clear();
+    M.NormalizationMemory.clear();
+    M.DataMovementMemory.clear();
+  }
   void note(const std::string &N) {
     M.Notes.push_back(N);
     log("note: " + N);
@@ -97,6 +135,10 @@ private:
   const CalibrateOptions &O;
   Measurements &M;
   double Scale;
+  /// Timings of the rounds so far, per phase (spinning pool, OpenBLAS).
+  std::vector<Timing> PoolTimings, BlasTimings;
+  std::vector<Timing> *Earlier = &PoolTimings;
+  size_t Call = 0;
 };
 
 void Calibrator::peaks(SpinPool &Pool) {
@@ -252,8 +294,8 @@ void Calibrator::memory(SpinPool &Pool) {
     };
   };
 
-  Timing Copy = timeIt(stream(N, copy), budget(0.8), 3);
-  Timing Triad = timeIt(stream(N, triad), budget(0.8), 3);
+  Timing Copy = timed(stream(N, copy), budget(0.8), 3);
+  Timing Triad = timed(stream(N, triad), budget(0.8), 3);
   M.CopyBandwidth = 2.0 * N * sizeof(float) / Copy.Best;
   M.TriadBandwidth = 3.0 * N * sizeof(float) / Triad.Best;
   M.MainBandwidth = std::max(M.CopyBandwidth, M.TriadBandwidth);
@@ -295,7 +337,7 @@ void Calibrator::memory(SpinPool &Pool) {
     size_t AddN = std::min(N, size_t(SetBytes / 12) / 64 * 64);
     std::string Where = std::string(" (") + Level + ")";
     double AddBytes = 12.0 * AddN;
-    Timing TAdd = timeIt(stream(AddN, add), budget(Dram ? 0.6 : 0.3), 5);
+    Timing TAdd = timed(stream(AddN, add), budget(Dram ? 0.6 : 0.3), 5);
     // Without a known L2 size no L2 level is written (see the YAML
     // writer), so the roofline would price that set at main memory.
     const bool Written =
@@ -312,16 +354,16 @@ void Calibrator::memory(SpinPool &Pool) {
 
     // sum: reads n floats (the reduction's output is negligible).
     size_t SumN = std::min(N, size_t(SetBytes / 4) / 64 * 64);
-    Timing TSum = timeIt(stream(SumN, sum), budget(Dram ? 0.4 : 0.2), 5);
+    Timing TSum = timed(stream(SumN, sum), budget(Dram ? 0.4 : 0.2), 5);
     KernelRate RSum = record("sum" + Where, 4.0 * SumN, TSum);
     M.ReductionMemory.push_back({4.0 * SumN, RSum.Efficiency});
 
     // layer norm and transpose: read n, write n.
     size_t TwoN = std::min(N, size_t(SetBytes / 8) / 768 * 768);
-    Timing TLn = timeIt(layerNorm(TwoN), budget(Dram ? 0.4 : 0.2), 5);
+    Timing TLn = timed(layerNorm(TwoN), budget(Dram ? 0.4 : 0.2), 5);
     KernelRate RLn = record("layernorm" + Where, 8.0 * TwoN, TLn);
     M.NormalizationMemory.push_back({8.0 * TwoN, RLn.Efficiency});
-    Timing TTr = timeIt(transpose(TwoN), budget(Dram ? 0.4 : 0.2), 5);
+    Timing TTr = timed(transpose(TwoN), budget(Dram ? 0.4 : 0.2), 5);
     KernelRate RTr = record("transpose" + Where, 8.0 * TwoN, TTr);
     M.DataMovementMemory.push_back({8.0 * TwoN, RTr.Efficiency});
     log(std::string(Level) + " (" + fx(SetBytes / MiB, 1) + " MiB): add " +
@@ -350,7 +392,7 @@ void Calibrator::vectorKernels(SpinPool &Pool) {
                         auto Body) {
     // Enough calls per dispatch (milliseconds) that the fork/join is noise.
     size_t Inner = O.Quick ? 200 : 1000;
-    Timing Tm = timeIt(
+    Timing Tm = timed(
         [&] {
           Pool.run([&](unsigned I) {
             for (size_t K = 0; K < Inner; ++K)
@@ -398,8 +440,8 @@ void Calibrator::dispatch(SpinPool &Pool) {
   // Each dispatch timed on its own (about a microsecond; the clock costs
   // tens of nanoseconds), so that the 10th percentile is a dispatch during
   // which no other work took a thread's CPU away.
-  Timing Empty = timeIt([&] { Pool.run([](unsigned) {}); }, budget(0.3), 1000);
-  Timing Tiny = timeIt(
+  Timing Empty = timed([&] { Pool.run([](unsigned) {}); }, budget(0.3), 1000);
+  Timing Tiny = timed(
       [&] {
         Pool.run([&](unsigned I) {
           float *P = Bufs[I].data();
@@ -424,7 +466,7 @@ void Calibrator::gemm(const Blas &B) {
       A.data()[I] = float(I % 13) * 0.01f;
     for (size_t I = 0; I < Bm.N; ++I)
       Bm.data()[I] = float(I % 7) * 0.01f;
-    Timing Tm = timeIt(
+    Timing Tm = timed(
         [&] {
           if (Mm == 1)
             // Weights stored [out, in], as ONNX Gemm with transB.
@@ -495,8 +537,8 @@ void Calibrator::gemm(const Blas &B) {
   for (size_t I = 0; I < A.N; ++I)
     A.data()[I] = 0.001f;
   std::fill(X.data(), X.data() + Dim, 1.0f);
-  Timing Tm = timeIt([&] { B.sgemv(Dim, Dim, A.data(), X.data(), Y.data()); },
-                     budget(0.5), 3);
+  Timing Tm = timed([&] { B.sgemv(Dim, Dim, A.data(), X.data(), Y.data()); },
+                    budget(0.5), 3);
   M.Gemv.What = "sgemv " + std::to_string(Dim) + "x" + std::to_string(Dim);
   M.Gemv.Work = 4.0 * (double(Dim) * Dim + 2.0 * Dim);
   M.Gemv.Seconds = Tm.Low;
@@ -511,7 +553,7 @@ void Calibrator::gemm(const Blas &B) {
   std::fill(Sa.data(), Sa.data() + 256, 1.0f);
   std::fill(Sb.data(), Sb.data() + 256, 1.0f);
   size_t Batch = 200;
-  Timing Small = timeIt(
+  Timing Small = timed(
       [&] {
         for (size_t K = 0; K < Batch; ++K)
           B.sgemm(16, 16, 16, Sa.data(), Sb.data(), Sc.data());
@@ -571,8 +613,8 @@ void Calibrator::conv(SpinPool &Pool) {
   // Batch 1, the shapes of the zoo's CNNs: ResNet's 3x3 and 1x1 stages, a
   // VGG-sized 3x3, MobileNet/EfficientNet pointwise (narrow, few FLOPs) and
   // depthwise 3x3/5x5, ConvNeXt's depthwise 7x7. Channel counts that are not
-  // a multiple of the vector width are padded, as in the runtime (the
-  // FLOPs counted are the real ones).
+  // a multiple of the vector width are padded, as in the runtime, and the
+  // FLOPs counted are the padded ones (the work the kernel does).
   std::vector<Shape> Shapes = {
       {64, 56, 64, 3, 1, false, "ResNet"},
       {128, 28, 128, 3, 1, false, "ResNet"},
@@ -606,6 +648,7 @@ void Calibrator::conv(SpinPool &Pool) {
               {96, 28, 96, 3, 1, true, "MobileNet"},
               {96, 14, 96, 7, 1, true, "ConvNeXt"}};
   const ConvKernelInfo Info = convKernelInfo();
+  M.ConvLanes = Info.Lanes;
   M.ConvKernel = std::string(Info.Isa) + ", " + std::to_string(Info.Lanes) +
                  "-channel blocks, " + std::to_string(Info.TileBlocks) + "x" +
                  std::to_string(Info.TilePixels) + " register tile";
@@ -634,7 +677,7 @@ void Calibrator::conv(SpinPool &Pool) {
     for (size_t I = 0; I < W.N; ++I)
       W.data()[I] = float(I % 5) * 0.01f;
     const size_t Items = convWorkItems(G, S.Depthwise);
-    Timing Tm = timeIt(
+    Timing Tm = timed(
         [&] {
           Pool.parallelFor(Items, [&](size_t Lo, size_t Hi, unsigned) {
             convNchwc(G, S.Depthwise, X.data(), W.data(), Y.data(), Lo, Hi);
@@ -648,8 +691,13 @@ void Calibrator::conv(SpinPool &Pool) {
              (S.Depthwise ? "" : "->" + std::to_string(S.Cout)) + " " +
              std::to_string(S.H) + "x" + std::to_string(S.H) + " (" + S.From +
              ")";
-    R.Work = 2.0 * S.Cout * double(G.OH) * G.OW * S.K * S.K *
-             (S.Depthwise ? 1.0 : double(S.Cin));
+    // The work the kernel does: channels padded to whole blocks, as perfc
+    // counts a blocked convolution's work on a description with
+    // conv_channel_block (cost::opTime).
+    const double CoutPadded = double(G.CoutBlocks) * L;
+    const double CinPadded = double(G.CinBlocks) * L;
+    R.Work = 2.0 * CoutPadded * double(G.OH) * G.OW * S.K * S.K *
+             (S.Depthwise ? 1.0 : CinPadded);
     // The best call, as for the peak: a long call (the VGG shape, 10 ms)
     // is seldom left alone on a shared machine for 10% of the calls.
     R.Seconds = Tm.Best;
@@ -657,7 +705,7 @@ void Calibrator::conv(SpinPool &Pool) {
     R.Efficiency = clampEff(R.Rate / M.PeakF32);
     (S.Depthwise ? M.DepthwiseConv : M.Conv).push_back(R);
     if (S.Depthwise) {
-      const double Outputs = double(S.Cout) * G.OH * G.OW;
+      const double Outputs = CoutPadded * G.OH * G.OW;
       M.DepthwisePerOutput.push_back(R.Seconds / Outputs);
       if (S.K == 3)
         Dw3PerOutput.push_back(R.Seconds / Outputs);
@@ -700,12 +748,20 @@ llvm::Error Calibrator::run() {
   log("measuring " + M.CpuModel + " on " + std::to_string(O.Threads) +
       " threads (" + std::to_string(M.LogicalCpus) + " CPUs available)" +
       (O.Quick ? ", quick" : ""));
-  {
+  const unsigned Rounds = O.Rounds ? O.Rounds : (O.Quick ? 1 : 2);
+  for (unsigned R = 0; R < Rounds; ++R) {
     // The spinning pool first; it is gone (its threads joined) before
     // OpenBLAS starts threads of its own.
     SpinPool Pool(O.Threads);
-    peaks(Pool);
-    clock();
+    if (R == 0) {
+      // Already the best of several trials each, and steady.
+      peaks(Pool);
+      clock();
+    } else {
+      log("round " + std::to_string(R + 1) + " of " + std::to_string(Rounds));
+    }
+    clearKernels();
+    startRound(PoolTimings);
     memory(Pool);
     vectorKernels(Pool);
     dispatch(Pool);
@@ -720,7 +776,13 @@ llvm::Error Calibrator::run() {
          " in the environment overridden by " + B->CoreType +
          " (the CPU's widest kernels); --blas-core env keeps it");
   log("OpenBLAS " + B->CoreName + " kernels (" + B->Path + ")");
-  gemm(*B);
+  for (unsigned R = 0; R < Rounds; ++R) {
+    M.Gemm.clear();
+    M.GemmShapes.clear();
+    M.GemmCompute.clear();
+    startRound(BlasTimings);
+    gemm(*B);
+  }
   M.WallSeconds = now() - Start;
   log("done in " + fx(M.WallSeconds, 1) + " s");
   return llvm::Error::success();
