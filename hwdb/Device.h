@@ -188,8 +188,9 @@ struct Device {
   unsigned ConvChannelBlock = 0;
   unsigned ConvChannelAlign = 0;
   /// CPUs: the activations the runtime's convolution kernels apply in
-  /// their registers (ONNX op types; MLAS: Relu, LeakyRelu, Tanh, Sigmoid,
-  /// Clip, HardSigmoid). Given, a convolution's kernel takes its bias,
+  /// their registers (ONNX op types; ONNX Runtime 1.31: Relu, LeakyRelu,
+  /// Tanh, Sigmoid, Clip, HardSigmoid and HardSwish, the last also written
+  /// out as x * HardSigmoid(x)). Given, a convolution's kernel takes its bias,
   /// folded BatchNormalization, constant scale or shift, a residual Add and
   /// one of these (only as the sole reader of what it activates), and any
   /// other elementwise op after it runs as a kernel of its own (SiLU's

@@ -102,20 +102,54 @@ private:
     return llvm::is_contained(Options.ConvActivations, N.opType().str());
   }
 
+  /// HardSwish written out, x * HardSigmoid(x) (exporters before opset 14
+  /// write it so): the HardSigmoid of the pair, whose input has no other
+  /// reader than the Mul. Runtimes that list HardSwish apply the pair as
+  /// one activation (ONNX Runtime 1.31 fuses it into NCHWc convolutions).
+  const ir::Node *hardSwishMulOf(const ir::Node &N) const {
+    if (N.opType() != "HardSigmoid" || !N.input(0) || !N.output(0) ||
+        !llvm::is_contained(Options.ConvActivations, "HardSwish"))
+      return nullptr;
+    const ir::Value *X = dataRoot(N.input(0));
+    if (X->users().size() != 2 || N.output(0)->users().size() != 1)
+      return nullptr;
+    const ir::Node *Mul = N.output(0)->users().front();
+    if (Mul->opType() != "Mul" || Mul->numInputs() != 2)
+      return nullptr;
+    for (const ir::Value *In : Mul->inputs())
+      if (!In || (In != N.output(0) && dataRoot(In) != X))
+        return nullptr;
+    return Mul;
+  }
+
+  /// The node ends a convolution's epilogue: its activation (the Mul of a
+  /// written-out HardSwish, not its HardSigmoid).
+  bool endsConvEpilogue(const ir::Node &N) const {
+    if (N.opType() == "Mul" && N.numInputs() == 2)
+      for (const ir::Value *In : N.inputs())
+        if (In && In->producer() && hardSwishMulOf(*In->producer()) == &N)
+          return true;
+    return isConvActivation(N) && !hardSwishMulOf(N);
+  }
+
   /// A convolution's in-register epilogue on a runtime that applies only
   /// the listed activations (FusionOptions::ConvActivations).
   bool joinsConvEpilogue(const ir::Node &N, const Kernel &K) const {
     for (unsigned M : K.Members)
-      if (isConvActivation(*G.nodes()[M]))
+      if (endsConvEpilogue(*G.nodes()[M]))
         return false; // nothing after the activation
     const llvm::StringRef Op = N.opType();
     if (Op == "BatchNormalization")
       return Options.FoldBatchNorm;
     if (Op == "Add")
       return true; // bias, or a residual the kernel accumulates into
+    if (hardSwishMulOf(N))
+      return true;
+    const int Self = Plan.KernelOf[K.Head];
+    if (Op == "Mul" && endsConvEpilogue(N))
+      return true; // HardSwish's Mul; its HardSigmoid is in this kernel
     if (Op == "Mul" || Op == "Sub" || Op == "Div") {
       // Folded into the weights: the kernel's value and constants only.
-      const int Self = Plan.KernelOf[K.Head];
       unsigned Constants = 0;
       for (const ir::Value *In : N.inputs()) {
         if (!In)

@@ -103,9 +103,9 @@ struct FusionOptions {
   /// convolution's kernel takes BatchNormalization, Add (bias, residual),
   /// Mul, Sub or Div by a load-time constant (folded into its weights) and
   /// then one of these, the activation only where it is the sole reader of
-  /// what it activates; nothing joins after the activation, and any other
-  /// elementwise op starts a kernel of its own. Empty: any elementwise
-  /// chain joins.
+  /// what it activates (HardSwish also written out, x * HardSigmoid(x));
+  /// nothing joins after the activation, and any other elementwise op
+  /// starts a kernel of its own. Empty: any elementwise chain joins.
   std::vector<std::string> ConvActivations;
 };
 

@@ -243,4 +243,30 @@ TEST_SUITE("cpu convolution paths") {
     CHECK(P.Kernels[0].Members.size() == 4);
     CHECK(P.KernelOf[Gate->index()] == 1);
   }
+
+  TEST_CASE("HardSwish written out joins a convolution that lists it") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 16, 8, 8});
+    ir::Node *C =
+        B.node("Conv", {X, B.weight("w", {16, 16, 1, 1})}, {1, 16, 8, 8});
+    ir::Node *Gate = B.node("HardSigmoid", {B.out(C)}, {1, 16, 8, 8});
+    ir::Node *Swish = B.node("Mul", {B.out(C), B.out(Gate)}, {1, 16, 8, 8});
+    ir::Node *After = B.node("Relu", {B.out(Swish)}, {1, 16, 8, 8});
+    B.G.markOutput(B.out(After));
+    const GraphWork Work = computeWork(B.G);
+    FusionOptions O;
+    O.ConvActivations = {"Relu", "HardSigmoid", "HardSwish"};
+    const KernelPlan P = planKernels(B.G, Work, O);
+    // Conv + HardSigmoid + Mul (ORT's NCHWc Conv, activation HardSwish);
+    // nothing after the activation: the Relu runs on its own.
+    REQUIRE(P.Kernels.size() == 2);
+    CHECK(P.KernelOf[Gate->index()] == P.KernelOf[C->index()]);
+    CHECK(P.KernelOf[Swish->index()] == P.KernelOf[C->index()]);
+    CHECK(P.KernelOf[After->index()] != P.KernelOf[C->index()]);
+    // Without HardSwish listed, the pair runs as a kernel of its own.
+    O.ConvActivations = {"Relu", "HardSigmoid"};
+    const KernelPlan Q = planKernels(B.G, Work, O);
+    CHECK(Q.KernelOf[Gate->index()] != Q.KernelOf[C->index()]);
+    CHECK(Q.KernelOf[Swish->index()] == Q.KernelOf[Gate->index()]);
+  }
 }

@@ -221,11 +221,13 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
           "im2col + SGEMM\n"
        << "  conv_channel_block: " << M.ConvLanes << "\n"
        << "  conv_channel_align: 4\n"
-       << "  # MLAS applies these activations inside its convolutions "
-          "(MLAS_ACTIVATION_KIND);\n"
-       << "  # others after a convolution run as kernels of their own\n"
+       << "  # ONNX Runtime 1.31 applies these activations inside its "
+          "convolutions\n"
+       << "  # (MLAS_ACTIVATION_KIND, and HardSwish, also written out as\n"
+       << "  # x * HardSigmoid(x)); others, SiLU among them, run as kernels "
+          "of their own\n"
        << "  conv_activations: [Relu, LeakyRelu, Tanh, Sigmoid, Clip, "
-          "HardSigmoid]\n";
+          "HardSigmoid, HardSwish]\n";
   OS << "  launch_overhead: " << seconds(M.DispatchSeconds)
      << "  # fork/join over the threads with a tiny kernel [1]\n"
      << "  efficiency:\n"
