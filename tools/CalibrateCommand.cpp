@@ -30,6 +30,11 @@ int perfc::cli::runCalibrate(int Argc, const char *const *Argv) {
   cl::opt<std::string> Name("name",
                             cl::desc("Device name (default calibrated-<host>)"),
                             cl::value_desc("NAME"), cl::cat(Category));
+  cl::opt<unsigned> Rounds(
+      "rounds",
+      cl::desc("Time every kernel in N rounds, the fastest counting (default "
+               "2, 1 with --quick; about 20 s a round)"),
+      cl::init(0), cl::value_desc("N"), cl::cat(Category));
   cl::opt<std::string> BlasCore(
       "blas-core",
       cl::desc("OPENBLAS_CORETYPE to measure with ('env': the environment's; "
@@ -43,13 +48,15 @@ int perfc::cli::runCalibrate(int Argc, const char *const *Argv) {
                     "convolution throughput by size, memory bandwidth, "
                     "per-op dispatch) in under a minute and writes a device "
                     "description for --hw\n\n"
-                    "  perfc calibrate --out FILE.yaml [--threads N]\n"))
+                    "  perfc calibrate --out FILE.yaml [--threads N] "
+                    "[--rounds N]\n"))
     return 1;
   if (Threads == 0)
     return fail("calibrate: --threads must be at least 1");
   calibrate::CalibrateOptions O;
   O.Threads = Threads;
   O.Quick = Quick;
+  O.Rounds = Rounds;
   O.Name = Name;
   O.BlasCoreType = BlasCore;
   if (!Silent)

@@ -29,6 +29,9 @@ int main(int Argc, char **Argv) {
                             cl::init(2), cl::cat(Cat));
   cl::opt<bool> Quick("quick", cl::desc("A few seconds, rough figures"),
                       cl::cat(Cat));
+  cl::opt<unsigned> Rounds(
+      "rounds", cl::desc("Time every kernel in N rounds (default 2)"),
+      cl::init(0), cl::cat(Cat));
   cl::opt<std::string> Name("name",
                             cl::desc("Device name (default calibrated-<host>)"),
                             cl::cat(Cat));
@@ -46,6 +49,7 @@ int main(int Argc, char **Argv) {
   perfc::calibrate::CalibrateOptions O;
   O.Threads = Threads;
   O.Quick = Quick;
+  O.Rounds = Rounds;
   O.Name = Name;
   O.BlasCoreType = BlasCore;
   if (!Silent)
