@@ -572,7 +572,8 @@ def main(argv=None):
             if same and old.get("notes"):
                 measured["notes"] = old["notes"]
             # The medians kept may come from any of these runs.
-            if same:
+            # (--replace starts the list afresh: the medians are this run's.)
+            if same and not args.replace:
                 measured["run_dates"] = (old.get("run_dates") or [old["machine"]["date"]]) + [
                     measured["machine"]["date"]]
             for name, entry in measured["models"].items():
