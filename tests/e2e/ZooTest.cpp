@@ -153,12 +153,11 @@ TEST_CASE("zoo: published MACs within 1%, torch parameter counts exactly") {
   }
 }
 
-TEST_CASE("held-out models: torch parameter counts and hook MACs exactly") {
-  // tools/bench/data/heldout: models kept out of perfc's development, for
-  // the CPU accuracy benchmark (ort_accuracy.py --set heldout). Each must
-  // import without a warning and count what torch counts.
+/// A held-out set (tools/bench/data/<Set>, ort_accuracy.py --set <Set>):
+/// each model must import without a warning and count what torch counts.
+static void checkHeldOutSet(const std::string &Set) {
   const std::string Dir =
-      std::string(PERFC_SOURCE_DIR) + "/tools/bench/data/heldout/";
+      std::string(PERFC_SOURCE_DIR) + "/tools/bench/data/" + Set + "/";
   auto Manifest = readJson(Dir + "manifest.json");
   REQUIRE(Manifest.hasValue());
   const auto *Models = Manifest->getAsObject()->getObject("models");
@@ -193,6 +192,14 @@ TEST_CASE("held-out models: torch parameter counts and hook MACs exactly") {
           uint64_t(*Entry->getInteger("params")) + ExtraParams);
     CHECK(R.Total.Macs == *Entry->getNumber("hook_macs") + ExtraMacs);
   }
+}
+
+TEST_CASE("held-out models: torch parameter counts and hook MACs exactly") {
+  checkHeldOutSet("heldout");
+}
+
+TEST_CASE("second held-out set: torch parameter counts and hook MACs") {
+  checkHeldOutSet("heldout2");
 }
 
 TEST_CASE("zoo: totals match the golden file exactly") {

@@ -74,6 +74,7 @@ RESULTS = os.path.join(ROOT, "tools", "bench", "results")
 SETS = {
     "zoo": (os.path.join(ROOT, "tests", "data", "zoo"), ""),
     "heldout": (os.path.join(ROOT, "tools", "bench", "data", "heldout"), "_heldout"),
+    "heldout2": (os.path.join(ROOT, "tools", "bench", "data", "heldout2"), "_heldout2"),
 }
 SUFFIX = ""
 
@@ -410,7 +411,8 @@ def report(models, measured, preds, hw, tag):
     s = measured["settings"]
     lines = [
         "# perfc latency accuracy against ONNX Runtime (CPU)"
-        + (": held-out models" if SUFFIX else ""),
+        + ({"_heldout": ": held-out models", "_heldout2": ": second held-out set"}
+           .get(SUFFIX, "")),
         "",
         f"Machine: {mach['cpu']} (family {mach['family']}, model {mach['model']}), "
         f"{mach['logical_cpus']} logical CPUs, host `{mach['host']}`; measured "
@@ -480,7 +482,7 @@ def report(models, measured, preds, hw, tag):
         + (f" (measured under `nice -n {s['priority']}`)" if s.get("priority") else "")
         + "; each model's load average before and after, and every run's time, are in "
         f"`ort{SUFFIX}_{tag}.json`. Rerun: `/usr/bin/python3 tools/bench/ort_accuracy.py"
-        + (" --set heldout" if SUFFIX else "") + "` "
+        + (f" --set {SUFFIX[1:]}" if SUFFIX else "") + "` "
         "(`--skip-measure` reuses the measurements).",
         "",
     ]
@@ -502,8 +504,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=sorted(SETS), default="zoo",
-                    help="zoo (tests/data/zoo) or heldout (tools/bench/data/heldout): models "
-                         "held out of perfc's development, with their own results files")
+                    help="zoo (tests/data/zoo), heldout or heldout2 (tools/bench/data/heldout*): "
+                         "models held out of perfc's development, with their own results files")
     ap.add_argument("--models", help="comma-separated (default: every model of the set)")
     ap.add_argument("--work", default="/tmp/perfc-ort-bench",
                     help="filled models, ORT install (WORK/ort), traces")
