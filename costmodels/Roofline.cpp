@@ -276,7 +276,9 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     T.WinogradReduction = 9 * M * M / ((M + 2) * (M + 2));
     T.Flops = W.Flops - 2 * W.Macs * (1 - 1 / T.WinogradReduction);
   }
-  if (T.ChannelPadding > 1)
+  // (Winograd is a GPU library's choice; a description giving both keeps
+  // Winograd's count.)
+  if (T.ChannelPadding > 1 && T.WinogradReduction == 1)
     T.Flops = PaddedFlops;
   T.ComputeSeconds =
       T.Flops > 0 ? T.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;

@@ -1,9 +1,13 @@
 //===- Predict.cpp - From a graph to a Report -----------------------------===//
 #include "passes/Predict.h"
 
+#include "passes/CpuLayout.h"
+
 #include "hwdb/Device.h"
 #include "ir/Graph.h"
 #include "passes/WorkPass.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 namespace perfc {
 
@@ -79,6 +83,23 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
                     "static shapes, so runtimes compute it once at load)");
     }
   }
+  // ONNX Runtime's NCHWc reorders on a CPU that blocks convolutions.
+  const LayoutReorders Layout = nchwcReorders(G, Plan, *O.Device);
+  for (size_t K = 0; K < Plan.Kernels.size(); ++K) {
+    if (Layout.Count[K] == 0)
+      continue;
+    NodeTime &T = *R.Nodes[Plan.Kernels[K].Head].Time;
+    T.ReorderSeconds = Layout.Seconds[K];
+    T.Reorders = Layout.Count[K];
+    T.Seconds += Layout.Seconds[K];
+    if (O.Explain)
+      T.Explain += llvm::formatv(" [plus {0} s for {1} NCHWc reorder(s) of "
+                                 "its tensors, kernels of their own]",
+                                 Layout.Seconds[K], Layout.Count[K])
+                       .str();
+  }
+  Total += Layout.TotalSeconds;
+  Summary.MemoryBoundSeconds += Layout.TotalSeconds;
   Summary.Kernels = Plan.Kernels.size();
   Summary.Fused = Plan.numFused();
   R.LatencySeconds = Total;

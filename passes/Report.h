@@ -32,6 +32,11 @@ struct NodeTime {
   /// CPU convolutions off the runtime's channel blocks: the im2col copy
   /// (cost::OpTime::Im2colSeconds), also added to Seconds.
   double Im2colSeconds = 0;
+  /// CPU (ONNX Runtime's NCHWc layout, passes/CpuLayout.h): reorders of
+  /// this kernel's inputs between the blocked and the plain layout (and of
+  /// a graph output it writes), kernels of their own; in Seconds.
+  double ReorderSeconds = 0;
+  unsigned Reorders = 0;
   /// Winograd's divisor of the products' FLOPs (cost::OpTime); 1: none.
   double WinogradReduction = 1;
   /// "compute", "memory" or "overhead" for a kernel; "none" for nodes that

@@ -397,6 +397,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("layout_s", N.Time->LayoutSeconds);
             if (N.Time->Im2colSeconds > 0)
               J.attribute("im2col_s", N.Time->Im2colSeconds);
+            if (N.Time->Reorders > 0) {
+              J.attribute("reorder_s", N.Time->ReorderSeconds);
+              J.attribute("reorders", int64_t(N.Time->Reorders));
+            }
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             J.attribute("exec", N.Time->Exec);

@@ -11,7 +11,9 @@
 
 #include "costmodels/Roofline.h"
 #include "hwdb/Loader.h"
+#include "passes/CpuLayout.h"
 #include "passes/Fusion.h"
+#include "passes/Predict.h"
 #include "passes/WorkPass.h"
 
 #include <doctest/doctest.h>
@@ -268,5 +270,68 @@ TEST_SUITE("cpu convolution paths") {
     const KernelPlan Q = planKernels(B.G, Work, O);
     CHECK(Q.KernelOf[Gate->index()] != Q.KernelOf[C->index()]);
     CHECK(Q.KernelOf[Swish->index()] == Q.KernelOf[Gate->index()]);
+  }
+
+  TEST_CASE("NCHWc reorders around a squeeze-excite block") {
+    // x -> Conv (blocked) -> GlobalAveragePool -> Conv -> Relu -> Conv ->
+    // Sigmoid -> Mul(first conv's output, gate: a broadcast) -> Conv -> y.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 32, 8, 8});
+    ir::Node *C1 =
+        B.node("Conv", {X, B.weight("w1", {32, 32, 1, 1})}, {1, 32, 8, 8});
+    ir::Node *Pool = B.node("GlobalAveragePool", {B.out(C1)}, {1, 32, 1, 1});
+    ir::Node *C2 = B.node("Conv", {B.out(Pool), B.weight("w2", {8, 32, 1, 1})},
+                          {1, 8, 1, 1});
+    ir::Node *Relu = B.node("Relu", {B.out(C2)}, {1, 8, 1, 1});
+    ir::Node *C3 = B.node("Conv", {B.out(Relu), B.weight("w3", {32, 8, 1, 1})},
+                          {1, 32, 1, 1});
+    ir::Node *Gate = B.node("Sigmoid", {B.out(C3)}, {1, 32, 1, 1});
+    ir::Node *Scale = B.node("Mul", {B.out(C1), B.out(Gate)}, {1, 32, 8, 8});
+    ir::Node *C4 = B.node(
+        "Conv", {B.out(Scale), B.weight("w4", {32, 32, 1, 1})}, {1, 32, 8, 8});
+    B.G.markOutput(B.out(C4));
+
+    const hw::Device D =
+        load(cpu("  conv_channel_block: 16\n  conv_channel_align: 4\n"
+                 "  conv_activations: [Relu, Sigmoid]\n"));
+    FusionOptions F;
+    F.ConvActivations = D.ConvActivations;
+    const KernelPlan Plan = planKernels(B.G, computeWork(B.G), F);
+    const LayoutReorders L = nchwcReorders(B.G, Plan, D);
+    auto kernel = [&](ir::Node *N) { return Plan.KernelOf[N->index()]; };
+    // Convolutions and the pool blocked; the broadcast Mul is not.
+    CHECK(L.Blocked[kernel(C1)]);
+    CHECK(L.Blocked[kernel(Pool)]);
+    CHECK(L.Blocked[kernel(C2)]);
+    CHECK(L.Blocked[kernel(C3)]);
+    CHECK_FALSE(L.Blocked[kernel(Scale)]);
+    CHECK(L.Blocked[kernel(C4)]);
+    // x in; the Mul's two inputs out; its output back in; y out.
+    CHECK(L.Count[kernel(C1)] == 1);
+    CHECK(L.Count[kernel(Scale)] == 2);
+    CHECK(L.Count[kernel(C4)] == 2);
+    CHECK(L.Total == 5);
+    // Each a data-movement kernel of the tensor read and written.
+    OpWork Move;
+    Move.Class = OpClass::DataMovement;
+    Move.BytesRead = Move.BytesWritten = 4 * 32 * 8 * 8;
+    const double Big = opTime(Move, D).Seconds;
+    Move.BytesRead = Move.BytesWritten = 4 * 32;
+    const double Small = opTime(Move, D).Seconds;
+    CHECK(L.Seconds[kernel(Scale)] == doctest::Approx(Big + Small));
+    CHECK(L.TotalSeconds == doctest::Approx(4 * Big + Small));
+
+    // predict() adds them to the kernels that wait for them.
+    PredictOptions O;
+    O.Device = &D;
+    const Report R = predict(B.G, O);
+    REQUIRE(R.Nodes[Scale->index()].Time.hasValue());
+    CHECK(R.Nodes[Scale->index()].Time->Reorders == 2);
+    CHECK(R.Nodes[Scale->index()].Time->ReorderSeconds ==
+          doctest::Approx(Big + Small));
+    // A device without conv_channel_block reorders nothing.
+    const LayoutReorders None = nchwcReorders(B.G, Plan, load(cpu("")));
+    CHECK(None.Total == 0);
+    (void)Relu;
   }
 }
