@@ -35,6 +35,8 @@ double now() {
 /// until Budget seconds have passed and at least MinReps calls were made.
 struct Timing {
   double Best = 0, Median = 0;
+  /// The mean: what a chain of many calls costs per call, stalls included.
+  double Mean = 0;
   /// The 10th percentile: the kernel's rate on a machine that other work
   /// slows down now and then.
   double Low = 0;
@@ -55,8 +57,16 @@ Timing timeIt(F &&Fn, double Budget, size_t MinReps = 3,
   std::sort(T.begin(), T.end());
   // A clock tick of 0 would make a rate infinite.
   double Floor = 1e-9;
-  return {std::max(T.front(), Floor), std::max(T[T.size() / 2], Floor),
-          std::max(T[T.size() / 10], Floor), T.size()};
+  double Sum = 0;
+  for (double X : T)
+    Sum += X;
+  Timing R;
+  R.Best = std::max(T.front(), Floor);
+  R.Median = std::max(T[T.size() / 2], Floor);
+  R.Mean = std::max(Sum / double(T.size()), Floor);
+  R.Low = std::max(T[T.size() / 10], Floor);
+  R.Reps = T.size();
+  return R;
 }
 
 /// A float array that is not zero-initialised here (first touch happens in
@@ -91,6 +101,7 @@ private:
       Timing &E = (*Earlier)[Call];
       E.Best = std::min(E.Best, T.Best);
       E.Median = std::min(E.Median, T.Median);
+      E.Mean = std::min(E.Mean, T.Mean);
       E.Low = std::min(E.Low, T.Low);
       E.Reps += T.Reps;
       T = E;
@@ -452,7 +463,9 @@ void Calibrator::dispatch(SpinPool &Pool) {
   M.ForkJoinSeconds = Empty.Low;
   M.DispatchSeconds = Tiny.Low;
   log("dispatch: fork/join " + fx(M.ForkJoinSeconds * 1e6, 2) +
-      " us, with a tiny kernel " + fx(M.DispatchSeconds * 1e6, 2) + " us");
+      " us, with a tiny kernel " + fx(M.DispatchSeconds * 1e6, 2) +
+      " us (mean " + fx(Tiny.Mean * 1e6, 2) + " us, median " +
+      fx(Tiny.Median * 1e6, 2) + " us)");
 }
 
 void Calibrator::gemm(const Blas &B) {
