@@ -334,4 +334,38 @@ TEST_SUITE("cpu convolution paths") {
     CHECK(None.Total == 0);
     (void)Relu;
   }
+
+  TEST_CASE("DenseNet's standalone BatchNormalization, Pad + pool and Concat "
+            "stay blocked") {
+    // x -> Conv -> Concat(x', conv) -> BN -> Relu -> Pad -> AveragePool ->
+    // Conv -> y: no reorder but for x in and y out.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 32, 8, 8});
+    ir::Node *C0 =
+        B.node("Conv", {X, B.weight("w0", {32, 32, 1, 1})}, {1, 32, 8, 8});
+    ir::Node *C1 = B.node("Conv", {B.out(C0), B.weight("w1", {16, 32, 1, 1})},
+                          {1, 16, 8, 8});
+    ir::Node *Cat = B.node("Concat", {B.out(C0), B.out(C1)}, {1, 48, 8, 8});
+    Cat->addAttr(ir::Attr("axis", int64_t(1)));
+    ir::Node *Bn = B.node("BatchNormalization",
+                          {B.out(Cat), B.weight("s", {48}), B.weight("b", {48}),
+                           B.weight("m", {48}), B.weight("v", {48})},
+                          {1, 48, 8, 8});
+    ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {1, 48, 8, 8});
+    ir::Node *Pad =
+        B.node("Pad", {B.out(Relu), B.constInts("p", {0, 0, 1, 1, 0, 0, 1, 1})},
+               {1, 48, 10, 10});
+    ir::Node *Pool = B.node("AveragePool", {B.out(Pad)}, {1, 48, 5, 5});
+    ir::Node *C2 = B.node("Conv", {B.out(Pool), B.weight("w2", {32, 48, 1, 1})},
+                          {1, 32, 5, 5});
+    B.G.markOutput(B.out(C2));
+    const hw::Device D =
+        load(cpu("  conv_channel_block: 16\n  conv_channel_align: 4\n"));
+    const KernelPlan Plan = planKernels(B.G, computeWork(B.G));
+    const LayoutReorders L = nchwcReorders(B.G, Plan, D);
+    for (ir::Node *N : {C0, C1, Cat, Bn, Pad, Pool, C2})
+      CHECK(L.Blocked[Plan.KernelOf[N->index()]]);
+    CHECK(L.Total == 2); // x in, y out
+    (void)Relu;
+  }
 }
