@@ -89,6 +89,24 @@ const hw::MemoryLevel &levelFor(const hw::Device &D, double Bytes) {
   return D.mainMemory();
 }
 
+/// Seconds to move Bytes through the level that holds them, at the memory
+/// efficiency E gives that size: a pass of its own over a working set (a
+/// GEMM's epilogue, an im2col copy).
+double passSeconds(const hw::Device &D, const hw::ClassEfficiency &E,
+                   double Bytes) {
+  if (Bytes <= 0)
+    return 0;
+  return Bytes /
+         (levelFor(D, Bytes).BandwidthBytesPerSecond * E.Memory.at(Bytes));
+}
+
+/// A 2-D convolution whose channel counts the work pass recorded
+/// (OpWork::ConvInPerGroup with GEMM dims): what the CPU channel-block
+/// rules read.
+bool hasConvChannels(const OpWork &W) {
+  return W.Class == OpClass::Conv && W.ConvInPerGroup > 0 && W.Gemm.valid();
+}
+
 std::string fmt(double V) {
   char Buf[32];
   std::snprintf(Buf, sizeof(Buf), "%.3g", V);
@@ -152,8 +170,7 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
 }
 
 bool perfc::cost::runsBlocked(const OpWork &W, unsigned Block, unsigned Align) {
-  if (Block == 0 || W.Class != OpClass::Conv || W.ConvInPerGroup <= 0 ||
-      !W.Gemm.valid())
+  if (Block == 0 || !hasConvChannels(W))
     return true;
   if (Align == 0)
     Align = Block;
@@ -170,8 +187,7 @@ bool perfc::cost::runsBlocked(const OpWork &W, unsigned Block, unsigned Align) {
 }
 
 double perfc::cost::channelPadding(const OpWork &W, unsigned Block) {
-  if (Block == 0 || W.Class != OpClass::Conv || W.ConvInPerGroup <= 0 ||
-      !W.Gemm.valid())
+  if (Block == 0 || !hasConvChannels(W))
     return 1;
   const auto Padded = [Block](double Channels) {
     return std::ceil(Channels / Block) * Block / Channels;
@@ -232,8 +248,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   bool OnMatrixUnit = hw::isMatrixUnit(U.Unit->Kind);
   // Blocked CPU convolutions compute whole channel blocks: their products
   // are those of the padded channel counts.
-  if (!T.GenericConv && D.Kind == hw::DeviceKind::Cpu &&
-      D.ConvChannelBlock > 0 && W.Class == OpClass::Conv && W.Macs > 0)
+  if (!T.GenericConv && D.Kind == hw::DeviceKind::Cpu && W.Macs > 0)
     T.ChannelPadding = channelPadding(W, D.ConvChannelBlock);
   const double PaddedFlops = W.Flops + 2 * W.Macs * (T.ChannelPadding - 1);
   const double SizeFlops =
@@ -298,12 +313,9 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     const hw::ClassEfficiency &EE = D.efficiency(OpClass::Elementwise);
     const UnitChoice Vec = firstOf(D, /*Matrix=*/false, T.ComputeType);
     const double VecPeak = Vec.Unit ? Vec.Peak : T.PeakFlops;
-    T.EpilogueSeconds = std::max(
-        EpiFlops / (VecPeak * EE.compute(false).at(EpiFlops)),
-        EpiBytes > 0
-            ? EpiBytes / (levelFor(D, EpiBytes).BandwidthBytesPerSecond *
-                          EE.Memory.at(EpiBytes))
-            : 0.0);
+    T.EpilogueSeconds =
+        std::max(EpiFlops / (VecPeak * EE.compute(false).at(EpiFlops)),
+                 passSeconds(D, EE, EpiBytes));
     T.ComputeSeconds =
         2 * W.Macs / (T.PeakFlops * T.ComputeEfficiency) + T.EpilogueSeconds;
   }
@@ -325,10 +337,9 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   // convolution multiplies its input in place.
   if (T.GenericConv && !W.ConvPointwise) {
     const double GroupBytes = 2 * W.Gemm.K * W.Gemm.M * ir::byteSize(W.Type);
-    const hw::ClassEfficiency &DM = D.efficiency(OpClass::DataMovement);
-    T.Im2colSeconds = W.Gemm.Batch * GroupBytes /
-                      (levelFor(D, GroupBytes).BandwidthBytesPerSecond *
-                       DM.Memory.at(GroupBytes));
+    T.Im2colSeconds =
+        W.Gemm.Batch *
+        passSeconds(D, D.efficiency(OpClass::DataMovement), GroupBytes);
   }
   // Layout transposes around matrix-unit convolutions (see the header):
   // each of the input and the output is read and written once more, by a

@@ -33,22 +33,22 @@ public:
     L.Blocked.assign(N, false);
     L.Seconds.assign(N, 0);
     L.Count.assign(N, 0);
+    std::vector<llvm::SmallVector<const ir::Value *, 4>> Inputs(N);
+    for (size_t K = 0; K < N; ++K) {
+      Inputs[K] = externalInputs(K);
+      L.Blocked[K] = blocked(K, Inputs[K]);
+    }
     for (size_t K = 0; K < N; ++K)
-      L.Blocked[K] = blocked(K);
-    for (size_t K = 0; K < N; ++K)
-      for (const ir::Value *V : externalInputs(K)) {
+      for (const ir::Value *V : Inputs[K]) {
         const bool FromBlocked = producerBlocked(V);
-        if (L.Blocked[K] && !FromBlocked && !readsNchwDirectly(K, V))
-          reorder(K, V, Reordered);
-        else if (!L.Blocked[K] && FromBlocked)
-          reorder(K, V, Reordered);
+        if (L.Blocked[K] ? !FromBlocked && !readsNchwDirectly(K, V)
+                         : FromBlocked)
+          reorder(K, V);
       }
     // Graph outputs leave the blocked layout.
     for (const ir::Value *V : G.outputs())
-      if (V && producerBlocked(V)) {
-        const int K = kernelOf(V);
-        reorder(static_cast<size_t>(K), Plan.dataRoot(V), Reordered);
-      }
+      if (V && producerBlocked(V))
+        reorder(static_cast<size_t>(kernelOf(V)), Plan.dataRoot(V));
     return std::move(L);
   }
 
@@ -95,7 +95,8 @@ private:
     return *G.nodes()[Plan.Kernels[K].Head];
   }
 
-  bool blocked(size_t K) const {
+  /// Ins: the kernel's external inputs (externalInputs).
+  bool blocked(size_t K, llvm::ArrayRef<const ir::Value *> Ins) const {
     const Kernel &Ker = Plan.Kernels[K];
     const ir::Node &H = head(K);
     const llvm::StringRef Op = H.opType();
@@ -129,7 +130,6 @@ private:
       return false;
     // Every tensor the kernel reads from elsewhere: blocked, and of the
     // output's shape (ORT has no NCHWc broadcast).
-    const auto Ins = externalInputs(K);
     if (Ins.empty())
       return false;
     for (const ir::Value *In : Ins)
@@ -146,9 +146,9 @@ private:
            Ker.Work.ConvInPerGroup < D.ConvChannelBlock;
   }
 
-  void reorder(size_t K, const ir::Value *V,
-               llvm::DenseSet<const ir::Value *> &Done) {
-    if (!Done.insert(Plan.dataRoot(V)).second)
+  /// Prices V's reorder, charged to kernel K, once per tensor.
+  void reorder(size_t K, const ir::Value *V) {
+    if (!Reordered.insert(Plan.dataRoot(V)).second)
       return;
     // A data-movement kernel: the tensor read and written once.
     OpWork W;
@@ -169,13 +169,8 @@ private:
 
 LayoutReorders nchwcReorders(const ir::Graph &G, const KernelPlan &Plan,
                              const hw::Device &D) {
-  if (D.Kind != hw::DeviceKind::Cpu || D.ConvChannelBlock == 0) {
-    LayoutReorders L;
-    L.Blocked.assign(Plan.Kernels.size(), false);
-    L.Seconds.assign(Plan.Kernels.size(), 0);
-    L.Count.assign(Plan.Kernels.size(), 0);
-    return L;
-  }
+  if (D.Kind != hw::DeviceKind::Cpu || D.ConvChannelBlock == 0)
+    return LayoutReorders();
   return LayoutPlanner(G, Plan, D).run();
 }
 

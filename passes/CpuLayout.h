@@ -48,6 +48,7 @@ struct LayoutReorders {
   /// Per kernel (KernelPlan::Kernels order): whether it runs on NCHWc
   /// tensors, and the time and count of the reorders it waits for (of its
   /// inputs; for a kernel writing a graph output, also that output's).
+  /// Empty where the device blocks nothing.
   std::vector<bool> Blocked;
   std::vector<double> Seconds;
   std::vector<unsigned> Count;
@@ -55,8 +56,9 @@ struct LayoutReorders {
   unsigned Total = 0;
 };
 
-/// Empty (no kernel blocked, nothing reordered) unless D is a CPU with a
-/// conv_channel_block.
+/// Empty (no kernel blocked, nothing reordered, no per-kernel vectors: the
+/// prediction hot path on other devices allocates nothing) unless D is a
+/// CPU with a conv_channel_block.
 LayoutReorders nchwcReorders(const ir::Graph &G, const KernelPlan &Plan,
                              const hw::Device &D);
 

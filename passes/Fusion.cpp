@@ -145,11 +145,11 @@ private:
       return true; // bias, or a residual the kernel accumulates into
     if (hardSwishMulOf(N))
       return true;
-    const int Self = Plan.KernelOf[K.Head];
     if (Op == "Mul" && endsConvEpilogue(N))
       return true; // HardSwish's Mul; its HardSigmoid is in this kernel
     if (Op == "Mul" || Op == "Sub" || Op == "Div") {
       // Folded into the weights: the kernel's value and constants only.
+      const int Self = Plan.KernelOf[K.Head];
       unsigned Constants = 0;
       for (const ir::Value *In : N.inputs()) {
         if (!In)

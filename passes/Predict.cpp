@@ -1,10 +1,10 @@
 //===- Predict.cpp - From a graph to a Report -----------------------------===//
 #include "passes/Predict.h"
 
-#include "passes/CpuLayout.h"
-
 #include "hwdb/Device.h"
+#include "hwdb/Units.h"
 #include "ir/Graph.h"
+#include "passes/CpuLayout.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -85,7 +85,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   }
   // ONNX Runtime's NCHWc reorders on a CPU that blocks convolutions.
   const LayoutReorders Layout = nchwcReorders(G, Plan, *O.Device);
-  for (size_t K = 0; K < Plan.Kernels.size(); ++K) {
+  for (size_t K = 0; K < Layout.Count.size(); ++K) {
     if (Layout.Count[K] == 0)
       continue;
     NodeTime &T = *R.Nodes[Plan.Kernels[K].Head].Time;
@@ -93,9 +93,11 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     T.Reorders = Layout.Count[K];
     T.Seconds += Layout.Seconds[K];
     if (O.Explain)
-      T.Explain += llvm::formatv(" [plus {0} s for {1} NCHWc reorder(s) of "
-                                 "its tensors, kernels of their own]",
-                                 Layout.Seconds[K], Layout.Count[K])
+      T.Explain += llvm::formatv(" [plus {0} for {1} NCHWc reorder(s) of its "
+                                 "tensors, kernels of their own]",
+                                 hw::formatQuantity(Layout.Seconds[K],
+                                                    hw::Quantity::Time),
+                                 Layout.Count[K])
                        .str();
   }
   Total += Layout.TotalSeconds;

@@ -116,10 +116,9 @@ private:
     Earlier = &Phase;
     Call = 0;
   }
-  /// Empties what the kernel measurements append to, before a round.
+  /// Empties what the spinning pool's measurements append to, before a
+  /// round (the OpenBLAS phase clears its own, in run()).
   void clearKernels() {
-    M.Gemm.clear();
-    M.GemmShapes.clear();
     M.Conv.clear();
     M.DepthwiseConv.clear();
     M.DepthwisePerOutput.clear();
