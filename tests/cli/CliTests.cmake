@@ -291,6 +291,13 @@ set_tests_properties(cli.calibrate_quick PROPERTIES
   PASS_REGULAR_EXPRESSION "latency +[0-9.]+ ms" RUN_SERIAL TRUE TIMEOUT 120)
 perfc_expect_error(calibrate_zero_threads "calibrate: --threads must be at least 1"
                    calibrate --threads 0)
+# --rounds: two rounds of the quick set, and the description carries the
+# CPU runtime's convolution keys (hw show prints them).
+add_test(NAME cli.calibrate_rounds_conv_keys
+         COMMAND sh -c "$<TARGET_FILE:perfc> calibrate --quick --rounds 2 --silent --out ${CMAKE_CURRENT_BINARY_DIR}/cli-calibrated-rounds.yaml && $<TARGET_FILE:perfc> hw show ${CMAKE_CURRENT_BINARY_DIR}/cli-calibrated-rounds.yaml")
+set_tests_properties(cli.calibrate_rounds_conv_keys PROPERTIES
+  PASS_REGULAR_EXPRESSION "conv: direct kernels in [0-9]+-channel blocks.*conv: kernels apply Relu"
+  RUN_SERIAL TRUE TIMEOUT 120)
 perfc_expect_error(train_bad_compression "--grad-compression topk:R: R must be a share in \\(0, 1\\]"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --grad-compression topk:2)
 
