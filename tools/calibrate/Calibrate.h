@@ -126,7 +126,9 @@ struct Measurements {
   std::vector<KernelRate> Conv;          ///< Dense NCHWc direct convolutions.
   std::vector<KernelRate> DepthwiseConv; ///< Depthwise NCHWc convolutions.
   std::string ConvKernel;                ///< ISA and tile of those kernels.
-  unsigned ConvLanes = 0;         ///< Their channel block (floats per vector).
+  unsigned ConvLanes = 0; ///< Their channel block (floats per vector).
+  /// ONNX Runtime's NCHWc channel block here (ortNchwcBlock); 0: none.
+  unsigned OrtNchwcBlock = 0;
   std::vector<KernelRate> Memory; ///< Streaming kernels by size.
   std::vector<KernelRate> Vector; ///< exp, sum, layer norm in cache.
 

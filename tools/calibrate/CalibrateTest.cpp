@@ -89,13 +89,17 @@ int main() {
   check(D.DepthwiseConv.hasValue(), "depthwise_conv efficiency");
   if (D.DepthwiseConv)
     checkCurve(D.DepthwiseConv->Compute, "depthwise_conv compute efficiency");
-  // The runtime's convolution paths: the measured kernels' channel block
-  // (a power of two: 4 to 16 floats per vector), MLAS's activations.
-  check(D.ConvChannelBlock >= 4 && D.ConvChannelBlock <= 16 &&
-            (D.ConvChannelBlock & (D.ConvChannelBlock - 1)) == 0,
+    // The runtime's convolution paths: MLAS's NCHWc channel block (16 with
+    // AVX-512F, else 8) on x86-64, none elsewhere; MLAS's activations.
+#if defined(__x86_64__)
+  check(D.ConvChannelBlock == 8 || D.ConvChannelBlock == 16,
         "conv_channel_block " + std::to_string(D.ConvChannelBlock));
   check(D.ConvChannelAlign > 0 && D.ConvChannelAlign <= D.ConvChannelBlock,
         "conv_channel_align " + std::to_string(D.ConvChannelAlign));
+#else
+  check(D.ConvChannelBlock == 0, "no conv_channel_block off x86-64, got " +
+                                     std::to_string(D.ConvChannelBlock));
+#endif
   check(llvm::is_contained(D.ConvActivations, "Relu"),
         "conv_activations include Relu");
   check(!D.efficiency(OpClass::Gemm).Compute.isConstant(),

@@ -212,22 +212,28 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
       OS << ", bandwidth: " << bandwidth(M.L2Bandwidth);
     OS << "}  # " << capacity(M.L2BytesPerCore) << " per core\n";
   }
-  if (M.ConvLanes > 0)
+  if (M.OrtNchwcBlock > 0)
     OS << "  # ONNX Runtime's NCHWc kernels block channels by the vector "
           "width;\n"
        << "  # channel counts that are multiples of 4 are padded to whole "
           "blocks\n"
        << "  # (ORT 1.30-1.31, tools/bench/ort_nchwc_rule.py), others run "
           "im2col + SGEMM\n"
-       << "  conv_channel_block: " << M.ConvLanes << "\n"
-       << "  conv_channel_align: 4\n"
-       << "  # ONNX Runtime 1.31 applies these activations inside its "
-          "convolutions\n"
-       << "  # (MLAS_ACTIVATION_KIND, and HardSwish, also written out as\n"
-       << "  # x * HardSigmoid(x)); others, SiLU among them, run as kernels "
-          "of their own\n"
-       << "  conv_activations: [Relu, LeakyRelu, Tanh, Sigmoid, Clip, "
-          "HardSigmoid, HardSwish]\n";
+       << "  conv_channel_block: " << M.OrtNchwcBlock << "\n"
+       << "  conv_channel_align: 4\n";
+  else
+    OS << "  # No conv_channel_block: ONNX Runtime's released builds have no "
+          "NCHWc\n"
+       << "  # kernels on this architecture (MLAS: x86-64 only, ARM64 with\n"
+       << "  # onnxruntime_USE_ARM_NEON_NCHWC=ON); convolutions keep their "
+          "channels\n";
+  OS << "  # ONNX Runtime 1.31 applies these activations inside its "
+        "convolutions\n"
+     << "  # (MLAS_ACTIVATION_KIND, and HardSwish, also written out as\n"
+     << "  # x * HardSigmoid(x)); others, SiLU among them, run as kernels "
+        "of their own\n"
+     << "  conv_activations: [Relu, LeakyRelu, Tanh, Sigmoid, Clip, "
+        "HardSigmoid, HardSwish]\n";
   OS << "  launch_overhead: " << seconds(M.DispatchSeconds)
      << "  # fork/join over the threads with a tiny kernel [1]\n"
      << "  efficiency:\n"

@@ -74,6 +74,14 @@ ConvKernelInfo perfc::calibrate::convKernelInfo() {
   }
 }
 
+unsigned perfc::calibrate::ortNchwcBlock() {
+#if defined(__x86_64__)
+  return convIsa() == ConvIsa::Avx512 ? 16 : 8;
+#else
+  return 0;
+#endif
+}
+
 size_t perfc::calibrate::convWorkItems(const ConvGeometry &G, bool Depthwise) {
   if (Depthwise)
     return size_t(G.CoutBlocks) * G.OH;

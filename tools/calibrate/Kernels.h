@@ -73,6 +73,13 @@ struct ConvKernelInfo {
 };
 ConvKernelInfo convKernelInfo();
 
+/// The channel block of ONNX Runtime's NCHWc kernels on this CPU, as MLAS's
+/// MlasNchwcGetBlockSize returns it: 16 with AVX-512F, 8 on other x86-64
+/// CPUs; 0 (no NCHWc kernels) elsewhere: on ARM64, MLAS has them only in
+/// builds made with onnxruntime_USE_ARM_NEON_NCHWC=ON, which the released
+/// packages are not, and convolutions run im2col + SGEMM.
+unsigned ortNchwcBlock();
+
 /// Independent work items of a convolution (rows of output pixels times
 /// register tiles of channels), to split over threads.
 size_t convWorkItems(const ConvGeometry &G, bool Depthwise);

@@ -661,6 +661,7 @@ void Calibrator::conv(SpinPool &Pool) {
               {96, 14, 96, 7, 1, true, "ConvNeXt"}};
   const ConvKernelInfo Info = convKernelInfo();
   M.ConvLanes = Info.Lanes;
+  M.OrtNchwcBlock = ortNchwcBlock();
   M.ConvKernel = std::string(Info.Isa) + ", " + std::to_string(Info.Lanes) +
                  "-channel blocks, " + std::to_string(Info.TileBlocks) + "x" +
                  std::to_string(Info.TilePixels) + " register tile";
