@@ -30,6 +30,7 @@ int perfc::cli::runCalibrate(int Argc, const char *const *Argv) {
   cl::opt<std::string> Name("name",
                             cl::desc("Device name (default calibrated-<host>)"),
                             cl::value_desc("NAME"), cl::cat(Category));
+  constexpr unsigned MaxRounds = 50;
   cl::opt<unsigned> Rounds(
       "rounds",
       cl::desc("Time every kernel in N rounds, the fastest counting (default "
@@ -53,6 +54,11 @@ int perfc::cli::runCalibrate(int Argc, const char *const *Argv) {
     return 1;
   if (Threads == 0)
     return fail("calibrate: --threads must be at least 1");
+  // 0 is the option's "not given"; a round takes about 20 s, so a slip of
+  // the keyboard (--rounds 200) would run for an hour.
+  if (Rounds.getNumOccurrences() && (Rounds == 0 || Rounds > MaxRounds))
+    return fail("calibrate: --rounds " + llvm::Twine(Rounds) + ": give 1 to " +
+                llvm::Twine(MaxRounds) + " (about 20 s a round)");
   calibrate::CalibrateOptions O;
   O.Threads = Threads;
   O.Quick = Quick;

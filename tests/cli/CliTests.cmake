@@ -51,6 +51,23 @@ perfc_expect_error(zero_batch "--batch 0: the batch must be positive"
                    ${ZOO}/resnet18.onnx --batch 0)
 perfc_expect_error(bad_format "format" ${ZOO}/resnet18.onnx --format xml)
 perfc_expect_error(unknown_flag "--frobnicate" ${ZOO}/resnet18.onnx --frobnicate)
+# Values llvm::cl cannot parse (it reports them on stderr itself): still one
+# line, naming the option and what it expects; a misspelt option with
+# LLVM's suggestion.
+perfc_expect_error(bad_integer_flag "--batch 'abc': expected an integer"
+                   ${ZOO}/resnet18.onnx --batch abc)
+perfc_expect_error(negative_unsigned_flag "--dp '-3': expected a non-negative integer"
+                   ${ZOO}/resnet18.onnx --train --dp=-3)
+perfc_expect_error(bad_number_flag "--time-limit 'soon': expected a number"
+                   ${ZOO}/resnet18.onnx --time-limit soon)
+perfc_expect_error(misspelt_flag "'--formt'\\. Did you mean '--format'\\?"
+                   ${ZOO}/resnet18.onnx --formt json)
+perfc_expect_error(calibrate_zero_rounds "calibrate: --rounds 0: give 1 to 50"
+                   calibrate --rounds 0 --out ${CMAKE_CURRENT_BINARY_DIR}/never.yaml)
+perfc_expect_error(calibrate_many_rounds "calibrate: --rounds 5000: give 1 to 50"
+                   calibrate --rounds 5000 --out ${CMAKE_CURRENT_BINARY_DIR}/never.yaml)
+perfc_expect_error(calibrate_bad_rounds "--rounds 'two': expected a non-negative integer"
+                   calibrate --rounds two --out ${CMAKE_CURRENT_BINARY_DIR}/never.yaml)
 perfc_expect_error(unwritable_output "/nonexistent/dir/out.json: cannot write"
                    ${ZOO}/resnet18.onnx -o /nonexistent/dir/out.json)
 
