@@ -135,6 +135,12 @@ private:
       return fail("parallel degrees must be positive");
     if (O.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
+    // 0 means "not given" (micro-batch x dp); a negative one would make
+    // every time of the step negative.
+    if (O.GlobalBatch < 0)
+      return fail(llvm::formatv("--global-batch {0}: give a positive number "
+                                "of samples per step",
+                                O.GlobalBatch));
     // Replicas of unequal shares are predicted type by type
     // (predictDataSplit); here it would be silently ignored.
     if (!O.DataSplit.empty())

@@ -317,6 +317,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                                 "2^62 = {1} samples",
                                 TrainOpts.MicroBatch, ir::MaxTensorSize)
                       .str());
+    if (GlobalBatch.getNumOccurrences() && GlobalBatch <= 0)
+      return fail(llvm::formatv("--global-batch {0}: give a positive number "
+                                "of samples per step",
+                                int64_t(GlobalBatch))
+                      .str());
     TrainOpts.GlobalBatch = GlobalBatch;
     TrainOpts.Fp32Gradients = Fp32Grads;
     TrainOpts.PerTensorOptimizer = PerTensorOpt;

@@ -58,6 +58,8 @@ perfc_expect_error(bad_integer_flag "--batch 'abc': expected an integer"
                    ${ZOO}/resnet18.onnx --batch abc)
 perfc_expect_error(negative_unsigned_flag "--dp '-3': expected a non-negative integer"
                    ${ZOO}/resnet18.onnx --train --dp=-3)
+perfc_expect_error(negative_global_batch "--global-batch -5: give a positive number of samples per step"
+                   ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --train --global-batch=-5)
 perfc_expect_error(bad_number_flag "--time-limit 'soon': expected a number"
                    ${ZOO}/resnet18.onnx --time-limit soon)
 perfc_expect_error(misspelt_flag "'--formt'\\. Did you mean '--format'\\?"

@@ -380,6 +380,12 @@ TEST_SUITE("training") {
     REQUIRE_FALSE(bool(R2));
     CHECK(llvm::toString(R2.takeError()) ==
           "--global-batch 8 is not a multiple of --micro-batch 3 x dp 2");
+    // A negative global batch made every time of the step negative.
+    O.GlobalBatch = -6;
+    auto R3 = predictTraining(T.B.G, *Dgx, O);
+    REQUIRE_FALSE(bool(R3));
+    CHECK(llvm::toString(R3.takeError()) ==
+          "--global-batch -6: give a positive number of samples per step");
   }
 
   TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
