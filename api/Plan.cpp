@@ -13,11 +13,14 @@
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "tools/ReportAssembly.h"
+
 #include "tools/ReportWriters.h"
+#include <cmath>
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <map>
 
 namespace perfc::api {
@@ -53,8 +56,10 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   if (Options.planner != "z3" && Options.planner != "exhaustive")
     throwError("unknown planner '" + Options.planner +
                "': use z3 or exhaustive");
-  if (Options.timeLimitSeconds < 0)
-    throwError("the time limit must be positive (seconds)");
+  if (!(Options.timeLimitSeconds >= 0) ||
+      !std::isfinite(Options.timeLimitSeconds))
+    throwError("the time limit must be a number of seconds, 0 or more (0: "
+               "none)");
   const bool Built = !MI.SourceBytes && MI.SourcePath.empty();
   if (Built && Options.microBatch && *Options.microBatch != MI.Batch)
     throwError(Where + ": a model made with ModelBuilder has one batch (" +

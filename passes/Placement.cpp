@@ -1,6 +1,7 @@
 //===- Placement.cpp - Inference kernels on the processors of a SoC -------===//
 #include "passes/Placement.h"
 #include "passes/Predict.h"
+#include "passes/Z3Timeout.h"
 
 #include "costmodels/Collectives.h"
 #include "hwdb/Cluster.h"
@@ -164,7 +165,7 @@ std::pair<std::vector<unsigned>, bool> solveZ3(const PlacementProblem &P,
   z3::context Ctx;
   z3::optimize Opt(Ctx);
   z3::params Params(Ctx);
-  Params.set("timeout", unsigned(std::max(1.0, std::ceil(TimeLimit * 1000))));
+  Params.set("timeout", z3TimeoutMs(TimeLimit));
   Opt.set(Params);
   auto Soft = [&](const z3::expr &Pay, int64_t W) {
     if (W > 0)

@@ -1,5 +1,6 @@
 //===- Planner.cpp - The training planner (Z3 or exhaustive) --------------===//
 #include "passes/Planner.h"
+#include "passes/Z3Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -492,7 +493,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       if (R.TimeLimitSeconds > 0) {
         z3::params P(Ctx);
         const double Left = std::max(0.001, R.TimeLimitSeconds - since(Start));
-        P.set("timeout", unsigned(std::ceil(Left * 1000)));
+        P.set("timeout", z3TimeoutMs(Left));
         Opt.set(P);
       }
       // One Boolean per candidate, exactly one true; time and memory are

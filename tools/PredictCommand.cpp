@@ -28,6 +28,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -53,6 +56,13 @@ llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown --compute-type '" + S + "': use " +
                                      ComputeTypeChoices);
+}
+
+/// --time-limit out of range: negative, not a number or infinite.
+std::string timeLimitError(double Seconds) {
+  return fmt::format("--time-limit {}: give a number of seconds, 0 or more "
+                     "(0: no limit)",
+                     Seconds);
 }
 
 } // namespace
@@ -363,14 +373,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     "': use z3 or exhaustive");
       if (!GlobalBatch.getNumOccurrences())
         return fail("--plan needs --global-batch (samples per step)");
-      if (TimeLimit < 0)
-        return fail("--time-limit must be positive (seconds)");
+      if (!(TimeLimit >= 0) || !std::isfinite(TimeLimit))
+        return fail(timeLimitError(TimeLimit));
     }
   } else if (Place && Hw.empty()) {
     return fail("--place needs --hw (a SoC or mixed machine, e.g. "
                 "snapdragon-8-gen-2)");
-  } else if (Place && TimeLimit < 0) {
-    return fail("--time-limit must be positive (seconds)");
+  } else if (Place && (!(TimeLimit >= 0) || !std::isfinite(TimeLimit))) {
+    return fail(timeLimitError(TimeLimit));
   } else if (Plan || !StrategyPath.empty()) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||

@@ -60,6 +60,8 @@ perfc_expect_error(negative_unsigned_flag "--dp '-3': expected a non-negative in
                    ${ZOO}/resnet18.onnx --train --dp=-3)
 perfc_expect_error(negative_global_batch "--global-batch -5: give a positive number of samples per step"
                    ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --train --global-batch=-5)
+perfc_expect_error(time_limit_nan "--time-limit nan: give a number of seconds, 0 or more"
+                   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --plan --global-batch 64 --time-limit nan)
 perfc_expect_error(bad_number_flag "--time-limit 'soon': expected a number"
                    ${ZOO}/resnet18.onnx --time-limit soon)
 perfc_expect_error(misspelt_flag "'--formt'\\. Did you mean '--format'\\?"

@@ -1,5 +1,6 @@
 //===- PlannerTest.cpp - The Z3 planner against the exhaustive one --------===//
 #include "passes/Planner.h"
+#include "passes/Z3Timeout.h"
 
 #include "ZooModels.h"
 
@@ -812,5 +813,17 @@ TEST_SUITE("planner") {
     CHECK(llvm::toString(Over.takeError()) ==
           "the plan puts 2 stages of dp 16 x tp 1 on 'v100-sxm2-32gb', 32 "
           "devices, but cluster 'mixed-a100-v100' has 16");
+  }
+
+  TEST_CASE("Z3's timeout in milliseconds: rounded up, at least 1, a limit "
+            "past an unsigned's range or not a number is the largest") {
+    constexpr unsigned Max = std::numeric_limits<unsigned>::max();
+    CHECK(z3TimeoutMs(2.5) == 2500);
+    CHECK(z3TimeoutMs(0.0001) == 1);
+    CHECK(z3TimeoutMs(0) == 1);
+    CHECK(z3TimeoutMs(4.0e6) == 4000000000u);
+    CHECK(z3TimeoutMs(1e308) == Max);
+    CHECK(z3TimeoutMs(std::numeric_limits<double>::infinity()) == Max);
+    CHECK(z3TimeoutMs(std::nan("")) == Max);
   }
 }
