@@ -375,6 +375,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
         return fail("--plan needs --global-batch (samples per step)");
       if (!(TimeLimit >= 0) || !std::isfinite(TimeLimit))
         return fail(timeLimitError(TimeLimit));
+      // 0 is the option's "not given" (every device of the cluster).
+      if (Devices.getNumOccurrences() && Devices == 0)
+        return fail("--devices 0: give how many of the cluster's devices "
+                    "the plan may use, 1 or more");
     }
   } else if (Place && Hw.empty()) {
     return fail("--place needs --hw (a SoC or mixed machine, e.g. "

@@ -62,6 +62,8 @@ perfc_expect_error(negative_global_batch "--global-batch -5: give a positive num
                    ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --train --global-batch=-5)
 perfc_expect_error(time_limit_nan "--time-limit nan: give a number of seconds, 0 or more"
                    ${ZOO}/resnet18.onnx --hw dgx-a100 --train --plan --global-batch 64 --time-limit nan)
+perfc_expect_error(plan_zero_devices "--devices 0: give how many"
+                   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --plan --global-batch 64 --devices 0)
 perfc_expect_error(bad_number_flag "--time-limit 'soon': expected a number"
                    ${ZOO}/resnet18.onnx --time-limit soon)
 perfc_expect_error(misspelt_flag "'--formt'\\. Did you mean '--format'\\?"
