@@ -1,6 +1,7 @@
 //===- Placement.cpp - Inference kernels on the processors of a SoC -------===//
 #include "passes/Placement.h"
 #include "passes/Predict.h"
+#include "passes/Saturating.h"
 #include "passes/Z3Timeout.h"
 
 #include "costmodels/Collectives.h"
@@ -33,7 +34,7 @@ double since(std::chrono::steady_clock::time_point T0) {
       .count();
 }
 
-int64_t toNs(double Seconds) { return int64_t(std::llround(Seconds * 1e9)); }
+int64_t toNs(double Seconds) { return roundSaturated(Seconds * 1e9); }
 
 /// The chain DP: exact when every tensor goes from kernel i to i + 1.
 std::vector<unsigned> chainDp(const PlacementProblem &P) {

@@ -1,5 +1,6 @@
 //===- Planner.cpp - The training planner (Z3 or exhaustive) --------------===//
 #include "passes/Planner.h"
+#include "passes/Saturating.h"
 #include "passes/Z3Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -410,9 +411,9 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     P.StageDevices = Pt.Devs;
     P.StepSeconds = T->StepSeconds;
     P.PeakBytes = T->peak().peakBytes();
-    P.TimeNs = int64_t(std::llround(P.StepSeconds * 1e9));
-    P.Bytes = int64_t(std::llround(P.PeakBytes));
-    P.HeadroomBytes = int64_t(std::floor(headroom(*T, C)));
+    P.TimeNs = roundSaturated(P.StepSeconds * 1e9);
+    P.Bytes = roundSaturated(P.PeakBytes);
+    P.HeadroomBytes = floorSaturated(headroom(*T, C));
     if (!Smallest || P.PeakBytes < Smallest->PeakBytes) {
       Smallest = P;
       SmallestCapacity = T->CapacityBytes;

@@ -1,5 +1,4 @@
-//===- Z3Timeout.h - A time limit as Z3's timeout parameter ------*- C++
-//-*-===//
+//===- Z3Timeout.h - A time limit as Z3's timeout parameter -----*- C++ -*-===//
 #ifndef PERFC_PASSES_Z3TIMEOUT_H
 #define PERFC_PASSES_Z3TIMEOUT_H
 

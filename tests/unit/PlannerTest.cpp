@@ -1,5 +1,6 @@
 //===- PlannerTest.cpp - The Z3 planner against the exhaustive one --------===//
 #include "passes/Planner.h"
+#include "passes/Saturating.h"
 #include "passes/Z3Timeout.h"
 
 #include "ZooModels.h"
@@ -825,5 +826,22 @@ TEST_SUITE("planner") {
     CHECK(z3TimeoutMs(1e308) == Max);
     CHECK(z3TimeoutMs(std::numeric_limits<double>::infinity()) == Max);
     CHECK(z3TimeoutMs(std::nan("")) == Max);
+  }
+
+  TEST_CASE("Times and sizes handed to Z3 as int64: rounded, clamped past "
+            "the int64 range, not a number is the largest") {
+    constexpr int64_t Max = std::numeric_limits<int64_t>::max();
+    constexpr int64_t Min = std::numeric_limits<int64_t>::min();
+    CHECK(roundSaturated(2.5) == 3);
+    CHECK(roundSaturated(-2.5) == -3);
+    CHECK(roundSaturated(1.23456789e9) == 1234567890);
+    CHECK(roundSaturated(9.0e18) == 9000000000000000000);
+    CHECK(roundSaturated(9.3e18) == Max);
+    CHECK(roundSaturated(1e300) == Max);
+    CHECK(roundSaturated(-1e300) == Min);
+    CHECK(roundSaturated(std::numeric_limits<double>::infinity()) == Max);
+    CHECK(roundSaturated(std::nan("")) == Max);
+    CHECK(floorSaturated(2.9) == 2);
+    CHECK(floorSaturated(1e19) == Max);
   }
 }
