@@ -54,8 +54,9 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   KernelSummary Summary;
   double Total = 0;
   for (const Kernel &K : Plan.Kernels) {
-    const cost::OpTime T = cost::opTime(
-        O.StorageType ? stored(K.Work, *O.StorageType) : K.Work, *O.Device, TO);
+    const OpWork KW = O.StorageType ? stored(K.Work, *O.StorageType) : K.Work;
+    const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
+    Summary.KernelBytes += KW.BytesRead + KW.BytesWritten;
     Total += T.Seconds;
     addBoundTime(Summary, T);
     R.Nodes[K.Head].Time = kernelTime(T, K, O.Explain);

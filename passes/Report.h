@@ -106,6 +106,12 @@ struct KernelSummary {
   unsigned Fused = 0;   ///< Nodes fused into another node's kernel.
   unsigned Views = 0;
   unsigned Folded = 0;
+  /// Bytes the kernels read from memory and write to it: each kernel's
+  /// inputs from outside it and its outputs, at the stored types; what the
+  /// roofline priced. Less than the nodes' summed bytes wherever fusion
+  /// keeps an intermediate on chip (layout transposes and NCHWc reorders,
+  /// priced as time of their own, are not in it).
+  double KernelBytes = 0;
   /// Seconds per bound (compute, memory, overhead) over the kernels.
   double ComputeBoundSeconds = 0, MemoryBoundSeconds = 0,
          OverheadBoundSeconds = 0;

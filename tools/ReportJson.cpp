@@ -254,6 +254,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("fused_nodes", int64_t(K.Fused));
         J.attribute("view_nodes", int64_t(K.Views));
         J.attribute("folded_nodes", int64_t(K.Folded));
+        J.attribute("kernel_bytes", count(K.KernelBytes));
         J.attributeObject("time_by_bound_s", [&] {
           J.attribute("compute", K.ComputeBoundSeconds);
           J.attribute("memory", K.MemoryBoundSeconds);

@@ -73,8 +73,9 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   if (R.Kernels) {
     const KernelSummary &K = *R.Kernels;
     OS << fmt::format("kernels   {} ({} nodes fused, {} views, {} folded at "
-                      "load)\n",
-                      K.Kernels, K.Fused, K.Views, K.Folded);
+                      "load), moving {}\n",
+                      K.Kernels, K.Fused, K.Views, K.Folded,
+                      formatBytes(K.KernelBytes));
     const double T =
         K.ComputeBoundSeconds + K.MemoryBoundSeconds + K.OverheadBoundSeconds;
     if (T > 0)
@@ -265,7 +266,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                      : std::min<size_t>(Options.MaxOps, Order.size());
   if (Shown == 0)
     return;
-  OS << fmt::format("\n{} heaviest ops of {}:\n", Shown, R.Nodes.size());
+  if (Shown == Order.size())
+    OS << fmt::format("\nall {} ops, heaviest first:\n", Shown);
+  else
+    OS << fmt::format("\n{} heaviest ops of {}:\n", Shown, R.Nodes.size());
   bool Timed = R.LatencySeconds.hasValue();
   std::string Header = fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}",
                                    "node", "op", "MACs", "FLOPs", "bytes");

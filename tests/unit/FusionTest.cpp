@@ -178,9 +178,20 @@ TEST_SUITE("fusion") {
     REQUIRE(R.Kernels);
     CHECK(R.Kernels->Kernels == 1);
     CHECK(R.Kernels->Fused == 1);
-    // Unfused: two kernels of 4 us memory each (+1 us) = 10 us.
+    // The kernel moves x in and Neg's output out; the nodes' own bytes
+    // count Exp's output twice more (written, then read by Neg).
+    CHECK(R.Kernels->KernelBytes == doctest::Approx(8000));
+    CHECK(R.Total.bytes() == 16000);
+    // Unfused: two kernels of 4 us memory each (+1 us) = 10 us, moving
+    // every node's bytes.
     O.Fusion.Fuse = false;
-    CHECK(*predict(B.G, O).LatencySeconds == doctest::Approx(10e-6));
+    const Report Unfused = predict(B.G, O);
+    CHECK(*Unfused.LatencySeconds == doctest::Approx(10e-6));
+    CHECK(Unfused.Kernels->KernelBytes == doctest::Approx(16000));
+    // Stored in fp16, the kernels move half.
+    O.Fusion.Fuse = true;
+    O.StorageType = ir::DType::F16;
+    CHECK(predict(B.G, O).Kernels->KernelBytes == doctest::Approx(4000));
   }
 
   TEST_CASE("attention runs as one kernel whose scores never reach memory") {
