@@ -292,6 +292,20 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                "' mixes GPU types; plan it with perfc::api::plan (each "
                "pipeline stage on one type) instead of predict");
 
+  // The step's options first: the per-node report is then one
+  // micro-batch's forward in the training precision.
+  llvm::Optional<perfc::TrainOptions> Train;
+  std::string ComputeTypeShown = Options.computeType;
+  if (Options.train) {
+    Train = trainOptions(*Options.train, MI.Batch);
+    Train->Unfused =
+        !Options.fusion; // an eager framework's step, as --no-fusion
+    if (auto T = applyTrainingPrecision(PO, Train->DType,
+                                        !Options.computeType.empty(),
+                                        /*StorageGiven=*/false))
+      ComputeTypeShown = ir::name(*T);
+  }
+
   auto I = std::make_shared<Prediction::Impl>(M);
   I->Explained = Explain;
   if (Hw)
@@ -304,7 +318,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
     R.Hardware = HardwareInfo{
-        Hw->name(), D.Name, Cluster->Name, Options.computeType,
+        Hw->name(), D.Name, Cluster->Name, ComputeTypeShown,
         Options.launchOverheadSeconds
             ? llvm::Optional<double>(*Options.launchOverheadSeconds)
             : llvm::None};
@@ -315,13 +329,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (llvm::Error E = checkRunnable(R, D, MI.Info.Path, "compute type"))
       throwError(std::move(E));
   }
-  if (Options.train) {
-    perfc::TrainOptions TO = trainOptions(*Options.train, MI.Batch);
-    TO.Unfused = !Options.fusion; // an eager framework's step, as --no-fusion
-    auto T = predictTraining(MI.Graph, *Cluster, TO);
+  if (Train) {
+    auto T = predictTraining(MI.Graph, *Cluster, *Train);
     if (!T)
       throwError(MI.Info.Path + ": " + llvm::toString(T.takeError()));
-    R.Strategy = TO;
+    R.Strategy = *Train;
     R.Train = std::move(*T);
     addStepWarnings(R);
   }

@@ -443,6 +443,19 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Time.ComputeType = *Compute;
   Options.Time.Layout = *Layout;
   Options.StorageType = *Storage;
+  // With --train the per-node report is one micro-batch's forward pass in
+  // the training precision, as the step prices it: arithmetic in --dtype,
+  // and under mixed precision activations and weights in 16 (or 8) bits.
+  // --compute-type and --storage-type still override.
+  std::string ComputeTypeShown = ComputeType.getValue();
+  llvm::StringRef ComputeChoice = "--compute-type";
+  if (Train)
+    if (auto T = applyTrainingPrecision(
+            Options, TrainOpts.DType, ComputeType.getNumOccurrences() > 0,
+            StorageTypeOpt.getNumOccurrences() > 0)) {
+      ComputeTypeShown = ir::name(*T);
+      ComputeChoice = "--dtype";
+    }
   Options.Fusion.Fuse = !NoFusion;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
@@ -474,9 +487,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     Model->Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
-    R.Hardware = HardwareInfo{Hw, D.Name, Cluster->Name, ComputeType.getValue(),
+    R.Hardware = HardwareInfo{Hw, D.Name, Cluster->Name, ComputeTypeShown,
                               LaunchSeconds};
-    if (llvm::Error E = checkRunnable(R, D, ModelPath, "--compute-type"))
+    if (llvm::Error E = checkRunnable(R, D, ModelPath, ComputeChoice))
       return fail(std::move(E));
   }
 

@@ -17,6 +17,18 @@ llvm::Error checkRunnable(const Report &R, const hw::Device &D,
   return llvm::Error::success();
 }
 
+llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
+                                                 ir::DType Train,
+                                                 bool ComputeGiven,
+                                                 bool StorageGiven) {
+  if (!StorageGiven && ir::isFloatingPoint(Train) && ir::byteSize(Train) < 4)
+    PO.StorageType = Train;
+  if (ComputeGiven || Train == ir::DType::F32)
+    return llvm::None;
+  PO.Time.ComputeType = Train;
+  return Train;
+}
+
 void addStepWarnings(Report &R) {
   if (R.Train && R.Train->InputBound)
     R.Warnings.push_back(

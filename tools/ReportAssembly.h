@@ -10,6 +10,8 @@
 #define PERFC_TOOLS_REPORTASSEMBLY_H
 
 #include "hwdb/Device.h"
+#include "ir/DType.h"
+#include "passes/Predict.h"
 #include "passes/Report.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -22,6 +24,16 @@ namespace perfc {
 /// "--compute-type"), rather than an infinite time.
 llvm::Error checkRunnable(const Report &R, const hw::Device &D,
                           llvm::StringRef Path, llvm::StringRef Choice);
+
+/// With a training step, the per-node report is one micro-batch's forward
+/// pass in the training precision, as the step prices it: arithmetic in
+/// Train (unless ComputeGiven: --compute-type), and under mixed precision
+/// (16- or 8-bit types) tensors stored in it (unless StorageGiven:
+/// --storage-type). Returns the compute type it set, if any.
+llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
+                                                 ir::DType Train,
+                                                 bool ComputeGiven,
+                                                 bool StorageGiven);
 
 /// Appends the training step's warnings: input-bound (the devices wait for
 /// the host input pipeline) and "does not fit" (its devices' memory).

@@ -215,7 +215,7 @@ struct TrainOptions {
 
 struct PredictOptions {
   /// --compute-type: fp32, tf32, fp16, bf16, fp8, int8; "" keeps the
-  /// model's own types.
+  /// model's own types (with train: the training dtype's, as the CLI).
   std::string computeType;
   bool fusion = true; ///< false: --no-fusion (training too: eager kernels).
   /// --launch-overhead: seconds per kernel launch replacing every device's
@@ -261,7 +261,8 @@ public:
   double flops() const;
   double macs() const;
   double bytes() const; ///< Read plus written.
-  /// With hardware: the inference latency (sum of kernel times).
+  /// With hardware: the inference latency (sum of kernel times); with
+  /// train, one micro-batch's forward pass in the training precision.
   std::optional<double> latencySeconds() const;
   std::optional<TrainSummary> train() const;
   std::vector<OpRow> ops() const;

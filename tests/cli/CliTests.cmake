@@ -86,6 +86,25 @@ add_test(NAME cli.json_schema
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --format json)
 set_tests_properties(cli.json_schema PROPERTIES PASS_REGULAR_EXPRESSION
   "\"schema_version\": 1.*\"model\".*\"name\": \"resnet50\".*\"nodes\": [0-9]+.*\"totals\".*\"params\": 25557032.*\"flops\".*\"macs\".*\"bytes\".*\"nodes\": \\[.*\"name\".*\"op\".*\"flops\".*\"macs\".*\"bytes\"")
+# With --train the per-node report is the forward pass in the training
+# precision: --dtype bf16 computes in bf16 and stores 2-byte tensors (half
+# the fp32 step's kernel bytes, 72595008); --compute-type still overrides.
+add_test(NAME cli.train_precision.fp32
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --format json)
+set_tests_properties(cli.train_precision.fp32 PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"kernel_bytes\": 72595008,.*\"compute_type\": \"fp32\""
+  FAIL_REGULAR_EXPRESSION "\"compute_type\": \"(bf16|fp16|tf32)\"")
+add_test(NAME cli.train_precision.bf16
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --dtype bf16 --format json)
+set_tests_properties(cli.train_precision.bf16 PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"compute_type\": \"bf16\".*\"kernel_bytes\": 36297504,")
+add_test(NAME cli.train_precision.override
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --dtype bf16 --compute-type fp16 --format json)
+set_tests_properties(cli.train_precision.override PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"compute_type\": \"fp16\".*\"kernel_bytes\": 36297504,")
 add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
