@@ -620,6 +620,22 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     ": " + llvm::toString(T.takeError()));
       return fail(ModelPath + ": " + llvm::toString(T.takeError()));
     }
+    // The per-node report at the step's micro-batch (a plan or a strategy
+    // may choose another than the one the model was first imported at).
+    const frontend::ImportedModel *AtStep = AtMb ? &*AtMb
+                                            : Planned != Analyses.end()
+                                                ? Planned->second.first.get()
+                                                : nullptr;
+    if (AtStep) {
+      Report Step = predict(AtStep->Graph, Options);
+      R.Nodes = std::move(Step.Nodes);
+      R.Total = Step.Total;
+      R.LatencySeconds = Step.LatencySeconds;
+      R.Kernels = Step.Kernels;
+      R.Model.Inputs = describe(AtStep->Graph.inputs());
+      R.Model.Outputs = describe(AtStep->Graph.outputs());
+      R.Model.Bindings = AtStep->Bindings;
+    }
     R.Strategy = TrainOpts;
     R.Train = std::move(*T);
     addStepWarnings(R);

@@ -360,6 +360,11 @@ set_tests_properties(cli.plan_json PROPERTIES FIXTURES_SETUP plan_json)
 add_test(NAME cli.plan_json_fields COMMAND ${CMAKE_COMMAND} -E cat ${PLAN_OUT})
 set_tests_properties(cli.plan_json_fields PROPERTIES FIXTURES_REQUIRED plan_json
   PASS_REGULAR_EXPRESSION "\"plan\": {[^}]*\"dp\": [0-9]+,[^}]*\"tp\": [0-9]+,[^}]*\"pp\": [0-9]+,[^}]*\"vp\": [0-9]+,[^}]*\"sp\": (true|false),[^}]*\"micro_batch\": [0-9]+,[^}]*\"recompute\": \"[a-z]+\",[^}]*\"zero\": [0-3],.*\"stages\": \\[.*\"devices\": [0-9]+,.*\"layers\": \\[.*\"memory_bytes\".*\"time_s\".*\"placement\": \\[.*\"predicted\": {[^}]*\"step_time_s\"[^}]*\"peak_bytes\".*\"optimal\": true,.*\"search\": {.*\"candidates\": [0-9]+.*\"solve_s\"")
+# The per-node report is at the micro-batch the plan chose (8 here), not
+# the one the model was imported at (1).
+add_test(NAME cli.plan_report_micro_batch COMMAND ${CMAKE_COMMAND} -E cat ${PLAN_OUT})
+set_tests_properties(cli.plan_report_micro_batch PROPERTIES FIXTURES_REQUIRED plan_json
+  PASS_REGULAR_EXPRESSION "\"shape\": \"\\[8, 1024\\]\".*\"bindings\": {[^}]*\"batch\": 8,.*\"strategy\": {[^}]*\"micro_batch\": 8,")
 add_test(NAME cli.plan_strategy_roundtrip
          COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_OUT} --format json)
 set_tests_properties(cli.plan_strategy_roundtrip PROPERTIES FIXTURES_REQUIRED plan_json
