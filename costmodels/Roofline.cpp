@@ -143,10 +143,14 @@ double perfc::cost::quantization(const GemmDims &G, unsigned Cores,
       for (double SplitK : {1.0, 2.0, 4.0, 8.0, 16.0}) {
         const double Tm = std::max(MinTile, TileM / DivM);
         const double Tn = std::max(MinTile, TileN / DivN);
-        if (SplitK > 1 && G.K / SplitK < MinSplitDepth)
+        const double Unsplit =
+            G.Batch * std::ceil(G.M / Tm) * std::ceil(G.N / Tn);
+        // Split-K only for a product whose output tiles leave SMs idle in
+        // its one wave (cuBLAS's and CUTLASS's use of it): with a wave or
+        // more of tiles it only adds a reduction.
+        if (SplitK > 1 && (G.K / SplitK < MinSplitDepth || Unsplit >= Cores))
           break;
-        const double Tiles =
-            G.Batch * std::ceil(G.M / Tm) * std::ceil(G.N / Tn) * SplitK;
+        const double Tiles = Unsplit * SplitK;
         const double Waves = std::ceil(Tiles / Cores);
         const double Useful =
             G.Batch * G.M * G.N * SplitK / (Waves * Cores * Tm * Tn);

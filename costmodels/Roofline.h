@@ -204,10 +204,11 @@ constexpr double MinSplitDepth = 128;
 /// Batch*M*N / (waves*Cores*tm*tn). Like cuBLAS's heuristics, the tile is
 /// chosen among TileM x TileN and its halvings (down to an eighth, at least
 /// MinTile), with split-K (up to 16 slices of at least MinSplitDepth) for
-/// deep, narrow products; a smaller tile reuses each operand less, so its
-/// own efficiency is taken as its tm*tn/(tm+tn) relative to the full
-/// tile's. Applies to matrix units (tensor cores); where the vector units
-/// would be faster, opTime uses them instead, as cuBLAS picks GEMV or
+/// deep, narrow products whose output tiles fill less than one wave (with a
+/// wave or more, splitting only adds a reduction); a smaller tile reuses each
+/// operand less, so its own efficiency is taken as its tm*tn/(tm+tn) relative
+/// to the full tile's. Applies to matrix units (tensor cores); where the vector
+/// units would be faster, opTime uses them instead, as cuBLAS picks GEMV or
 /// CUDA-core kernels.
 /// Returns the factor that multiplies the compute efficiency, in (0, 1].
 double quantization(const GemmDims &G, unsigned Cores, unsigned TileM,

@@ -427,6 +427,16 @@ TEST_SUITE("roofline") {
     // A GEMM filling whole waves exactly loses nothing.
     CHECK(quantization({1, 128 * 108, 128, 128}, 108, 128, 128) ==
           doctest::Approx(1));
+    // With a wave or more of output tiles, K is not split: M = 1280,
+    // N = 1536 is 10 x 12 = 120 tiles of 128x128 in 2 waves (120/216 =
+    // 0.556); smaller tiles lose more reuse; splitting K would fill the
+    // waves better (2 slices: 240 blocks in 3 waves, 0.741) but cuBLAS
+    // splits only products too small to fill the SMs once.
+    Note.clear();
+    CHECK(quantization({1, 1280, 1536, 4096}, 108, 128, 128, &Note) ==
+          doctest::Approx(120.0 / 216));
+    CAPTURE(Note);
+    CHECK(Note.find("128x128 tiles, split-K 1") == 0);
     // Without tile data or SMs nothing is modelled.
     CHECK(quantization(G, 0, 128, 128) == 1);
     CHECK(quantization(G, 108, 0, 0) == 1);

@@ -256,7 +256,7 @@ Misses, each with its cause:
    within 10% of Ivanov et al.'s PyTorch figures (table above). A GPU
    measurement of eager BERT in both precisions (tools/bench/gpu_measure.py)
    would separate the two. Left unfitted.
-3. **8-GPU SQuAD (TF32 A100 +22%, AMP DGX-1 +19%, FP32 DGX-1 +44%)**: the
+3. **8-GPU SQuAD (TF32 A100 +19.5%, AMP DGX-1 +19%, FP32 DGX-1 +44%)**: the
    same README's SQuAD figures scale worse than pretraining on the same
    machines: an 8-GPU step takes 21 ms (AMP A100), 31 ms (TF32 A100),
    24 ms (AMP DGX-1) longer than a 1-GPU step, while the whole gradient

@@ -156,7 +156,7 @@ counted (item 8).
    prediction is the 5 us launch per kernel, and NVIDIA's harness runs it
    as a CUDA graph, but the `async` column (1 us per kernel) puts it at
    -42%: neither launch cost fits A100 and L4 batch 1 together.
-7. **L4 offline (+41%)**: now 72% compute-bound; the figure implies 106
+7. **L4 offline (+47%)**: now 72% compute-bound; the figure implies 106
    INT8 TOPS (8.2 GOP in 77.6 us), 0.44 of the dense 242.5, against the
    description's conv efficiency 0.5 times tile quantisation. The L4's GEMM
    curve is now a third-party measurement (PyTorch FP16 matmul, 0.43-0.57
@@ -164,8 +164,13 @@ counted (item 8).
    BERT-large row moved +4% -> +25%); its conv efficiency is still an
    assumption. The figure's 0.44 of peak equals that measured large-GEMM
    efficiency: TensorRT's batch-32 convolutions lose almost nothing to tile
-   padding or to the memory-bound layers that perfc prices at 29% of the
-   time, a loss no source quantifies, so nothing was fitted. Those
+   padding or to the memory-bound layers that perfc prices at 28% of the
+   time, a loss no source quantifies, so nothing was fitted. (It was +41%
+   until split-K was kept to GEMMs whose output tiles fill less than one
+   wave, as cuBLAS uses it, 2026-12-05: batch 32's late layers fill a
+   wave or more of the 58 SMs, and a split that only evened out the last
+   wave no longer counts; the A100 BERT batch-128 rows moved the other
+   way, -11% -> -6% and -6% -> -2%.) Those
    memory-bound layers are layer1's 1x1 convolutions with their residual
    (58 MB of INT8 traffic, just over the 48 MB L2, so priced at GDDR6,
    246 us each). Tried and not kept: a continuous cache rule (only the
