@@ -298,8 +298,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   std::string ComputeTypeShown = Options.computeType;
   if (Options.train) {
     Train = trainOptions(*Options.train, MI.Batch);
-    Train->Unfused =
-        !Options.fusion; // an eager framework's step, as --no-fusion
+    // An eager framework's step, as --no-fusion.
+    Train->Unfused = !Options.fusion;
     if (auto T = applyTrainingPrecision(PO, Train->DType,
                                         !Options.computeType.empty(),
                                         /*StorageGiven=*/false))

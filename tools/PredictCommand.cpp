@@ -480,9 +480,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   R.Model.Opset = Model->Opset;
   R.Model.FileBytes = Model->FileBytes;
   R.Model.WeightBytesSkipped = Model->WeightBytesSkipped;
-  R.Model.Inputs = describe(Model->Graph.inputs());
-  R.Model.Outputs = describe(Model->Graph.outputs());
-  R.Model.Bindings = Model->Bindings;
+  // The shapes the report shows: the import's, or the step's micro-batch's.
+  const auto SetShapes = [&R](const frontend::ImportedModel &M) {
+    R.Model.Inputs = describe(M.Graph.inputs());
+    R.Model.Outputs = describe(M.Graph.outputs());
+    R.Model.Bindings = M.Bindings;
+  };
+  SetShapes(*Model);
   R.Warnings.insert(R.Warnings.begin(), Model->Warnings.begin(),
                     Model->Warnings.end());
   if (Cluster) {
@@ -632,9 +636,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       R.Total = Step.Total;
       R.LatencySeconds = Step.LatencySeconds;
       R.Kernels = Step.Kernels;
-      R.Model.Inputs = describe(AtStep->Graph.inputs());
-      R.Model.Outputs = describe(AtStep->Graph.outputs());
-      R.Model.Bindings = AtStep->Bindings;
+      SetShapes(*AtStep);
     }
     R.Strategy = TrainOpts;
     R.Train = std::move(*T);
