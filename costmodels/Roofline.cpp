@@ -280,11 +280,37 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
       T.ComputeEfficiency *= T.Quantization;
     }
   }
-  const hw::MemoryLevel &Level = levelFor(D, T.Bytes);
-  T.Bandwidth = Level.BandwidthBytesPerSecond;
-  if (&Level != &D.mainMemory())
-    T.MemoryLevel = Level.Name;
   T.MemoryEfficiency = E.Memory.at(T.Bytes);
+  const hw::MemoryLevel *Level = &levelFor(D, T.Bytes);
+  T.LevelBytes = T.Bytes;
+  if (O.LevelShare.size() == D.Memory.size() && T.Bytes > 0) {
+    // Each level carries what it serves and what the levels outside it
+    // serve (main memory first, caches outermost first); the slowest
+    // crossing sets the pace.
+    double Outside = 0, Slowest = -1;
+    for (size_t I = 0; I < D.Memory.size(); ++I) {
+      const hw::MemoryLevel &L = D.Memory[I];
+      Outside += O.LevelShare[I];
+      if (L.BandwidthBytesPerSecond <= 0)
+        continue;
+      const double Crossing = std::min(1.0, Outside) * T.Bytes;
+      const double Seconds = Crossing / L.BandwidthBytesPerSecond;
+      if (Seconds > Slowest) {
+        Slowest = Seconds;
+        Level = &L;
+        T.LevelBytes = Crossing;
+      }
+    }
+    if (O.Notes)
+      for (size_t I = 0; I < D.Memory.size(); ++I)
+        if (O.LevelShare[I] > 0)
+          T.ResidencyNote += (T.ResidencyNote.empty() ? "" : ", ") +
+                             D.Memory[I].Name + " " +
+                             fmt(100 * O.LevelShare[I]) + "%";
+  }
+  T.Bandwidth = Level->BandwidthBytesPerSecond;
+  if (Level != &D.mainMemory())
+    T.MemoryLevel = Level->Name;
   // The loader guarantees positive peaks, bandwidths and efficiencies, so
   // these divisions are finite.
   // Winograd (see the header): fewer multiplies for the products, the
@@ -302,7 +328,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   T.ComputeSeconds =
       T.Flops > 0 ? T.Flops / (T.PeakFlops * T.ComputeEfficiency) : 0;
   T.MemorySeconds =
-      T.Bytes > 0 ? T.Bytes / (T.Bandwidth * T.MemoryEfficiency) : 0;
+      T.Bytes > 0 ? T.LevelBytes / (T.Bandwidth * T.MemoryEfficiency) : 0;
   // CPUs: ONNX Runtime's CPU provider runs a MatMul's elementwise epilogue
   // (bias, GELU, residual Add: the FLOPs beyond the products) as kernels of
   // their own, not in the GEMM's registers (ort_profile_bert_base: 86 Add
@@ -399,12 +425,18 @@ std::string perfc::cost::explain(const OpTime &T) {
       "{9} {10}",
       hw::formatQuantity(T.Flops, Quantity::Work, Ops),
       hw::formatQuantity(T.PeakFlops, Quantity::Throughput, Ops),
-      fmt(T.ComputeEfficiency), hw::formatQuantity(T.Bytes, Quantity::Capacity),
+      fmt(T.ComputeEfficiency),
+      hw::formatQuantity(T.LevelBytes, Quantity::Capacity),
       hw::formatQuantity(T.Bandwidth, Quantity::Bandwidth),
       fmt(T.MemoryEfficiency),
       hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
       hw::formatQuantity(T.Seconds, Quantity::Time), BoundName, T.Unit,
       ir::name(T.ComputeType), PerOutput, Level);
+  if (!T.ResidencyNote.empty())
+    S += llvm::formatv("; cache reuse over the schedule: of its {0}, {1}",
+                       hw::formatQuantity(T.Bytes, Quantity::Capacity),
+                       T.ResidencyNote)
+             .str();
   if (T.EpilogueSeconds > 0)
     S += llvm::formatv("; compute includes {0} for the elementwise epilogue "
                        "as a pass of its own",

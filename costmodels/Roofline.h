@@ -13,7 +13,10 @@
 // so a description that gives none prices every byte at main memory. GPUs
 // list their L2 with its bandwidth: an INT8 ResNet-50 layer at batch 1
 // (a few MB) runs from the 40-50 MB L2 of an A100, H100 or L4, not from
-// HBM or GDDR6.
+// HBM or GDDR6. A caller that follows the tensors through a schedule
+// (passes/CacheReuse.h) passes the share of the bytes each level serves
+// instead (TimeOptions::LevelShare), and the slowest level's crossing is
+// the memory term.
 //
 // Depthwise convolutions on a device that gives a time per output element
 // (`efficiency: depthwise_conv: time_per_output`) have a second compute
@@ -85,6 +88,7 @@
 #include "costmodels/OpWork.h"
 #include "hwdb/Device.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Optional.h"
 
 #include <string>
@@ -113,6 +117,17 @@ struct TimeOptions {
   /// Describe the tiling in OpTime::QuantizationNote (for explanations);
   /// off, opTime formats no text.
   bool Notes = true;
+  /// Where the op's bytes are when it runs, from a model of the schedule
+  /// (passes/CacheReuse.h): the share of its bytes each memory level of the
+  /// device serves, indexed like hw::Device::Memory (main memory first);
+  /// the shares sum to 1. Empty: the level that holds the op's own working
+  /// set serves all of it (levelFor, see the header). With shares, the
+  /// bytes served by a level and every level outside it cross that level,
+  /// and the slowest crossing sets the memory term:
+  ///   MemorySeconds = max over levels L with a bandwidth of
+  ///                   Bytes x (share of L and levels outside L)
+  ///                   / (Bandwidth(L) x MemoryEff(class, Bytes)).
+  llvm::ArrayRef<double> LevelShare;
 };
 
 struct OpTime {
@@ -170,6 +185,11 @@ struct OpTime {
   double Bandwidth = 0;
   /// That level's name where it is a cache ("L2"); empty for main memory.
   std::string MemoryLevel;
+  /// The bytes that cross that level: Bytes, or with TimeOptions::LevelShare
+  /// the share of them served by it and the levels outside it.
+  double LevelBytes = 0;
+  /// With LevelShare and notes: each level's share ("GDDR6 38%, L2 62%").
+  std::string ResidencyNote;
   double MemoryEfficiency = 0;
   /// The compute unit that runs the op ("tensor", "vector", ...); a static
   /// string. Empty for views and unsupported ops.

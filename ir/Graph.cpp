@@ -83,6 +83,7 @@ llvm::Expected<Value *> Graph::addValue(llvm::StringRef VName, DType T, Shape S,
   // The key becomes the stored copy, which outlives VName.
   llvm::StringRef Saved = save(VName);
   Value *V = ValuePool.make(Saved, T, std::move(S), K);
+  V->Index = static_cast<unsigned>(Values.size());
   Values.push_back(V);
   Ins.first->first = Saved; // The same text: the same bucket.
   Ins.first->second = V;

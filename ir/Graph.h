@@ -56,6 +56,9 @@ public:
   Node *producer() const { return Producer; }
   llvm::ArrayRef<Node *> users() const { return Users; }
   bool isGraphOutput() const { return GraphOutput; }
+  /// Position in the graph's value list (dense, from 0): the index of side
+  /// tables over values.
+  unsigned index() const { return Index; }
 
   /// Small constant contents (Constant nodes, integer initializers); None for
   /// weights and activations.
@@ -82,6 +85,7 @@ private:
   uint64_t Elements;
   ValueKind Kind;
   bool GraphOutput = false;
+  unsigned Index = 0;
   Node *Producer = nullptr;
   llvm::SmallVector<Node *, 2> Users;
   llvm::Optional<ConstData> Data;
@@ -194,6 +198,7 @@ public:
 
   llvm::ArrayRef<Node *> nodes() const { return Nodes; }
   llvm::ArrayRef<Value *> values() const { return Values; }
+  size_t numValues() const { return Values.size(); }
   llvm::ArrayRef<Value *> inputs() const { return Inputs; }
   llvm::ArrayRef<Value *> outputs() const { return Outputs; }
   unsigned numNodes() const { return Nodes.size(); }

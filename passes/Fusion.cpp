@@ -33,6 +33,8 @@ public:
       : G(G), Work(W), Options(O) {
     Plan.Exec.assign(G.numNodes(), NodeExec::Kernel);
     Plan.KernelOf.assign(G.numNodes(), -1);
+    // At most one kernel per node: no reallocation moves the kernels.
+    Plan.Kernels.reserve(G.numNodes());
   }
 
   KernelPlan run() {
@@ -537,26 +539,49 @@ private:
     return Plan.dataRoot(V);
   }
 
+  void addWrite(Kernel &K, const ir::Value *Out) {
+    if (const double B = static_cast<double>(Out->bytes()); B > 0)
+      K.Writes.push_back({Out, B});
+  }
+
   void combineWork(Kernel &K) {
     const OpWork &Head = Work.Nodes[K.Head];
     K.Work = Head;
-    if (K.Members.size() == 1)
-      return;
     const int Self = Plan.KernelOf[K.Head];
-    // The head's reads stand (a Gather reads only what it gathers); others
-    // add the distinct tensors they read from outside the kernel.
-    llvm::DenseSet<const ir::Value *> Read;
     const ir::Node &HeadNode = *G.nodes()[K.Head];
-    for (const ir::Value *In : HeadNode.inputs())
-      if (In) {
-        Read.insert(dataRoot(In));
-        // An operand computed inside the kernel (a Transpose absorbed into
-        // attention) is not read from memory.
-        if (kernelOfValue(In) == Self)
-          K.Work.BytesRead =
-              std::max(0.0, K.Work.BytesRead -
-                                static_cast<double>(dataRoot(In)->bytes()));
+    // The head's reads stand (a Gather reads only what it gathers): its
+    // inputs from outside the kernel, each scaled to the share of them it
+    // reads. An operand computed inside the kernel (a Transpose absorbed
+    // into attention) is not read from memory.
+    double Whole = 0;
+    for (const ir::Value *In : HeadNode.inputs()) {
+      if (!In)
+        continue;
+      const ir::Value *Root = dataRoot(In);
+      const double Bytes = static_cast<double>(Root->bytes());
+      if (kernelOfValue(In) == Self) {
+        K.Work.BytesRead = std::max(0.0, K.Work.BytesRead - Bytes);
+      } else if (Bytes > 0 && llvm::none_of(K.Reads, [&](const TensorUse &U) {
+                   return U.V == Root;
+                 })) {
+        K.Reads.push_back({Root, Bytes});
+        Whole += Bytes;
       }
+    }
+    if (Whole > Head.BytesRead && Whole > 0)
+      for (TensorUse &U : K.Reads)
+        U.Bytes *= Head.BytesRead / Whole;
+    if (K.Members.size() == 1) {
+      for (const ir::Value *Out : HeadNode.outputs())
+        if (Out)
+          addWrite(K, Out);
+      return;
+    }
+    // Other members add the distinct tensors they read from outside.
+    llvm::DenseSet<const ir::Value *> Read;
+    for (const ir::Value *In : HeadNode.inputs())
+      if (In)
+        Read.insert(dataRoot(In));
     K.Work.BytesWritten = 0;
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
@@ -571,12 +596,19 @@ private:
           const ir::Value *Root = dataRoot(In);
           if (kernelOfValue(In) == Self || !Read.insert(Root).second)
             continue;
-          K.Work.BytesRead += static_cast<double>(Root->bytes());
+          const double Bytes = static_cast<double>(Root->bytes());
+          K.Work.BytesRead += Bytes;
+          if (Bytes > 0)
+            K.Reads.push_back({Root, Bytes});
         }
       }
       for (const ir::Value *Out : N.outputs())
-        if (Out && escapes(Out, Self))
-          K.Work.BytesWritten += static_cast<double>(Out->bytes());
+        if (Out && escapes(Out, Self)) {
+          const double Bytes = static_cast<double>(Out->bytes());
+          K.Work.BytesWritten += Bytes;
+          if (Bytes > 0)
+            K.Writes.push_back({Out, Bytes});
+        }
     }
     auto Extra = ExtraN.find(K.Head);
     if (Extra != ExtraN.end())

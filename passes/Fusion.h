@@ -55,9 +55,21 @@ enum class NodeExec : uint8_t {
   Folded, ///< Computed once at load time from constants.
 };
 
+/// A tensor a kernel moves across its boundary and the bytes of it the
+/// kernel touches (the whole tensor, or what a Gather or Slice head reads).
+struct TensorUse {
+  const ir::Value *V = nullptr; ///< A data root: never a view's output.
+  double Bytes = 0;
+};
+
 struct Kernel {
   unsigned Head = 0; ///< Node index of the first node; names the kernel.
   llvm::SmallVector<unsigned, 4> Members; ///< Node indices, head first.
+  /// The distinct tensors the kernel reads from memory and those it writes
+  /// there (read by another kernel or returned): what Work's bytes count,
+  /// tensor by tensor, for the cache model (passes/CacheReuse.h).
+  llvm::SmallVector<TensorUse, 4> Reads;
+  llvm::SmallVector<TensorUse, 2> Writes;
   /// Combined work: arithmetic summed; class, type and GEMM dims of the
   /// head; bytes read from outside the kernel and written to outside it.
   OpWork Work;

@@ -4,6 +4,7 @@
 #include "hwdb/Device.h"
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
+#include "passes/CacheReuse.h"
 #include "passes/CpuLayout.h"
 #include "passes/WorkPass.h"
 
@@ -51,10 +52,15 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   const KernelPlan Plan = planKernels(G, Work, Fusion);
   cost::TimeOptions TO = O.Time;
   TO.Notes = TO.Notes && O.Explain;
+  const std::vector<LevelShares> Residency =
+      cacheResidency(G, Plan, *O.Device, O.StorageType);
   KernelSummary Summary;
   double Total = 0;
-  for (const Kernel &K : Plan.Kernels) {
+  for (size_t I = 0; I < Plan.Kernels.size(); ++I) {
+    const Kernel &K = Plan.Kernels[I];
     const OpWork KW = O.StorageType ? stored(K.Work, *O.StorageType) : K.Work;
+    if (!Residency.empty())
+      TO.LevelShare = Residency[I];
     const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
     Summary.KernelBytes += KW.BytesRead + KW.BytesWritten;
     Total += T.Seconds;

@@ -153,6 +153,38 @@ TEST_SUITE("roofline") {
     CHECK(opTime(Edge, D).MemoryLevel.empty());
   }
 
+  TEST_CASE("shares of the bytes per level: the slowest crossing sets the "
+            "memory term") {
+    std::string Text = TestGpu;
+    const std::string Hbm =
+        "    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}\n";
+    Text.replace(
+        Text.find(Hbm), Hbm.size(),
+        Hbm + "    - {name: L2, capacity: 4 MB, bandwidth: 4000 GB/s}\n");
+    const hw::Device D = load(Text.c_str());
+    // 1e5 fp32 adds, 1.2 MB, half served by HBM: max(0.6 MB / (1000 GB/s x
+    // 0.8), 1.2 MB / (4000 GB/s x 0.8)) = max(0.75, 0.375) us.
+    const double Half[] = {0.5, 0.5};
+    TimeOptions O;
+    O.LevelShare = Half;
+    const OpTime T = opTime(elementwise(1e5, ir::DType::F32), D, O);
+    CHECK(T.MemorySeconds == doctest::Approx(0.75e-6));
+    CHECK(T.LevelBytes == doctest::Approx(0.6e6));
+    CHECK(T.Bandwidth == 1000e9);
+    CHECK(T.MemoryLevel.empty());
+    CHECK(explain(T).find("600 KB / (1 TB/s x 0.8)") != std::string::npos);
+    // A tenth from HBM: the L2 crossing (all 1.2 MB) is the slower.
+    const double Tenth[] = {0.1, 0.9};
+    O.LevelShare = Tenth;
+    const OpTime L = opTime(elementwise(1e5, ir::DType::F32), D, O);
+    CHECK(L.MemorySeconds == doctest::Approx(0.375e-6));
+    CHECK(L.MemoryLevel == "L2");
+    // Shares that do not match the levels are ignored: the per-op rule.
+    const double One[] = {1.0};
+    O.LevelShare = One;
+    CHECK(opTime(elementwise(1e5, ir::DType::F32), D, O).MemoryLevel == "L2");
+  }
+
   TEST_CASE("a cache without a bandwidth leaves every byte at main memory") {
     std::string Text = TestGpu;
     const std::string Hbm =
