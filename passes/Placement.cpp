@@ -1,5 +1,7 @@
 //===- Placement.cpp - Inference kernels on the processors of a SoC -------===//
 #include "passes/Placement.h"
+
+#include "passes/CacheReuse.h"
 #include "passes/Predict.h"
 #include "passes/Saturating.h"
 #include "passes/Z3Timeout.h"
@@ -366,10 +368,20 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
   P.Seconds.assign(N, std::vector<double>(D, Inf));
   std::vector<std::vector<cost::OpTime>> Times(N);
   cost::TimeOptions TO = O.Time;
+  // Each processor's caches as if it ran the whole plan (Predict.cpp does
+  // the same for one device), so that a placement on one processor prices
+  // what `--hw` on that processor alone does.
+  std::vector<std::vector<LevelShares>> Residency;
+  for (unsigned Dv = 0; Dv < D; ++Dv)
+    Residency.push_back(
+        cacheResidency(G, Plan, *R.Devices[Dv].Dev, O.StorageType));
   for (unsigned K = 0; K < N; ++K) {
     const Kernel &Kn = Plan.Kernels[K];
     const OpWork W = O.StorageType ? stored(Kn.Work, *O.StorageType) : Kn.Work;
     for (unsigned Dv = 0; Dv < D; ++Dv) {
+      TO.LevelShare = Residency[Dv].empty()
+                          ? llvm::ArrayRef<double>()
+                          : llvm::ArrayRef<double>(Residency[Dv][K]);
       Times[K].push_back(timeOn(W, *R.Devices[Dv].Dev, TO));
       P.Seconds[K][Dv] = Times[K].back().Seconds;
     }
