@@ -4,6 +4,7 @@
 #include "hwdb/Device.h"
 #include "ir/Graph.h"
 #include "passes/Fusion.h"
+#include "passes/StorageType.h"
 
 #include <algorithm>
 #include <memory>
@@ -73,19 +74,21 @@ public:
       const Kernel &Ker = Plan.Kernels[K];
       ReadBegin.push_back(ReadSlot.size());
       for (const TensorUse &U : Ker.Reads) {
-        if (!followed(U))
+        const double B = bytes(U);
+        if (!followed(U, B))
           continue;
-        const unsigned I = slot(U);
+        const unsigned I = slot(U, B);
         Slots[I].LastReader = static_cast<int>(K);
         ReadSlot.push_back(I);
-        ReadBytes.push_back(bytes(U));
+        ReadBytes.push_back(B);
       }
       WriteBegin.push_back(WriteSlot.size());
       for (const TensorUse &U : Ker.Writes) {
-        if (!followed(U))
+        const double B = bytes(U);
+        if (!followed(U, B))
           continue;
-        WriteSlot.push_back(slot(U));
-        WriteBytes.push_back(bytes(U));
+        WriteSlot.push_back(slot(U, B));
+        WriteBytes.push_back(B);
       }
     }
     ReadBegin.push_back(ReadSlot.size());
@@ -140,23 +143,22 @@ public:
 
 private:
   double bytes(const TensorUse &U) const {
-    if (!Storage || !ir::isFloatingPoint(U.V->type()))
-      return U.Bytes;
-    return U.Bytes * ir::byteSize(*Storage) / ir::byteSize(U.V->type());
+    return storedBytes(U.Bytes, U.V->type(), Storage);
   }
 
-  /// Whether the replay follows U: big enough to matter, and a value of
-  /// the planned graph (kernels read only those).
-  bool followed(const TensorUse &U) const {
-    return bytes(U) >= Negligible && U.V->index() < SlotOf.size();
+  /// Whether the replay follows U, of B bytes as stored: big enough to
+  /// matter, and a value of the planned graph (kernels read only those).
+  bool followed(const TensorUse &U, double B) const {
+    return B >= Negligible && U.V->index() < SlotOf.size();
   }
 
-  unsigned slot(const TensorUse &U) {
+  /// U's slot, made on its first use (B: its bytes as stored).
+  unsigned slot(const TensorUse &U, double B) {
     unsigned &I = SlotOf[U.V->index()];
     if (I == NoSlot) {
       I = static_cast<unsigned>(Slots.size());
       Slot S;
-      S.Bytes = bytes(U);
+      S.Bytes = B;
       const ir::Node *P = U.V->producer();
       S.Persistent =
           U.V->isConstant() || (P && Plan.Exec[P->index()] == NodeExec::Folded);

@@ -539,9 +539,19 @@ private:
     return Plan.dataRoot(V);
   }
 
-  void addWrite(Kernel &K, const ir::Value *Out) {
-    if (const double B = static_cast<double>(Out->bytes()); B > 0)
-      K.Writes.push_back({Out, B});
+  /// Records that K reads (writes) the tensor V from (to) memory; returns
+  /// its bytes. Empty tensors are not recorded.
+  double addRead(Kernel &K, const ir::Value *V) {
+    const double B = static_cast<double>(V->bytes());
+    if (B > 0)
+      K.Reads.push_back({V, B});
+    return B;
+  }
+  double addWrite(Kernel &K, const ir::Value *V) {
+    const double B = static_cast<double>(V->bytes());
+    if (B > 0)
+      K.Writes.push_back({V, B});
+    return B;
   }
 
   void combineWork(Kernel &K) {
@@ -558,15 +568,12 @@ private:
       if (!In)
         continue;
       const ir::Value *Root = dataRoot(In);
-      const double Bytes = static_cast<double>(Root->bytes());
-      if (kernelOfValue(In) == Self) {
-        K.Work.BytesRead = std::max(0.0, K.Work.BytesRead - Bytes);
-      } else if (Bytes > 0 && llvm::none_of(K.Reads, [&](const TensorUse &U) {
-                   return U.V == Root;
-                 })) {
-        K.Reads.push_back({Root, Bytes});
-        Whole += Bytes;
-      }
+      if (kernelOfValue(In) == Self)
+        K.Work.BytesRead = std::max(
+            0.0, K.Work.BytesRead - static_cast<double>(Root->bytes()));
+      else if (llvm::none_of(K.Reads,
+                             [&](const TensorUse &U) { return U.V == Root; }))
+        Whole += addRead(K, Root);
     }
     if (Whole > Head.BytesRead && Whole > 0)
       for (TensorUse &U : K.Reads)
@@ -594,21 +601,13 @@ private:
           if (!In)
             continue;
           const ir::Value *Root = dataRoot(In);
-          if (kernelOfValue(In) == Self || !Read.insert(Root).second)
-            continue;
-          const double Bytes = static_cast<double>(Root->bytes());
-          K.Work.BytesRead += Bytes;
-          if (Bytes > 0)
-            K.Reads.push_back({Root, Bytes});
+          if (kernelOfValue(In) != Self && Read.insert(Root).second)
+            K.Work.BytesRead += addRead(K, Root);
         }
       }
       for (const ir::Value *Out : N.outputs())
-        if (Out && escapes(Out, Self)) {
-          const double Bytes = static_cast<double>(Out->bytes());
-          K.Work.BytesWritten += Bytes;
-          if (Bytes > 0)
-            K.Writes.push_back({Out, Bytes});
-        }
+        if (Out && escapes(Out, Self))
+          K.Work.BytesWritten += addWrite(K, Out);
     }
     auto Extra = ExtraN.find(K.Head);
     if (Extra != ExtraN.end())

@@ -4,6 +4,7 @@
 #include "passes/CacheReuse.h"
 #include "passes/Predict.h"
 #include "passes/Saturating.h"
+#include "passes/StorageType.h"
 #include "passes/Z3Timeout.h"
 
 #include "costmodels/Collectives.h"
@@ -233,17 +234,6 @@ std::pair<std::vector<unsigned>, bool> solveZ3(const PlacementProblem &P,
   return {A, R == z3::sat};
 }
 
-/// W with its floating-point tensors stored in T (as Predict.cpp).
-OpWork stored(const OpWork &W, ir::DType T) {
-  if (!ir::isFloatingPoint(W.Type))
-    return W;
-  OpWork S = W;
-  const double Ratio = double(ir::byteSize(T)) / ir::byteSize(W.Type);
-  S.BytesRead *= Ratio;
-  S.BytesWritten *= Ratio;
-  return S;
-}
-
 /// The per-device compute type rule (Placement.h).
 cost::OpTime timeOn(const OpWork &W, const hw::Device &D,
                     const cost::TimeOptions &O) {
@@ -377,7 +367,7 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
         cacheResidency(G, Plan, *R.Devices[Dv].Dev, O.StorageType));
   for (unsigned K = 0; K < N; ++K) {
     const Kernel &Kn = Plan.Kernels[K];
-    const OpWork W = O.StorageType ? stored(Kn.Work, *O.StorageType) : Kn.Work;
+    const OpWork W = storedWork(Kn.Work, O.StorageType);
     for (unsigned Dv = 0; Dv < D; ++Dv) {
       TO.LevelShare = Residency[Dv].empty()
                           ? llvm::ArrayRef<double>()
@@ -415,10 +405,8 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
         if (New) {
           PlacementProblem::Tensor T;
           T.Producer = From;
-          double Bytes = V->bytes();
-          if (O.StorageType && ir::isFloatingPoint(V->type()))
-            Bytes *=
-                double(ir::byteSize(*O.StorageType)) / ir::byteSize(V->type());
+          const double Bytes =
+              storedBytes(V->bytes(), V->type(), O.StorageType);
           T.Bytes = Bytes;
           T.TransferSeconds = cost::p2pTime(Bytes, *Node.IntraNode).Seconds;
           P.Tensors.push_back(std::move(T));

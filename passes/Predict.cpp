@@ -6,6 +6,7 @@
 #include "ir/Graph.h"
 #include "passes/CacheReuse.h"
 #include "passes/CpuLayout.h"
+#include "passes/StorageType.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -30,20 +31,6 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
   return T;
 }
 
-/// W with its floating-point tensors stored in T (a deployment that keeps
-/// weights and activations in fp16 or int8): bytes scale by the ratio of
-/// the element sizes. The whole traffic of a floating-point op scales,
-/// integer side inputs (indices, shapes) included: they are small.
-OpWork stored(const OpWork &W, ir::DType T) {
-  if (!ir::isFloatingPoint(W.Type))
-    return W;
-  OpWork S = W;
-  const double Ratio = double(ir::byteSize(T)) / ir::byteSize(W.Type);
-  S.BytesRead *= Ratio;
-  S.BytesWritten *= Ratio;
-  return S;
-}
-
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
   FusionOptions Fusion = O.Fusion;
@@ -58,7 +45,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   double Total = 0;
   for (size_t I = 0; I < Plan.Kernels.size(); ++I) {
     const Kernel &K = Plan.Kernels[I];
-    const OpWork KW = O.StorageType ? stored(K.Work, *O.StorageType) : K.Work;
+    const OpWork KW = storedWork(K.Work, O.StorageType);
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
     const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
