@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "perfc/perfc.h"
+#include "support/JsonText.h"
 #include "tools/CliCommon.h"
 #include "tools/Commands.h"
 
@@ -241,7 +242,7 @@ std::string errorLine(unsigned Line, const std::string &Message) {
     llvm::json::OStream J(OS);
     J.object([&] {
       J.attribute("line", int64_t(Line));
-      J.attribute("error", Message);
+      J.attribute("error", jsonText(Message));
     });
   }
   return OS.str();

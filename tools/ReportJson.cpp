@@ -3,6 +3,7 @@
 
 #include "passes/TrainOptionNames.h"
 #include "perfc/Version.h"
+#include "support/JsonText.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -34,9 +35,9 @@ void writeTensors(llvm::json::OStream &J, llvm::StringRef Key,
   J.attributeArray(Key, [&] {
     for (const TensorInfo &T : Tensors)
       J.object([&] {
-        J.attribute("name", T.Name);
-        J.attribute("dtype", T.DType);
-        J.attribute("shape", T.Shape);
+        J.attribute("name", jsonText(T.Name));
+        J.attribute("dtype", jsonText(T.DType));
+        J.attribute("shape", jsonText(T.Shape));
       });
   });
 }
@@ -75,7 +76,7 @@ void writeDataSplit(llvm::json::OStream &J, const TrainOptions &O,
       J.object([&] {
         const DataShare &D = O.DataSplit[I];
         const int64_t Batch = int64_t(D.MicroBatches) * O.MicroBatch;
-        J.attribute("device", D.Device);
+        J.attribute("device", jsonText(D.Device));
         J.attribute("replicas", int64_t(D.Replicas));
         J.attribute("devices", int64_t(D.Replicas) * O.Tp);
         J.attribute("micro_batches", int64_t(D.MicroBatches));
@@ -107,8 +108,8 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
     J.attribute("global_batch", T.GlobalBatch);
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {
-      J.attribute("name", P.ModelName);
-      J.attribute("file_stem", P.ModelFileStem);
+      J.attribute("name", jsonText(P.ModelName));
+      J.attribute("file_stem", jsonText(P.ModelFileStem));
       J.attribute("nodes", int64_t(P.ModelNodes));
       J.attribute("params", count(P.ModelParams));
     });
@@ -127,7 +128,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
           J.attribute("stage", int64_t(S.Stage));
           J.attribute("devices", int64_t(PerStage));
           // The GPU type it runs on (mixed clusters: each stage one type).
-          J.attribute("device", S.Device);
+          J.attribute("device", jsonText(S.Device));
           // Units are prologue 0, blocks 1..L, epilogue L + 1.
           J.attributeArray("layers", [&] {
             for (auto [First, Last] : S.Chunks) {
@@ -189,7 +190,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
           if (!C.StageDevices.empty()) {
             J.attributeArray("stage_devices", [&] {
               for (const std::string &D : C.StageDevices)
-                J.value(D);
+                J.value(jsonText(D));
             });
             J.attributeArray("stage_blocks", [&] {
               for (unsigned B : C.Options.ChunkBlocks)
@@ -217,10 +218,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
     J.attribute("perfc_version", PERFC_VERSION_STRING);
     J.attributeObject("model", [&] {
       const ModelInfo &M = R.Model;
-      J.attribute("name", M.Name);
-      J.attribute("path", M.Path);
-      J.attribute("graph_name", M.GraphName);
-      J.attribute("producer", M.Producer);
+      J.attribute("name", jsonText(M.Name));
+      J.attribute("path", jsonText(M.Path));
+      J.attribute("graph_name", jsonText(M.GraphName));
+      J.attribute("producer", jsonText(M.Producer));
       J.attribute("ir_version", M.IrVersion);
       J.attribute("opset", M.Opset);
       J.attribute("nodes", static_cast<int64_t>(R.Nodes.size()));
@@ -231,16 +232,16 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
       writeTensors(J, "outputs", M.Outputs);
       J.attributeObject("bindings", [&] {
         for (const auto &[Name, Value] : M.Bindings)
-          J.attribute(Name, Value);
+          J.attribute(jsonText(Name), Value);
       });
     });
     if (R.Hardware)
       J.attributeObject("hardware", [&] {
-        J.attribute("name", R.Hardware->Name);
-        J.attribute("device", R.Hardware->Device);
-        J.attribute("source", R.Hardware->Source);
+        J.attribute("name", jsonText(R.Hardware->Name));
+        J.attribute("device", jsonText(R.Hardware->Device));
+        J.attribute("source", jsonText(R.Hardware->Source));
         if (!R.Hardware->ComputeType.empty())
-          J.attribute("compute_type", R.Hardware->ComputeType);
+          J.attribute("compute_type", jsonText(R.Hardware->ComputeType));
         if (R.Hardware->LaunchOverheadSeconds)
           J.attribute("launch_overhead_s", *R.Hardware->LaunchOverheadSeconds);
       });
@@ -311,13 +312,13 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("capacity_bytes", T.CapacityBytes);
         J.attribute("fits", T.Fits);
         J.attribute("stage", int64_t(P.Stage));
-        J.attribute("device", T.Device);
+        J.attribute("device", jsonText(T.Device));
       });
       J.attributeArray("stages", [&] {
         for (const StageReport &S : T.Stages)
           J.object([&] {
             J.attribute("stage", int64_t(S.Stage));
-            J.attribute("device", S.Device);
+            J.attribute("device", jsonText(S.Device));
             J.attributeArray("chunks", [&] {
               for (auto [First, Last] : S.Chunks)
                 J.value(llvm::json::Array{int64_t(First), int64_t(Last)});
@@ -350,7 +351,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attributeArray("devices", [&] {
           for (unsigned I = 0; I < P.Devices.size(); ++I)
             J.object([&] {
-              J.attribute("name", P.Devices[I]);
+              J.attribute("name", jsonText(P.Devices[I]));
               J.attribute("kernels", int64_t(P.KernelsPerDevice[I]));
               J.attribute("time_s", P.SecondsPerDevice[I]);
             });
@@ -358,15 +359,15 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attributeArray("assignment", [&] {
           for (const auto &[Node, Device] : P.Assignment)
             J.object([&] {
-              J.attribute("node", Node);
-              J.attribute("device", Device);
+              J.attribute("node", jsonText(Node));
+              J.attribute("device", jsonText(Device));
             });
         });
         J.attribute("latency_s", P.LatencySeconds);
         J.attributeArray("single_device", [&] {
           for (unsigned I = 0; I < P.Devices.size(); ++I)
             J.object([&] {
-              J.attribute("device", P.Devices[I]);
+              J.attribute("device", jsonText(P.Devices[I]));
               J.attribute("latency_s", Secs(P.SingleDeviceSeconds[I]));
             });
         });
@@ -374,23 +375,23 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("transfers", int64_t(P.Transfers));
         J.attribute("transfer_bytes", P.TransferBytes);
         J.attribute("optimal", P.Optimal);
-        J.attribute("method", P.Method);
+        J.attribute("method", jsonText(P.Method));
         J.attribute("solve_s", P.SolveSeconds);
       });
     }
     J.attributeArray("nodes", [&] {
       for (const NodeReport &N : R.Nodes)
         J.object([&] {
-          J.attribute("name", N.Name);
-          J.attribute("op", N.Op);
+          J.attribute("name", jsonText(N.Name));
+          J.attribute("op", jsonText(N.Op));
           J.attribute("class", name(N.Work.Class));
           J.attribute("dtype", ir::name(N.Work.Type));
-          J.attribute("output_shape", N.OutputShape);
+          J.attribute("output_shape", jsonText(N.OutputShape));
           writeWork(J, N.Work);
-          J.attribute("formula", N.Work.Formula);
+          J.attribute("formula", jsonText(N.Work.Formula));
           if (N.Time) {
             J.attribute("latency_s", N.Time->Seconds);
-            J.attribute("bound", N.Time->Bound);
+            J.attribute("bound", jsonText(N.Time->Bound));
             J.attribute("compute_s", N.Time->ComputeSeconds);
             J.attribute("memory_s", N.Time->MemorySeconds);
             J.attribute("overhead_s", N.Time->OverheadSeconds);
@@ -404,31 +405,32 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             }
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
-            J.attribute("exec", N.Time->Exec);
+            J.attribute("exec", jsonText(N.Time->Exec));
             if (!N.Time->FusedInto.empty())
-              J.attribute("fused_into", N.Time->FusedInto);
+              J.attribute("fused_into", jsonText(N.Time->FusedInto));
             if (N.Time->Exec == "kernel") {
-              J.attribute("unit", N.Time->Unit);
-              J.attribute("compute_type", N.Time->ComputeType);
+              J.attribute("unit", jsonText(N.Time->Unit));
+              J.attribute("compute_type", jsonText(N.Time->ComputeType));
               J.attribute("peak_flops", N.Time->PeakFlops);
               J.attribute("compute_efficiency", N.Time->ComputeEfficiency);
               J.attribute("bandwidth_bytes_per_s", N.Time->Bandwidth);
-              J.attribute("memory_level", N.Time->MemoryLevel.empty()
-                                              ? std::string("main")
-                                              : N.Time->MemoryLevel);
+              J.attribute("memory_level",
+                          jsonText(N.Time->MemoryLevel.empty()
+                                       ? llvm::StringRef("main")
+                                       : llvm::StringRef(N.Time->MemoryLevel)));
               J.attribute("memory_efficiency", N.Time->MemoryEfficiency);
             }
-            J.attribute("explain", N.Time->Explain);
+            J.attribute("explain", jsonText(N.Time->Explain));
           }
           if (!N.Device.empty())
-            J.attribute("device", N.Device);
+            J.attribute("device", jsonText(N.Device));
         });
     });
     J.attributeArray("warnings", [&] {
       for (const Warning &W : R.Warnings)
         J.object([&] {
-          J.attribute("node", W.Node);
-          J.attribute("message", W.Message);
+          J.attribute("node", jsonText(W.Node));
+          J.attribute("message", jsonText(W.Message));
         });
     });
   });

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "tools/ReportWriters.h"
 
+#include "support/JsonText.h"
+
 #include "llvm/Support/JSON.h"
 
 namespace perfc {
@@ -19,14 +21,14 @@ void metadata(llvm::json::OStream &J, const char *What, unsigned Pid,
     J.attribute("ph", "M");
     J.attribute("pid", int64_t(Pid));
     J.attribute("tid", int64_t(Tid));
-    J.attributeObject("args", [&] { J.attribute("name", Name); });
+    J.attributeObject("args", [&] { J.attribute("name", jsonText(Name)); });
   });
 }
 
 void event(llvm::json::OStream &J, const TimelineEvent &E) {
   J.object([&] {
-    J.attribute("name", E.Name);
-    J.attribute("cat", E.Category);
+    J.attribute("name", jsonText(E.Name));
+    J.attribute("cat", jsonText(E.Category));
     J.attribute("ph", "X");
     J.attribute("pid", int64_t(E.Device));
     J.attribute("tid", int64_t(E.Stream));
@@ -64,8 +66,8 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
   J.object([&] {
     J.attribute("displayTimeUnit", "ms");
     J.attributeObject("otherData", [&] {
-      J.attribute("model", R.Model.Name);
-      J.attribute("device", Device);
+      J.attribute("model", jsonText(R.Model.Name));
+      J.attribute("device", jsonText(Device));
       J.attribute("end_s", T.End);
     });
     J.attributeArray("traceEvents", [&] {
