@@ -54,7 +54,7 @@ build() {
   fi
 }
 
-asan_args=(-DPERFC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+asan_args=(-DPERFC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Sanitize)
 if [ "${PERFC_SANITIZE:-0}" = 1 ]; then
   build_dir="${BUILD_DIR:-build-asan}"
   cmake_args=("${asan_args[@]}")

@@ -11,7 +11,7 @@
 //       8 flipped bits. Every run must exit 0 (stderr: warnings only) or 1
 //       with exactly one line "perfc: error: ..." on stderr; never a signal,
 //       never a hang (60 s). Failing variants are kept in the current
-//       directory as bitflip-fail-I.onnx.
+//       directory as bitflip-fail-SEED-I.onnx.
 //   perfc_stress max-rss MB COMMAND [ARGS...]
 //       Runs COMMAND, passes its exit status through, and fails (exit 3) if
 //       the peak resident memory of it and the processes it waited for went
@@ -263,7 +263,8 @@ int bitflip(const std::string &Perfc, const std::string &Model, unsigned Count,
       continue;
     }
     ++Failures;
-    std::string Kept = "bitflip-fail-" + std::to_string(I) + ".onnx";
+    std::string Kept = "bitflip-fail-" + std::to_string(Seed) + "-" +
+                       std::to_string(I) + ".onnx";
     std::ofstream(Kept, std::ios::binary)
         .write(Bytes.data(), static_cast<std::streamsize>(Bytes.size()));
     std::printf("FAIL: variant %u (%u flipped bits, kept as %s): %s\n", I,
