@@ -89,6 +89,18 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   return O;
 }
 
+/// S as a Python str. Names come from models and hardware files as
+/// arbitrary bytes (ONNX does not check its strings): what is not UTF-8
+/// becomes U+FFFD, as in the JSON report, where a plain conversion would
+/// raise UnicodeDecodeError and lose the whole result.
+py::str text(const std::string &S) {
+  PyObject *O = PyUnicode_DecodeUTF8(
+      S.data(), static_cast<Py_ssize_t>(S.size()), "replace");
+  if (!O)
+    throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(O);
+}
+
 Prediction run(const Model &M, const Hardware *Hw, const PredictOptions &O) {
   py::gil_scoped_release NoGil;
   return predict(M, Hw, O);
@@ -97,12 +109,12 @@ Prediction run(const Model &M, const Hardware *Hw, const PredictOptions &O) {
 py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
                 bool Ops) {
   py::dict D;
-  D["model"] = M.name();
+  D["model"] = text(M.name());
   D["nodes"] = M.numNodes();
   D["batch"] = M.batch();
   if (Hw) {
-    D["hw"] = Hw->name();
-    D["device"] = Hw->device();
+    D["hw"] = text(Hw->name());
+    D["device"] = text(Hw->device());
   }
   D["params"] = P.params();
   D["flops"] = P.flops();
@@ -139,9 +151,9 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     py::list L;
     for (const OpRow &R : P.ops()) {
       py::dict O;
-      O["name"] = R.name;
-      O["op"] = R.op;
-      O["output_shape"] = R.outputShape;
+      O["name"] = text(R.name);
+      O["op"] = text(R.op);
+      O["output_shape"] = text(R.outputShape);
       O["params"] = R.params;
       O["flops"] = R.flops;
       O["macs"] = R.macs;
@@ -158,7 +170,7 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
   }
   py::list W;
   for (const std::string &S : P.warnings())
-    W.append(S);
+    W.append(text(S));
   D["warnings"] = std::move(W);
   return D;
 }
@@ -249,6 +261,18 @@ PYBIND11_MODULE(perfc, m) {
   m.doc() = "perfc: analytical performance predictions for ONNX models";
   m.attr("__version__") = version();
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  // Tried before register_exception's own translator (pybind11 tries the
+  // last registered first): the message through text(), since one name in
+  // it that is not UTF-8 made PyErr_SetString drop the whole message.
+  py::register_exception_translator([](std::exception_ptr P) {
+    try {
+      if (P)
+        std::rethrow_exception(P);
+    } catch (const Error &E) {
+      const py::object Type = py::module_::import("perfc").attr("Error");
+      PyErr_SetObject(Type.ptr(), text(E.what()).ptr());
+    }
+  });
 
   py::class_<Hardware>(m, "Hardware")
       .def_static("load", &Hardware::load, py::arg("name_or_path"),
@@ -256,12 +280,14 @@ PYBIND11_MODULE(perfc, m) {
       .def_static("from_yaml", &Hardware::fromYaml, py::arg("text"),
                   py::arg("name") = "<yaml>")
       .def_static("bundled", &Hardware::bundled)
-      .def_property_readonly("name", &Hardware::name)
-      .def_property_readonly("device", &Hardware::device)
+      .def_property_readonly("name",
+                             [](const Hardware &H) { return text(H.name()); })
+      .def_property_readonly("device",
+                             [](const Hardware &H) { return text(H.device()); })
       .def_property_readonly("devices", &Hardware::devices)
       .def("__repr__", [](const Hardware &H) {
-        return "<perfc.Hardware '" + H.name() + "' device '" + H.device() +
-               "'>";
+        return text("<perfc.Hardware '" + H.name() + "' device '" + H.device() +
+                    "'>");
       });
   m.def(
       "load_hw", [](const std::string &S) { return Hardware::load(S); },
@@ -293,12 +319,13 @@ PYBIND11_MODULE(perfc, m) {
           py::arg("dims") = py::none(), py::arg("allow_unknown_shapes") = false,
           py::arg("name") = py::none(),
           "An ONNX model from a path or from its serialized bytes.")
-      .def_property_readonly("name", &Model::name)
+      .def_property_readonly("name",
+                             [](const Model &M) { return text(M.name()); })
       .def_property_readonly("num_nodes", &Model::numNodes)
       .def_property_readonly("batch", &Model::batch)
       .def("__repr__", [](const Model &M) {
-        return "<perfc.Model '" + M.name() + "' " +
-               std::to_string(M.numNodes()) + " nodes>";
+        return text("<perfc.Model '" + M.name() + "' " +
+                    std::to_string(M.numNodes()) + " nodes>");
       });
 
   py::class_<T>(m, "Tensor").def_readonly("id", &T::Id);

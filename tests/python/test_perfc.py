@@ -191,3 +191,24 @@ def test_plan_errors():
         perfc.plan(m, dgx, global_batch=16, micro_batch=4)
     p = perfc.plan(m, dgx, global_batch=16)
     assert p["micro_batch"] == 2
+
+
+def test_names_that_are_not_utf8(hw):
+    """ONNX names are unchecked bytes: results and errors carry U+FFFD for
+    what is not UTF-8 (a plain conversion raised UnicodeDecodeError, and an
+    error lost its whole message)."""
+    with open(os.path.join(ZOO, "resnet18.onnx"), "rb") as f:
+        good = f.read()
+    # The node name "/conv1/Conv" (NodeProto field 3) with its 'v' as 0xff.
+    name = b"\x1a\x0b/conv1/Conv"
+    assert good.count(name) == 1
+    m = perfc.Model.from_onnx(good.replace(name, b"\x1a\x0b/conv1/Co\xffv"))
+    r = perfc.predict(m, hw)
+    assert "/conv1/Co\ufffdv" in [o["name"] for o in r["ops"]]
+    d = json.loads(perfc.predict_json(m, hw))
+    assert "/conv1/Co\ufffdv" in [n["name"] for n in d["nodes"]]
+    # The Relu's input (field 1) no longer names the conv's output.
+    edge = b"\x0a\x14/conv1/Conv_output_0"
+    assert good.count(edge) == 1
+    with pytest.raises(perfc.Error, match="reads tensor '/conv1/Co\ufffdv_output_0'"):
+        perfc.Model.from_onnx(good.replace(edge, b"\x0a\x14/conv1/Co\xffv_output_0"))
