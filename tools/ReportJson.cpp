@@ -357,10 +357,12 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             });
         });
         J.attributeArray("assignment", [&] {
-          for (const auto &[Node, Device] : P.Assignment)
+          // Not a structured binding: clang 14 (the fuzzers' compiler) does
+          // not let a lambda capture one in C++17.
+          for (const auto &NodeDevice : P.Assignment)
             J.object([&] {
-              J.attribute("node", jsonText(Node));
-              J.attribute("device", jsonText(Device));
+              J.attribute("node", jsonText(NodeDevice.first));
+              J.attribute("device", jsonText(NodeDevice.second));
             });
         });
         J.attribute("latency_s", P.LatencySeconds);
