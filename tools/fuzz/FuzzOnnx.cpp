@@ -4,7 +4,8 @@
 // stripper, structure checks, binding, shape inference with folding,
 // conversion to IR) and, when that succeeds, through the work pass and the
 // latency passes (kernel planning, cache reuse over the schedule, roofline)
-// on a small GPU with an L2 that has a bandwidth. Errors
+// on a small GPU with an L2 that has a bandwidth, and the prediction through
+// the JSON and trace writers (names as the model has them). Errors
 // are expected, but each must be one line naming the buffer (FuzzCheck.h);
 // crashes, leaks, hangs and sanitizer reports are bugs.
 //
@@ -12,7 +13,10 @@
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
 #include "passes/Predict.h"
+#include "tools/ReportWriters.h"
 #include "tools/fuzz/FuzzCheck.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +71,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   Timed.Explain = Size % 3 == 0;
   Timed.Fusion.Fuse = Size % 5 != 0;
   perfc::Report T = perfc::predict(Model->Graph, Timed);
-  (void)T;
+  // The writers take names as the model has them: arbitrary bytes.
+  perfc::writeReportJson(T, llvm::nulls());
+  perfc::writeChromeTrace(T, llvm::nulls());
   return 0;
 }

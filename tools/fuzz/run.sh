@@ -4,7 +4,8 @@
 #   bash tools/fuzz/run.sh TARGET SECONDS [LIBFUZZER_ARGS...]
 #
 # TARGET is fuzz_onnx, fuzz_hw_yaml, fuzz_cli or fuzz_plan_json. The build
-# goes to build-fuzz/ (clang-14, PERFC_FUZZ=ON: ASan + UBSan + coverage).
+# goes to build-fuzz/ (clang-14, PERFC_FUZZ=ON: ASan + UBSan + coverage,
+# with assertions).
 # Seeds are made afresh in build-fuzz/seeds/TARGET from the repository's
 # models, hardware files and plans; what the fuzzer learns accumulates in
 # build-fuzz/corpus/TARGET across runs, and crashes are written to
@@ -30,13 +31,17 @@ fuzz_onnx | fuzz_hw_yaml | fuzz_cli | fuzz_plan_json) ;;
 esac
 
 build=$root/build-fuzz
-if [ ! -f "$build/build.ninja" ]; then
+# Build type Sanitize (-O1 -g1, assertions on: see the root CMakeLists.txt);
+# a build-fuzz/ configured otherwise (RelWithDebInfo before 2026-12-05) is
+# reconfigured.
+if [ ! -f "$build/build.ninja" ] ||
+  ! grep -q '^CMAKE_BUILD_TYPE:STRING=Sanitize$' "$build/CMakeCache.txt"; then
   launcher=()
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     "${launcher[@]}" -DPERFC_FUZZ=ON -DPERFC_BUILD_TESTS=OFF >/dev/null
 fi
