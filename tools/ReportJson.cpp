@@ -36,7 +36,7 @@ void writeTensors(llvm::json::OStream &J, llvm::StringRef Key,
     for (const TensorInfo &T : Tensors)
       J.object([&] {
         J.attribute("name", jsonText(T.Name));
-        J.attribute("dtype", jsonText(T.DType));
+        J.attribute("dtype", T.DType);
         J.attribute("shape", jsonText(T.Shape));
       });
   });
@@ -241,7 +241,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("device", jsonText(R.Hardware->Device));
         J.attribute("source", jsonText(R.Hardware->Source));
         if (!R.Hardware->ComputeType.empty())
-          J.attribute("compute_type", jsonText(R.Hardware->ComputeType));
+          J.attribute("compute_type", R.Hardware->ComputeType);
         if (R.Hardware->LaunchOverheadSeconds)
           J.attribute("launch_overhead_s", *R.Hardware->LaunchOverheadSeconds);
       });
@@ -377,7 +377,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("transfers", int64_t(P.Transfers));
         J.attribute("transfer_bytes", P.TransferBytes);
         J.attribute("optimal", P.Optimal);
-        J.attribute("method", jsonText(P.Method));
+        J.attribute("method", P.Method);
         J.attribute("solve_s", P.SolveSeconds);
       });
     }
@@ -393,7 +393,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("formula", jsonText(N.Work.Formula));
           if (N.Time) {
             J.attribute("latency_s", N.Time->Seconds);
-            J.attribute("bound", jsonText(N.Time->Bound));
+            J.attribute("bound", N.Time->Bound);
             J.attribute("compute_s", N.Time->ComputeSeconds);
             J.attribute("memory_s", N.Time->MemorySeconds);
             J.attribute("overhead_s", N.Time->OverheadSeconds);
@@ -407,12 +407,12 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             }
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
-            J.attribute("exec", jsonText(N.Time->Exec));
+            J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())
               J.attribute("fused_into", jsonText(N.Time->FusedInto));
             if (N.Time->Exec == "kernel") {
-              J.attribute("unit", jsonText(N.Time->Unit));
-              J.attribute("compute_type", jsonText(N.Time->ComputeType));
+              J.attribute("unit", N.Time->Unit);
+              J.attribute("compute_type", N.Time->ComputeType);
               J.attribute("peak_flops", N.Time->PeakFlops);
               J.attribute("compute_efficiency", N.Time->ComputeEfficiency);
               J.attribute("bandwidth_bytes_per_s", N.Time->Bandwidth);

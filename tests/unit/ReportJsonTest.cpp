@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "tools/ReportWriters.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -52,6 +53,20 @@ Report reportWithBadNames() {
   return R;
 }
 
+/// What Write printed, parsed. llvm::json::parse rejects invalid UTF-8, so
+/// this also checks that every bad byte was repaired.
+llvm::json::Value
+parsedOutput(llvm::function_ref<void(llvm::raw_ostream &)> Write) {
+  std::string Text;
+  llvm::raw_string_ostream OS(Text);
+  Write(OS);
+  OS.flush();
+  llvm::Expected<llvm::json::Value> Doc = llvm::json::parse(Text);
+  REQUIRE_MESSAGE(bool(Doc), llvm::toString(Doc.takeError()));
+  REQUIRE(Doc->getAsObject());
+  return std::move(*Doc);
+}
+
 /// The string at Key of O, or "" (absent, or not a string).
 std::string text(const llvm::json::Object *O, llvm::StringRef Key) {
   return O->getString(Key).getValueOr("").str();
@@ -61,16 +76,9 @@ std::string text(const llvm::json::Object *O, llvm::StringRef Key) {
 
 TEST_CASE("JSON output repairs names that are not UTF-8") {
   const Report R = reportWithBadNames();
-  std::string Text;
-  llvm::raw_string_ostream OS(Text);
-  writeReportJson(R, OS);
-  OS.flush();
-  // llvm::json::parse rejects invalid UTF-8: the output parses, and each
-  // bad byte became U+FFFD.
-  llvm::Expected<llvm::json::Value> Doc = llvm::json::parse(Text);
-  REQUIRE_MESSAGE(bool(Doc), llvm::toString(Doc.takeError()));
-  const llvm::json::Object *Root = Doc->getAsObject();
-  REQUIRE(Root);
+  const llvm::json::Value Doc =
+      parsedOutput([&](llvm::raw_ostream &OS) { writeReportJson(R, OS); });
+  const llvm::json::Object *Root = Doc.getAsObject();
   const llvm::json::Object *Model = Root->getObject("model");
   REQUIRE(Model);
   CHECK(text(Model, "name") == Repaired);
@@ -86,19 +94,14 @@ TEST_CASE("JSON output repairs names that are not UTF-8") {
   CHECK(text(Node, "memory_level") == Repaired);
   const llvm::json::Array *Warnings = Root->getArray("warnings");
   REQUIRE(Warnings);
-  CHECK(text((*Warnings)[0].getAsObject(), "node") ==
-        llvm::StringRef(Repaired));
+  CHECK(text((*Warnings)[0].getAsObject(), "node") == Repaired);
 }
 
 TEST_CASE("the Chrome trace repairs names that are not UTF-8") {
   const Report R = reportWithBadNames();
-  std::string Text;
-  llvm::raw_string_ostream OS(Text);
-  writeChromeTrace(R, OS);
-  OS.flush();
-  llvm::Expected<llvm::json::Value> Doc = llvm::json::parse(Text);
-  REQUIRE_MESSAGE(bool(Doc), llvm::toString(Doc.takeError()));
-  const llvm::json::Array *Events = Doc->getAsObject()->getArray("traceEvents");
+  const llvm::json::Value Doc =
+      parsedOutput([&](llvm::raw_ostream &OS) { writeChromeTrace(R, OS); });
+  const llvm::json::Array *Events = Doc.getAsObject()->getArray("traceEvents");
   REQUIRE(Events);
   bool Found = false;
   for (const llvm::json::Value &E : *Events)
