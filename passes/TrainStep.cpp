@@ -8,6 +8,7 @@
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
+#include "passes/TpSizes.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -114,6 +115,8 @@ public:
           "MatMul on weights feeding, through non-GEMM ops, another MatMul "
           "on weights within a block); use --tp 1",
           O.Tp));
+    if (llvm::Error E = checkTpSizes(G, Work, Blocks, O.Tp, O.SequenceParallel))
+      return std::move(E);
     if (llvm::Error E = makeGroups())
       return std::move(E);
     const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(C, O);

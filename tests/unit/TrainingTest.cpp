@@ -388,6 +388,52 @@ TEST_SUITE("training") {
           "--global-batch -6: give a positive number of samples per step");
   }
 
+  TEST_CASE("tensor parallelism keeps whole heads, columns and rows") {
+    // Megatron-LM refuses a degree that splits a head, a key/value group, a
+    // column or a row block (or, with --sp, a sequence position); perfc
+    // once priced 4 heads on 3 ranks as 4/3 heads each.
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    auto errorOf = [&](const frontend::ImportedModel &M, unsigned Tp, bool Sp) {
+      TrainingAnalysis A(M.Graph);
+      TrainOptions O;
+      O.Tp = Tp;
+      O.SequenceParallel = Sp;
+      auto R = predictTraining(A, *Dgx, O);
+      return R ? std::string() : llvm::toString(R.takeError());
+    };
+    // 4 heads: the packed QKV GEMM's 192 columns divide by 3, the heads not.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
+    CHECK(errorOf(Gpt, 3, false) ==
+          "--tp 3 does not divide the 4 heads of node "
+          "'/layers.0/attn/q_heads/Reshape' (each tensor-parallel rank holds "
+          "whole heads, columns and rows, as in Megatron-LM); use a --tp that "
+          "divides 4");
+    CHECK(llvm::StringRef(errorOf(Gpt, 8, false))
+              .startswith("--tp 8 does not divide the 4 heads"));
+    CHECK(errorOf(Gpt, 4, false).empty());
+    CHECK(errorOf(Gpt, 2, true).empty());
+    // Sequence parallelism splits the 6 positions too.
+    const frontend::ImportedModel Short = generatedGpt(2, 64, 4, 6, 1);
+    CHECK(errorOf(Short, 4, false).empty());
+    CHECK(errorOf(Short, 4, true) ==
+          "--tp 4 does not divide the 6 sequence positions (--sp) of node "
+          "'/layers.0/attn/out/MatMul' (each tensor-parallel rank holds "
+          "whole heads, columns and rows, as in Megatron-LM); use a --tp "
+          "that divides 2");
+    // Grouped-query attention: 8 query heads in 2 key/value groups.
+    modelgen::TransformerSpec Spec =
+        transformerSpec(modelgen::Family::Llama, 2, 64, 8, 16, 128);
+    Spec.KvHeads = 2;
+    Spec.Batch = 1;
+    const frontend::ImportedModel Llama =
+        importZoo(zooBytes(Spec), {}, "llama.onnx");
+    CHECK(errorOf(Llama, 2, false).empty());
+    CHECK(llvm::StringRef(errorOf(Llama, 4, false))
+              .startswith("--tp 4 does not divide the 2 heads of node "
+                          "'/layers.0/attn/k_heads/Reshape'"));
+  }
+
   TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
