@@ -475,5 +475,10 @@ std::string perfc::cost::explain(const OpTime &T) {
     S += llvm::formatv("; fallback: no unit computes {0}",
                        ir::name(T.RequestedType))
              .str();
+  else if (T.ComputeType != T.RequestedType &&
+           T.RequestedType != ir::DType::TF32)
+    S += llvm::formatv("; {0} asked, run in {1}: the device computes no {0}",
+                       ir::name(T.RequestedType), ir::name(T.ComputeType))
+             .str();
   return S + ")";
 }

@@ -250,7 +250,61 @@ cost::OpTime timeOn(const OpWork &W, const hw::Device &D,
     if (!AT.Unsupported && (Best.Unsupported || AT.Seconds < Best.Seconds))
       Best = AT;
   }
+  // The type asked for stays the request; ComputeType says what ran.
+  Best.RequestedType = T.RequestedType;
   return Best;
+}
+
+/// A warning when some processor is priced in another floating type than
+/// the one asked for (an fp16 NPU given an fp32 model) while another runs
+/// the same kernel in the type asked: the choice between them then rests
+/// on the types as much as on the processors.
+llvm::Optional<Warning>
+typeWarning(llvm::ArrayRef<PlacementDevice> Devices,
+            const std::vector<std::vector<cost::OpTime>> &Times) {
+  const unsigned D = Devices.size();
+  std::vector<unsigned> Substituted(D, 0);
+  std::vector<ir::DType> Type(D, ir::DType::F32);
+  bool Unequal = false;
+  ir::DType Asked = ir::DType::F32;
+  for (const std::vector<cost::OpTime> &Kernel : Times) {
+    bool Sub = false, AsAsked = false;
+    for (unsigned Dv = 0; Dv < D; ++Dv) {
+      const cost::OpTime &T = Kernel[Dv];
+      if (T.Unsupported || T.IsView || !ir::isFloatingPoint(T.RequestedType))
+        continue;
+      if (T.ComputeType == T.RequestedType ||
+          (T.RequestedType == ir::DType::TF32 &&
+           T.ComputeType == ir::DType::F32)) {
+        AsAsked = true;
+        continue;
+      }
+      Sub = true;
+      ++Substituted[Dv];
+      Type[Dv] = T.ComputeType;
+      Asked = T.RequestedType;
+    }
+    Unequal |= Sub && AsAsked;
+  }
+  if (!Unequal)
+    return llvm::None;
+  std::string Which;
+  ir::DType Common = ir::DType::F32;
+  for (unsigned Dv = 0; Dv < D; ++Dv)
+    if (Substituted[Dv]) {
+      Which += (Which.empty() ? "" : ", ") +
+               llvm::formatv("{0} runs in {1} ({2} kernels)", Devices[Dv].Name,
+                             ir::name(Type[Dv]), Substituted[Dv])
+                   .str();
+      Common = Type[Dv];
+    }
+  return Warning{
+      "", llvm::formatv("--place: the model asks for {0}, which {1} and the "
+                        "other processors run as asked, so the placement "
+                        "compares types as well as processors; give "
+                        "--compute-type {2} to price them all in one type",
+                        ir::name(Asked), Which, ir::name(Common))
+              .str()};
 }
 
 } // namespace
@@ -421,6 +475,8 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
 
   for (unsigned Dv = 0; Dv < D; ++Dv)
     R.SingleDeviceSeconds.push_back(P.evaluate(std::vector<unsigned>(N, Dv)));
+  if (llvm::Optional<Warning> W = typeWarning(R.Devices, Times))
+    R.Warnings.push_back(std::move(*W));
 
   auto Sol = solvePlacement(P, O.Solver, O.TimeLimitSeconds);
   if (!Sol)
@@ -487,4 +543,5 @@ void perfc::applyPlacement(const PlacementResult &P, Report &R, bool Explain) {
   PR.SolveSeconds = P.SolveSeconds;
   PR.Method = P.Method;
   R.Placement = std::move(PR);
+  R.Warnings.insert(R.Warnings.end(), P.Warnings.begin(), P.Warnings.end());
 }

@@ -147,6 +147,10 @@ struct PlacementResult {
   double SolveSeconds = 0;
   std::string Method;
   unsigned Tensors = 0; ///< Tensors between kernels (edges of the problem).
+  /// Remarks for the report: processors priced in another type than the
+  /// one asked for while others run it (the comparison is then not like
+  /// for like).
+  std::vector<Warning> Warnings;
 };
 
 /// The placement of G's kernels on the processors of C's first node group.

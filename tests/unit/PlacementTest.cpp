@@ -251,6 +251,41 @@ TEST_SUITE("placement") {
     CHECK(*Alone.LatencySeconds < *predict(M.B.G, NoCache).LatencySeconds);
   }
 
+  TEST_CASE("a processor priced in another type than asked is named") {
+    // An fp16 NPU given an fp32 model runs it in fp16 (TensorRT builds DLA
+    // layers in fp16) while the CPU runs fp32: the comparison mixes types,
+    // and a warning says so; with the type given, every processor runs it.
+    std::string Yaml = SocYaml;
+    const std::string Int8 = "matrix: {int8: 10 TOPS}";
+    Yaml.replace(Yaml.find(Int8), Int8.size(), "matrix: {fp16: 5 TFLOPS}");
+    const std::string Types = "dtypes: [int8]";
+    Yaml.replace(Yaml.find(Types), Types.size(), "dtypes: [fp16]");
+    auto C = hw::loadHardwareFromString(Yaml, "placement-test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    ConvSoftmaxConv M;
+    auto R = placeGraph(M.B.G, *C, PlacementOptions());
+    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    REQUIRE(R->Warnings.size() == 1);
+    CHECK(R->Warnings.front().Message ==
+          "--place: the model asks for fp32, which tnpu runs in fp16 (3 "
+          "kernels) and the other processors run as asked, so the placement "
+          "compares types as well as processors; give --compute-type fp16 to "
+          "price them all in one type");
+    CHECK(R->KernelsPerDevice[1] > 0);
+    for (unsigned K = 0; K < R->KernelTimes.size(); ++K)
+      if (R->KernelDevice[K] == 1) {
+        CHECK(R->KernelTimes[K].ComputeType == ir::DType::F16);
+        CHECK(R->KernelTimes[K].RequestedType == ir::DType::F32);
+        CHECK(llvm::StringRef(cost::explain(R->KernelTimes[K]))
+                  .contains("fp32 asked, run in fp16"));
+      }
+    PlacementOptions Fp16;
+    Fp16.Time.ComputeType = ir::DType::F16;
+    auto Same = placeGraph(M.B.G, *C, Fp16);
+    REQUIRE(bool(Same));
+    CHECK(Same->Warnings.empty());
+  }
+
   TEST_CASE("a one-device cluster is refused") {
     auto C = hw::loadHardware("t4");
     REQUIRE(bool(C));
