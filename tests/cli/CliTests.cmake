@@ -530,7 +530,7 @@ perfc_expect_error(micro_batch_2e62
 add_test(NAME cli.micro_batch_2e32
          COMMAND $<TARGET_FILE:perfc> ${STRATEGY_ARGS} --micro-batch 4294967296)
 set_tests_properties(cli.micro_batch_2e32 PROPERTIES PASS_REGULAR_EXPRESSION
-  "global batch 4294967296 = 1 micro-batches of 4294967296")
+  "global batch 4294967296 = 1 micro-batch of 4294967296")
 # The same overflow from flags: pp x vp wraps to 0 in 32 bits.
 perfc_expect_error(train_chunks_wrap
   "gpt2_small.onnx: pp 2 x vp 2147483648 = 4294967296 pipeline chunks, but the model has 12 blocks"
