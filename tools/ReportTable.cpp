@@ -89,13 +89,12 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;
     const TrainReport &T = *R.Train;
-    OS << fmt::format("\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
-                      "global batch {} = {} micro-batch{} of {}\n",
-                      O.Dp, O.Tp, O.Pp,
-                      O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
-                      O.SequenceParallel ? ", sp" : "", T.Devices, T.Device,
-                      T.GlobalBatch, T.MicroBatches,
-                      T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
+    OS << fmt::format(
+        "\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
+        "global batch {} = {} micro-batch{} of {}\n",
+        O.Dp, O.Tp, O.Pp, O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
+        O.SequenceParallel ? ", sp" : "", T.Devices, T.Device, T.GlobalBatch,
+        T.MicroBatches, T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
     OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
                       "recompute {}\n",
                       ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
