@@ -239,6 +239,19 @@ perfc::hw::loadLinkFromString(llvm::StringRef Text,
   return toLink(parseSource(Src), DisplayName);
 }
 
+llvm::Expected<llvm::StringRef> perfc::hw::bundledText(llvm::StringRef Name) {
+  if (const detail::BundledFile *F = findBundled(Name))
+    return F->text();
+  if (isPathLike(Name))
+    return makeError(llvm::formatv("'{0}' is a file path, not the name of a "
+                                   "bundled description; read the file "
+                                   "itself, or see 'perfc hw list'",
+                                   Name));
+  return makeError(llvm::formatv(
+      "unknown hardware '{0}'; {1}run 'perfc hw list' for the bundled names",
+      Name, didYouMean(Name, bundledNames(llvm::None))));
+}
+
 std::vector<BundledEntry> perfc::hw::listBundled() {
   std::vector<BundledEntry> Entries;
   for (const detail::BundledFile &F : detail::bundledFiles()) {

@@ -64,6 +64,12 @@ struct BundledEntry {
 /// Every bundled description, sorted by kind then name.
 std::vector<BundledEntry> listBundled();
 
+/// The YAML text of the bundled description NAME, as embedded at build
+/// time (comments and citations included): the starting point for a
+/// description of one's own. An unknown name is an error with the closest
+/// bundled names.
+llvm::Expected<llvm::StringRef> bundledText(llvm::StringRef Name);
+
 } // namespace perfc::hw
 
 #endif // PERFC_HWDB_LOADER_H

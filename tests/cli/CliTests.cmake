@@ -158,6 +158,19 @@ add_test(NAME cli.hw_show_vector_compute
 set_tests_properties(cli.hw_show_vector_compute PROPERTIES
   PASS_REGULAR_EXPRESSION "gemm +\\[2.1 GFLOP: 0.46,[^]]*\\] / 0.8\n +\\[2.1 GFLOP: 0.67,[^]]*2.1 TFLOP: 0.92\\] on the vector units.*\\[7\\] Tesla V100-SXM2-16GB")
 perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
+# For scripts: the list as JSON; a bundled file as is, which loads again
+# from a file of one's own (a cluster's references stay bundled names).
+add_test(NAME cli.hw_list_json COMMAND $<TARGET_FILE:perfc> hw list --format json)
+set_tests_properties(cli.hw_list_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "^{\n  \"devices\": \\[\n    {\n      \"name\": \"a100-sxm4-40gb\",\n      \"path\": \"hwdb/devices/a100-sxm4-40gb.yaml\",\n      \"summary\": \"gpu NVIDIA;.*\"links\": \\[.*\"name\": \"nvlink3\".*\"clusters\": \\[.*\"name\": \"dgx-a100\"")
+add_test(NAME cli.hw_show_yaml_round_trip
+         COMMAND sh -c "$<TARGET_FILE:perfc> hw show dgx-a100 --format yaml > ${CMAKE_CURRENT_BINARY_DIR}/my-dgx.yaml && $<TARGET_FILE:perfc> hw show ${CMAKE_CURRENT_BINARY_DIR}/my-dgx.yaml")
+set_tests_properties(cli.hw_show_yaml_round_trip PROPERTIES
+  PASS_REGULAR_EXPRESSION "^dgx-a100: NVIDIA DGX A100 640GB.*a100-sxm4-80gb: NVIDIA A100 SXM4 80GB")
+perfc_expect_error(hw_show_yaml_path "'./mine.yaml' is a file path, not the name of a bundled description"
+                   hw show ./mine.yaml --format yaml)
+perfc_expect_error(hw_list_format "hw list: --format yaml: use table or json$"
+                   hw list --format yaml)
 perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
 perfc_expect_error(unsupported_on_device
