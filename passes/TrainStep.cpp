@@ -117,6 +117,17 @@ public:
           O.Tp));
     if (llvm::Error E = checkTpSizes(G, Work, Blocks, O.Tp, O.SequenceParallel))
       return std::move(E);
+    // Both act on the attention core alone: without one they would change
+    // nothing while the report said they were on.
+    const bool HasCore = llvm::is_contained(Blocks.AttentionCore, true);
+    if (A.FlashAttention && !HasCore)
+      return fail("--flash-attention: the model has no attention core (a "
+                  "product of two activations, as Q.K^T, led through other "
+                  "ops to a second, as P.V, within a block); drop the flag");
+    if (O.Recomp == Recompute::Selective && !HasCore)
+      return fail("--recompute selective recomputes the attention core, and "
+                  "the model has none (a product of two activations led to a "
+                  "second within a block); use --recompute none or full");
     if (llvm::Error E = makeGroups())
       return std::move(E);
     const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(C, O);
@@ -171,6 +182,8 @@ private:
     MicroBatches = GlobalBatch / PerStep;
     if (O.Zero > 3)
       return fail("--zero must be 0, 1, 2 or 3");
+    if (O.SequenceParallel && O.Tp < 2)
+      return fail("--sp (sequence parallelism) needs --tp of at least 2");
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
     if (O.Vp > 1 && O.Schedule == PipelineSchedule::GPipe)

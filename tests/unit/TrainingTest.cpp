@@ -434,6 +434,38 @@ TEST_SUITE("training") {
                           "'/layers.0/attn/k_heads/Reshape'"));
   }
 
+  TEST_CASE("options that change nothing for the model are refused") {
+    // TwoBlocks has no attention core (its products each read a weight),
+    // so FlashAttention and selective recomputation would leave the step
+    // as it is while the report said they were on; --sp without --tp too.
+    TwoBlocks T;
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainOptions Flash;
+    Flash.FlashAttention = true;
+    auto F = predictTraining(T.B.G, *Dgx, Flash);
+    REQUIRE_FALSE(bool(F));
+    CHECK(llvm::StringRef(llvm::toString(F.takeError()))
+              .startswith("--flash-attention: the model has no attention "
+                          "core"));
+    TrainOptions Sel;
+    Sel.Recomp = Recompute::Selective;
+    auto S = predictTraining(T.B.G, *Dgx, Sel);
+    REQUIRE_FALSE(bool(S));
+    CHECK(llvm::StringRef(llvm::toString(S.takeError()))
+              .endswith("use --recompute none or full"));
+    TrainOptions Sp;
+    Sp.SequenceParallel = true;
+    auto P = predictTraining(T.B.G, *Dgx, Sp);
+    REQUIRE_FALSE(bool(P));
+    CHECK(llvm::toString(P.takeError()) ==
+          "--sp (sequence parallelism) needs --tp of at least 2");
+    // A GPT has one: both run.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
+    CHECK(bool(predictTraining(Gpt.Graph, *Dgx, Flash)));
+    CHECK(bool(predictTraining(Gpt.Graph, *Dgx, Sel)));
+  }
+
   TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
