@@ -220,6 +220,14 @@ llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
   throwError("unknown compute type '" + S + "': use " + ComputeTypeChoices);
 }
 
+llvm::Optional<ir::DType> parseStorageType(const std::string &S) {
+  if (S.empty())
+    return llvm::None;
+  if (auto T = computeTypeNamed(S))
+    return T;
+  throwError("unknown storage type '" + S + "': use " + ComputeTypeChoices);
+}
+
 } // namespace
 
 perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
@@ -265,6 +273,12 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   // asks for them: ops() and errors describe nodes from the graph then.
   PO.NodeNames = Explain;
   PO.Time.ComputeType = parseComputeType(Options.computeType);
+  PO.StorageType = parseStorageType(Options.storageType);
+  if (auto L = hw::parseConvLayout(Options.convLayout))
+    PO.Time.Layout = *L;
+  else
+    throwError("unknown conv layout '" + Options.convLayout +
+               "': use native, nchw or nhwc");
   PO.Fusion.Fuse = Options.fusion;
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
   // A launch cost of another runtime: the prediction's own copy of the
@@ -300,9 +314,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     Train = trainOptions(*Options.train, MI.Batch);
     // An eager framework's step, as --no-fusion.
     Train->Unfused = !Options.fusion;
+    Train->Layout = PO.Time.Layout;
     if (auto T = applyTrainingPrecision(PO, Train->DType,
                                         !Options.computeType.empty(),
-                                        /*StorageGiven=*/false))
+                                        !Options.storageType.empty()))
       ComputeTypeShown = ir::name(*T);
   }
 
@@ -322,6 +337,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         Options.launchOverheadSeconds
             ? llvm::Optional<double>(*Options.launchOverheadSeconds)
             : llvm::None};
+    R.Hardware->StorageType =
+        PO.StorageType ? ir::name(*PO.StorageType).str() : "";
+    if (PO.Time.Layout != hw::ConvLayout::Native)
+      R.Hardware->ConvLayout = hw::name(PO.Time.Layout);
     if (!PO.NodeNames && llvm::any_of(R.Nodes, [](const NodeReport &N) {
           return N.Time && N.Time->Unsupported;
         }))

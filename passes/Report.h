@@ -98,6 +98,11 @@ struct HardwareInfo {
   std::string ComputeType; ///< --compute-type, or "" for the model's own.
   /// --launch-overhead: the per-kernel cost that replaced the description's.
   llvm::Optional<double> LaunchOverheadSeconds;
+  /// The type tensors were stored in (--storage-type, or mixed-precision
+  /// training's), "" for the model's own.
+  std::string StorageType;
+  /// --conv-layout where not native ("nchw", "nhwc"); "" for native.
+  std::string ConvLayout;
 };
 
 /// How the nodes ran, with a device.

@@ -4,7 +4,8 @@
 // (include/perfc/perfc.h), on a pool of threads. Each line is a JSON object
 //
 //   {"model": "m.onnx", "hw": "a100-sxm4-80gb", "batch": 8,
-//    "dims": {"seq": 128}, "compute_type": "fp16", "fusion": true,
+//    "dims": {"seq": 128}, "compute_type": "fp16", "storage_type": "fp16",
+//    "conv_layout": "nchw", "fusion": true,
 //    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6,
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
@@ -64,10 +65,12 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     llvm::StringRef K = KV.first;
     if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
         K != "train" && K != "compute_type" && K != "fusion" &&
-        K != "allow_unknown_shapes" && K != "launch_overhead_s")
+        K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
+        K != "storage_type" && K != "conv_layout")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
-                  "fusion, allow_unknown_shapes, launch_overhead_s");
+                  "storage_type, conv_layout, fusion, allow_unknown_shapes, "
+                  "launch_overhead_s");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -103,6 +106,18 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!C)
       return Fail("'compute_type' must be a string");
     J.Predict.computeType = C->str();
+  }
+  if (O->get("storage_type")) {
+    auto S = O->getString("storage_type");
+    if (!S)
+      return Fail("'storage_type' must be a string");
+    J.Predict.storageType = S->str();
+  }
+  if (O->get("conv_layout")) {
+    auto L = O->getString("conv_layout");
+    if (!L)
+      return Fail("'conv_layout' must be a string");
+    J.Predict.convLayout = L->str();
   }
   if (O->get("fusion")) {
     auto F = O->getBoolean("fusion");

@@ -244,6 +244,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("compute_type", R.Hardware->ComputeType);
         if (R.Hardware->LaunchOverheadSeconds)
           J.attribute("launch_overhead_s", *R.Hardware->LaunchOverheadSeconds);
+        if (!R.Hardware->StorageType.empty())
+          J.attribute("storage_type", R.Hardware->StorageType);
+        if (!R.Hardware->ConvLayout.empty())
+          J.attribute("conv_layout", R.Hardware->ConvLayout);
       });
     J.attributeObject("totals", [&] {
       writeWork(J, R.Total);

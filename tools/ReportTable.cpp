@@ -53,15 +53,23 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                     M.Producer.empty() ? "unknown producer" : M.Producer);
   for (const TensorInfo &T : M.Inputs)
     OS << fmt::format("input     {} {} {}\n", T.Name, T.DType, T.Shape);
-  if (R.Hardware)
-    OS << fmt::format(
-        "hardware  {} ({}){}\n", R.Hardware->Name, R.Hardware->Device,
-        R.Hardware->LaunchOverheadSeconds
-            ? ", launch overhead " +
-                  hw::formatQuantity(*R.Hardware->LaunchOverheadSeconds,
-                                     hw::Quantity::Time) +
-                  " per kernel (--launch-overhead)"
-            : std::string());
+  if (R.Hardware) {
+    // What the run was told besides the device: each changes the numbers.
+    std::string Given;
+    if (!R.Hardware->ComputeType.empty())
+      Given += ", compute " + R.Hardware->ComputeType;
+    if (!R.Hardware->StorageType.empty())
+      Given += ", storage " + R.Hardware->StorageType;
+    if (!R.Hardware->ConvLayout.empty())
+      Given += ", conv layout " + R.Hardware->ConvLayout;
+    if (R.Hardware->LaunchOverheadSeconds)
+      Given += ", launch overhead " +
+               hw::formatQuantity(*R.Hardware->LaunchOverheadSeconds,
+                                  hw::Quantity::Time) +
+               " per kernel (--launch-overhead)";
+    OS << fmt::format("hardware  {} ({}){}\n", R.Hardware->Name,
+                      R.Hardware->Device, Given);
+  }
   OS << fmt::format("params    {}\n", formatCount(double(R.Total.Params)));
   OS << fmt::format("MACs      {}\n", formatCount(R.Total.Macs));
   OS << fmt::format("FLOPs     {}\n", formatCount(R.Total.Flops));

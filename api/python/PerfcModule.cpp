@@ -33,11 +33,21 @@ ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
   return O;
 }
 
+/// The keyword arguments predict() and predict_json() share besides
+/// compute_type, fusion, train and launch_overhead_s.
+struct StorageArgs {
+  std::string StorageType;
+  std::string ConvLayout = "native";
+};
+
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
                               py::object Train,
-                              py::object LaunchOverhead = py::none()) {
+                              py::object LaunchOverhead = py::none(),
+                              const StorageArgs &Storage = {}) {
   PredictOptions O;
   O.computeType = ComputeType;
+  O.storageType = Storage.StorageType;
+  O.convLayout = Storage.ConvLayout;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -373,35 +383,44 @@ PYBIND11_MODULE(perfc, m) {
   m.def(
       "predict",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
-         bool Fusion, py::object Train, bool Ops, py::object Launch) {
+         bool Fusion, py::object Train, bool Ops, py::object Launch,
+         const std::string &StorageType, const std::string &ConvLayout) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P =
-            run(M, H, predictOptions(ComputeType, Fusion, Train, Launch));
+        Prediction P = run(M, H,
+                           predictOptions(ComputeType, Fusion, Train, Launch,
+                                          {StorageType, ConvLayout}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("ops") = true,
-      py::arg("launch_overhead_s") = py::none(),
+      py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
+      py::arg("conv_layout") = "native",
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
-      "description's (as --launch-overhead). Returns a dict: totals, "
-      "latency_s, train, ops (unless ops=False), warnings.");
+      "description's (as --launch-overhead). storage_type: fp16, bf16, fp8 "
+      "or int8 tensors, as a deployed engine stores them (as "
+      "--storage-type); conv_layout: native, nchw or nhwc (as "
+      "--conv-layout). Returns a dict: totals, latency_s, train, ops "
+      "(unless ops=False), warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
-         bool Fusion, py::object Train, bool Compact, py::object Launch) {
+         bool Fusion, py::object Train, bool Compact, py::object Launch,
+         const std::string &StorageType, const std::string &ConvLayout) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P =
-            run(M, H, predictOptions(ComputeType, Fusion, Train, Launch));
+        Prediction P = run(M, H,
+                           predictOptions(ComputeType, Fusion, Train, Launch,
+                                          {StorageType, ConvLayout}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("compact") = false,
-      py::arg("launch_overhead_s") = py::none(),
+      py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
+      py::arg("conv_layout") = "native",
       "The CLI's JSON report (perfc MODEL --format json) as a string.");
   m.def(
       "plan",

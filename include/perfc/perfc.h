@@ -217,6 +217,15 @@ struct PredictOptions {
   /// --compute-type: fp32, tf32, fp16, bf16, fp8, int8; "" keeps the
   /// model's own types (with train: the training dtype's, as the CLI).
   std::string computeType;
+  /// --storage-type: fp16, bf16, fp8, int8: floating-point tensors stored
+  /// in that type, as deployed engines do (bytes moved shrink, arithmetic
+  /// stays computeType's); "" keeps the model's types (with train: the
+  /// training dtype's under mixed precision, as the CLI).
+  std::string storageType;
+  /// --conv-layout: native (default), nchw or nhwc: the layout the framework
+  /// keeps 2-D convolution activations in (transposes where the device's
+  /// matrix units want the other).
+  std::string convLayout = "native";
   bool fusion = true; ///< false: --no-fusion (training too: eager kernels).
   /// --launch-overhead: seconds per kernel launch replacing every device's
   /// (CUDA graphs, TensorRT); unset keeps the descriptions'.

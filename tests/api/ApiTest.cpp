@@ -197,6 +197,30 @@ TEST_CASE("training step through the API") {
                        api::Error);
 }
 
+TEST_CASE("storage type and conv layout, as the CLI's flags") {
+  const api::Hardware T4 = api::Hardware::load("t4");
+  const api::Model M = api::Model::fromOnnxFile(zoo("resnet50.onnx"));
+  api::PredictOptions P;
+  P.computeType = "int8";
+  const double Plain = *api::predict(M, T4, P).latencySeconds();
+  P.storageType = "int8";
+  P.convLayout = "nchw";
+  const api::Prediction Small = api::predict(M, T4, P);
+  CHECK(*Small.latencySeconds() < Plain);
+  const std::string J = api::toJson(Small);
+  CHECK(J.find("\"storage_type\": \"int8\"") != std::string::npos);
+  CHECK(J.find("\"conv_layout\": \"nchw\"") != std::string::npos);
+  P.storageType = "int9";
+  CHECK_THROWS_WITH_AS(api::predict(M, T4, P),
+                       doctest::Contains("unknown storage type 'int9'"),
+                       api::Error);
+  P.storageType = "";
+  P.convLayout = "nwhc";
+  CHECK_THROWS_WITH_AS(api::predict(M, T4, P),
+                       doctest::Contains("unknown conv layout 'nwhc'"),
+                       api::Error);
+}
+
 TEST_CASE("training on mixed GPU types without a plan is refused") {
   api::Hardware Hw = api::Hardware::load(
       std::string(PERFC_SOURCE_DIR) + "/tests/data/hwdb/mixed-a100-v100.yaml");

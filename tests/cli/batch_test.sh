@@ -23,6 +23,7 @@ not json
 {"model": "$zoo/resnet18.onnx", "hw": "t4", "launch_overhead_s": 1e-6, "train": {"input_rate": 10, "optimizer": "momentum"}}
 {"model": "$zoo/gpt2_small.onnx", "hw": "a100-sxm4-80gb", "dims": {"seq": 128}, "train": {"flash_attention": true, "dtype": "bf16"}}
 {"model": "$zoo/gpt2_small.onnx", "hw": "a100-sxm4-80gb", "dims": {"seq": 128}, "train": {"flash_attention": "yes"}}
+{"model": "$zoo/resnet50.onnx", "hw": "t4", "compute_type": "int8", "storage_type": "int8", "conv_layout": "nhwc"}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -30,7 +31,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 10 ] || fail "expected 10 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 11 ] || fail "expected 11 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -46,6 +47,8 @@ expect 8 "$zoo/resnet18.onnx" --hw t4 --launch-overhead "1 us" --train \
   --input-rate 10 --optimizer momentum
 expect 9 "$zoo/gpt2_small.onnx" --hw a100-sxm4-80gb --dim seq=128 --train \
   --flash-attention --dtype bf16
+expect 11 "$zoo/resnet50.onnx" --hw t4 --compute-type int8 --storage-type int8 \
+  --conv-layout nhwc
 sed -n 10p "$work/out3.jsonl" |
   grep -q "^{\"line\":12,\"error\":\"'train.flash_attention' must be true or false" ||
   fail "line 12 should say flash_attention takes true or false"
