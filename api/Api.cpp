@@ -212,20 +212,16 @@ int64_t Model::batch() const { return P->Batch; }
 
 namespace {
 
-llvm::Optional<ir::DType> parseComputeType(const std::string &S) {
+/// A compute or storage type by name (What says which, for the error);
+/// "" for none.
+llvm::Optional<ir::DType> parseType(const std::string &S,
+                                    llvm::StringRef What) {
   if (S.empty())
     return llvm::None;
   if (auto T = computeTypeNamed(S))
     return T;
-  throwError("unknown compute type '" + S + "': use " + ComputeTypeChoices);
-}
-
-llvm::Optional<ir::DType> parseStorageType(const std::string &S) {
-  if (S.empty())
-    return llvm::None;
-  if (auto T = computeTypeNamed(S))
-    return T;
-  throwError("unknown storage type '" + S + "': use " + ComputeTypeChoices);
+  throwError(
+      ("unknown " + What + " '" + S + "': use " + ComputeTypeChoices).str());
 }
 
 } // namespace
@@ -272,8 +268,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   // The rows' names and shapes (strings for every node) only when a caller
   // asks for them: ops() and errors describe nodes from the graph then.
   PO.NodeNames = Explain;
-  PO.Time.ComputeType = parseComputeType(Options.computeType);
-  PO.StorageType = parseStorageType(Options.storageType);
+  PO.Time.ComputeType = parseType(Options.computeType, "compute type");
+  PO.StorageType = parseType(Options.storageType, "storage type");
   if (auto L = hw::parseConvLayout(Options.convLayout))
     PO.Time.Layout = *L;
   else
