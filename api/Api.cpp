@@ -9,6 +9,7 @@
 
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainOptionNames.h"
@@ -21,6 +22,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cmath>
 #include <cstring>
 #include <list>
 #include <mutex>
@@ -294,6 +296,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     PO.Device = &Cluster->primaryDevice();
   if (Options.train && !Cluster)
     throwError("a training prediction needs hardware (a device or cluster)");
+  if (Options.train && Options.place)
+    throwError("place places inference kernels; for training use plan");
   // A step on mixed GPU types depends on which stage runs where; predicting
   // it on the first type alone would be a silently wrong number (the CLI
   // refuses the same way).
@@ -324,6 +328,24 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   I->Options = Options;
   Report &R = I->R;
   R = perfc::predict(MI.Graph, PO);
+  if (Options.place) {
+    if (!Cluster)
+      throwError("place needs hardware: a SoC or mixed machine");
+    if (!(Options.placeTimeLimitSeconds >= 0) ||
+        !std::isfinite(Options.placeTimeLimitSeconds))
+      throwError("placeTimeLimitSeconds: give a number of seconds, 0 or "
+                 "more (0: 10 s)");
+    PlacementOptions PlO;
+    PlO.Time = PO.Time;
+    PlO.StorageType = PO.StorageType;
+    PlO.Fusion = PO.Fusion;
+    if (Options.placeTimeLimitSeconds > 0)
+      PlO.TimeLimitSeconds = Options.placeTimeLimitSeconds;
+    auto P = placeGraph(MI.Graph, *Cluster, PlO);
+    if (!P)
+      throwError(MI.Info.Path + ": " + llvm::toString(P.takeError()));
+    applyPlacement(*P, R, Explain);
+  }
   R.Model = MI.Info;
   R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());
   if (Cluster) {
@@ -372,6 +394,29 @@ std::optional<TrainSummary> Prediction::train() const {
   if (!P->R.Train)
     return std::nullopt;
   return summarize(*P->R.Train);
+}
+
+std::optional<PlacementSummary> Prediction::placement() const {
+  if (!P->R.Placement)
+    return std::nullopt;
+  const PlacementReport &PR = *P->R.Placement;
+  PlacementSummary S;
+  S.latencySeconds = PR.LatencySeconds;
+  S.transferSeconds = PR.TransferSeconds;
+  S.transferBytes = PR.TransferBytes;
+  S.transfers = PR.Transfers;
+  S.optimal = PR.Optimal;
+  S.method = PR.Method;
+  for (size_t I = 0; I < PR.Devices.size(); ++I) {
+    PlacementSummary::Processor D;
+    D.name = PR.Devices[I];
+    D.kernels = PR.KernelsPerDevice[I];
+    D.seconds = PR.SecondsPerDevice[I];
+    if (std::isfinite(PR.SingleDeviceSeconds[I]))
+      D.aloneSeconds = PR.SingleDeviceSeconds[I];
+    S.processors.push_back(std::move(D));
+  }
+  return S;
 }
 
 TrainSummary summarize(const TrainReport &T) {

@@ -38,6 +38,7 @@ ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
 struct StorageArgs {
   std::string StorageType;
   std::string ConvLayout = "native";
+  bool Place = false;
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -48,6 +49,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.computeType = ComputeType;
   O.storageType = Storage.StorageType;
   O.convLayout = Storage.ConvLayout;
+  O.place = Storage.Place;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -156,6 +158,34 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["micro_batches"] = Tr->microBatches;
     TD["fits"] = Tr->fits;
     D["train"] = TD;
+  }
+  if (auto Pl = P.placement()) {
+    // The JSON's "placement" keys, without the per-kernel assignment
+    // (predict_json has it).
+    py::dict PD;
+    PD["latency_s"] = Pl->latencySeconds;
+    PD["transfers_s"] = Pl->transferSeconds;
+    PD["transfers"] = Pl->transfers;
+    PD["transfer_bytes"] = Pl->transferBytes;
+    PD["optimal"] = Pl->optimal;
+    PD["method"] = Pl->method;
+    py::list Devices, Single;
+    for (const PlacementSummary::Processor &Pr : Pl->processors) {
+      py::dict Dev;
+      Dev["name"] = text(Pr.name);
+      Dev["kernels"] = Pr.kernels;
+      Dev["time_s"] = Pr.seconds;
+      Devices.append(Dev);
+      py::dict Alone;
+      Alone["device"] = text(Pr.name);
+      Alone["latency_s"] = Pr.aloneSeconds
+                               ? py::object(py::float_(*Pr.aloneSeconds))
+                               : py::object(py::none());
+      Single.append(Alone);
+    }
+    PD["devices"] = Devices;
+    PD["single_device"] = Single;
+    D["placement"] = PD;
   }
   if (Ops) {
     py::list L;
@@ -384,35 +414,39 @@ PYBIND11_MODULE(perfc, m) {
       "predict",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Ops, py::object Launch,
-         const std::string &StorageType, const std::string &ConvLayout) {
+         const std::string &StorageType, const std::string &ConvLayout,
+         bool Place) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P = run(M, H,
                            predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout}));
+                                          {StorageType, ConvLayout, Place}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("ops") = true,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
-      py::arg("conv_layout") = "native",
+      py::arg("conv_layout") = "native", py::arg("place") = false,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
       "description's (as --launch-overhead). storage_type: fp16, bf16, fp8 "
       "or int8 tensors, as a deployed engine stores them (as "
       "--storage-type); conv_layout: native, nchw or nhwc (as "
-      "--conv-layout). Returns a dict: totals, latency_s, train, ops "
-      "(unless ops=False), warnings.");
+      "--conv-layout). place: each kernel on the processor of a SoC or "
+      "mixed machine that minimizes latency (as --place). Returns a dict: "
+      "totals, latency_s, train, placement, ops (unless ops=False), "
+      "warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
-         const std::string &StorageType, const std::string &ConvLayout) {
+         const std::string &StorageType, const std::string &ConvLayout,
+         bool Place) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P = run(M, H,
                            predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout}));
+                                          {StorageType, ConvLayout, Place}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -420,7 +454,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("compute_type") = "", py::arg("fusion") = true,
       py::arg("train") = py::none(), py::arg("compact") = false,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
-      py::arg("conv_layout") = "native",
+      py::arg("conv_layout") = "native", py::arg("place") = false,
       "The CLI's JSON report (perfc MODEL --format json) as a string.");
   m.def(
       "plan",

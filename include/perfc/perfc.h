@@ -232,6 +232,14 @@ struct PredictOptions {
   std::optional<double> launchOverheadSeconds;
   /// Set: predict a training step (needs hardware).
   std::optional<TrainOptions> train;
+  /// As --place: each inference kernel on the processor of the hardware's
+  /// SoC or mixed node (CPU, GPU, NPU) that minimizes the latency,
+  /// transfers counted; latencySeconds() is then the placed latency and
+  /// placement() says where things went. Not with train.
+  bool place = false;
+  /// As --time-limit with --place: seconds the solver may take (then the
+  /// best placement found, not proven); 0: 10 s.
+  double placeTimeLimitSeconds = 0;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".
@@ -263,6 +271,23 @@ struct TrainSummary {
   bool fits = true;
 };
 
+/// Where PredictOptions::place put the kernels (the JSON's "placement").
+struct PlacementSummary {
+  double latencySeconds = 0; ///< Kernels plus transfers.
+  double transferSeconds = 0, transferBytes = 0;
+  unsigned transfers = 0; ///< (tensor, processor) hand-offs.
+  bool optimal = false;   ///< Proven optimal (else the best found in time).
+  std::string method;     ///< "z3", "chain-dp", "heuristic", ...
+  struct Processor {
+    std::string name;
+    unsigned kernels = 0;
+    double seconds = 0; ///< Its kernels' time in the placement.
+    /// The whole model on it alone; unset where some kernel cannot run.
+    std::optional<double> aloneSeconds;
+  };
+  std::vector<Processor> processors;
+};
+
 /// What predict() found: the CLI's report. Immutable.
 class PERFC_API Prediction {
 public:
@@ -274,6 +299,8 @@ public:
   /// train, one micro-batch's forward pass in the training precision.
   std::optional<double> latencySeconds() const;
   std::optional<TrainSummary> train() const;
+  /// With PredictOptions::place.
+  std::optional<PlacementSummary> placement() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

@@ -221,6 +221,40 @@ TEST_CASE("storage type and conv layout, as the CLI's flags") {
                        api::Error);
 }
 
+TEST_CASE("placement on a SoC, as --place") {
+  const api::Hardware Orin = api::Hardware::load("jetson-agx-orin");
+  const api::Model M = api::Model::fromOnnxFile(zoo("resnet50.onnx"));
+  api::PredictOptions P;
+  P.computeType = "fp16";
+  P.place = true;
+  const api::Prediction R = api::predict(M, Orin, P);
+  REQUIRE(R.placement());
+  const api::PlacementSummary &S = *R.placement();
+  CHECK(*R.latencySeconds() == S.latencySeconds);
+  REQUIRE(S.processors.size() == 3); // CPU, GPU, the two DLAs as one
+  unsigned Kernels = 0;
+  double Best = INFINITY;
+  for (const auto &D : S.processors) {
+    Kernels += D.kernels;
+    REQUIRE(D.aloneSeconds);
+    Best = std::min(Best, *D.aloneSeconds);
+  }
+  CHECK(Kernels > 0);
+  CHECK(S.latencySeconds <= Best * (1 + 1e-12));
+  // The JSON is the CLI's, placement included.
+  const std::string J = api::toJson(R);
+  CHECK(J.find("\"placement\": {") != std::string::npos);
+  CHECK(J.find("\"assignment\": [") != std::string::npos);
+  CHECK_FALSE(api::predict(M, Orin, api::PredictOptions()).placement());
+  // Refused: one kind of processor; with training.
+  CHECK_THROWS_WITH_AS(api::predict(M, api::Hardware::load("t4"), P),
+                       doctest::Contains("one kind of processor"), api::Error);
+  P.train = api::TrainOptions();
+  CHECK_THROWS_WITH_AS(api::predict(M, Orin, P),
+                       doctest::Contains("place places inference kernels"),
+                       api::Error);
+}
+
 TEST_CASE("training on mixed GPU types without a plan is refused") {
   api::Hardware Hw = api::Hardware::load(
       std::string(PERFC_SOURCE_DIR) + "/tests/data/hwdb/mixed-a100-v100.yaml");

@@ -95,6 +95,26 @@ def test_storage_type_and_conv_layout():
         perfc.predict(m, t4, conv_layout="nwhc")
 
 
+def test_placement():
+    # As --place: the dict's "placement" mirrors the JSON's (without the
+    # per-kernel assignment), and the latency is the placed one.
+    orin = perfc.load_hw("jetson-agx-orin")
+    m = perfc.Model.from_onnx(os.path.join(ZOO, "resnet50.onnx"), batch=1)
+    r = perfc.predict(m, orin, compute_type="fp16", place=True, ops=False)
+    p = r["placement"]
+    assert r["latency_s"] == p["latency_s"]
+    assert sum(d["kernels"] for d in p["devices"]) > 0
+    assert p["latency_s"] <= min(s["latency_s"] for s in p["single_device"])
+    j = json.loads(perfc.predict_json(m, orin, compute_type="fp16",
+                                      place=True))["placement"]
+    assert j["latency_s"] == pytest.approx(p["latency_s"])
+    assert [d["name"] for d in j["devices"]] == [d["name"] for d in
+                                                p["devices"]]
+    assert "placement" not in perfc.predict(m, orin, ops=False)
+    with pytest.raises(perfc.Error, match="one kind of processor"):
+        perfc.predict(m, perfc.load_hw("t4"), place=True)
+
+
 def test_dims_and_training(hw):
     m = perfc.Model.from_onnx(os.path.join(ZOO, "gpt2_small.onnx"), batch=2,
                               dims={"seq": 128})
