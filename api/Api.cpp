@@ -328,6 +328,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   I->Options = Options;
   Report &R = I->R;
   R = perfc::predict(MI.Graph, PO);
+  R.Timings = Options.timings;
   if (Options.place) {
     if (!Cluster)
       throwError("place needs hardware: a SoC or mixed machine");

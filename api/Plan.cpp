@@ -72,6 +72,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   PredictOptions PO;
   PO.computeType = Options.computeType;
   PO.fusion = Options.fusion;
+  PO.timings = Options.timings;
   Report R = makePrediction(M, &Hw, PO, /*Explain=*/true)->R;
 
   TrainOptions Base;

@@ -166,6 +166,10 @@ struct Report {
   llvm::Optional<PlacementReport> Placement;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
+  /// Write how long the planner and the placement solver took (--timings).
+  /// Off by default: those times measure perfc's own run, and the output
+  /// is otherwise the same bytes for the same inputs.
+  bool Timings = false;
 };
 
 } // namespace perfc

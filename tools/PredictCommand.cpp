@@ -116,6 +116,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "the processor (CPU, GPU, NPU) that minimizes the latency, "
                "transfers counted (Z3; --time-limit bounds it, default 10 s)"),
       cl::cat(Category));
+  cl::opt<bool> Timings(
+      "timings",
+      cl::desc("With --plan or --place: also report how long the search "
+               "took (evaluate_s, solve_s, candidates_per_s); off, the same "
+               "inputs give the same bytes out"),
+      cl::cat(Category));
   cl::opt<std::string> LaunchOverhead(
       "launch-overhead",
       cl::desc("With --hw: the cost of one kernel launch, replacing every "
@@ -460,6 +466,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
   Report R = predict(Model->Graph, Options);
+  R.Timings = Timings;
   if (Place) {
     PlacementOptions PO;
     PO.Time = Options.Time;

@@ -95,7 +95,8 @@ void writeDataSplit(llvm::json::OStream &J, const TrainOptions &O,
 
 /// plan (the chosen strategy, its stages and placement, the search),
 /// plans (--top) and pareto (--pareto).
-void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
+void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P,
+               bool Timings) {
   const PlanResult &Res = P.Result;
   const TrainOptions &O = Res.Options;
   const TrainReport &T = Res.Report;
@@ -171,11 +172,14 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P) {
       J.attribute("feasible", int64_t(Res.Feasible));
       if (Res.Planner == PlannerKind::Z3)
         J.attribute("solver_candidates", int64_t(Res.SolverInput));
-      J.attribute("evaluate_s", Res.EvaluateSeconds);
-      J.attribute("solve_s", Res.SolveSeconds);
-      J.attribute("candidates_per_s", Res.EvaluateSeconds > 0
-                                          ? Res.Candidates / Res.EvaluateSeconds
-                                          : 0.0);
+      if (Timings) {
+        J.attribute("evaluate_s", Res.EvaluateSeconds);
+        J.attribute("solve_s", Res.SolveSeconds);
+        J.attribute("candidates_per_s",
+                    Res.EvaluateSeconds > 0
+                        ? Res.Candidates / Res.EvaluateSeconds
+                        : 0.0);
+      }
       J.attribute("timed_out", Res.TimedOut);
       if (P.TimeLimitSeconds > 0)
         J.attribute("time_limit_s", P.TimeLimitSeconds);
@@ -344,7 +348,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
       });
     }
     if (R.Plan)
-      writePlan(J, *R.Plan);
+      writePlan(J, *R.Plan, R.Timings);
     if (R.Placement) {
       const PlacementReport &P = *R.Placement;
       // +infinity (a processor that cannot run the whole model) as null.
@@ -382,7 +386,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("transfer_bytes", P.TransferBytes);
         J.attribute("optimal", P.Optimal);
         J.attribute("method", P.Method);
-        J.attribute("solve_s", P.SolveSeconds);
+        if (R.Timings)
+          J.attribute("solve_s", P.SolveSeconds);
       });
     }
     J.attributeArray("nodes", [&] {

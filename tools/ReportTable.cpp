@@ -193,12 +193,15 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   }
   if (R.Plan) {
     const PlanResult &Res = R.Plan->Result;
-    OS << fmt::format("plan      {} by {}: {} candidates ({} fit) evaluated "
-                      "in {}, solved in {}\n",
+    OS << fmt::format("plan      {} by {}: {} candidates ({} fit) evaluated"
+                      "{}\n",
                       Res.Optimal ? "proven optimal" : "best found, NOT proven",
                       name(Res.Planner), Res.Candidates, Res.Feasible,
-                      formatSeconds(Res.EvaluateSeconds),
-                      formatSeconds(Res.SolveSeconds));
+                      R.Timings
+                          ? fmt::format(" in {}, solved in {}",
+                                        formatSeconds(Res.EvaluateSeconds),
+                                        formatSeconds(Res.SolveSeconds))
+                          : std::string());
     auto Row = [&](const PlanCandidate &C) {
       const TrainOptions &O = C.Options;
       // Mixed GPU types: each stage's device and layer count.
@@ -231,14 +234,14 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   }
   if (R.Placement) {
     const PlacementReport &P = *R.Placement;
-    OS << fmt::format("placement {} = kernels {} + {} transfers ({}) {}; "
-                      "{} by {} in {}\n",
-                      formatSeconds(P.LatencySeconds),
-                      formatSeconds(P.LatencySeconds - P.TransferSeconds),
-                      P.Transfers, formatBytes(P.TransferBytes),
-                      formatSeconds(P.TransferSeconds),
-                      P.Optimal ? "proven optimal" : "best found, NOT proven",
-                      P.Method, formatSeconds(P.SolveSeconds));
+    OS << fmt::format(
+        "placement {} = kernels {} + {} transfers ({}) {}; "
+        "{} by {}{}\n",
+        formatSeconds(P.LatencySeconds),
+        formatSeconds(P.LatencySeconds - P.TransferSeconds), P.Transfers,
+        formatBytes(P.TransferBytes), formatSeconds(P.TransferSeconds),
+        P.Optimal ? "proven optimal" : "best found, NOT proven", P.Method,
+        R.Timings ? " in " + formatSeconds(P.SolveSeconds) : std::string());
     size_t Best = 0;
     for (size_t I = 0; I < P.Devices.size(); ++I) {
       if (P.SingleDeviceSeconds[I] < P.SingleDeviceSeconds[Best])

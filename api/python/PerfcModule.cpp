@@ -233,6 +233,8 @@ PlanOptions planOptions(py::dict Options) {
       O.top = V.cast<unsigned>();
     else if (Key == "pareto")
       O.pareto = V.cast<bool>();
+    else if (Key == "timings")
+      O.timings = V.cast<bool>();
     else if (Key == "cross_node_tp")
       O.crossNodeTp = V.cast<bool>();
     else if (Key == "dp")
@@ -269,7 +271,7 @@ PlanOptions planOptions(py::dict Options) {
           "': use global_batch, devices, planner, time_limit, top, pareto, "
           "cross_node_tp, dp, tp, pp, vp, zero, sp, micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, compute_type, "
-          "fusion");
+          "fusion, timings");
   }
   return O;
 }
@@ -470,7 +472,8 @@ PYBIND11_MODULE(perfc, m) {
       "a dict (or keyword arguments) of global_batch (required), devices, "
       "planner, time_limit, top, pareto, cross_node_tp, pinned dp, tp, pp, "
       "vp, zero, sp, micro_batch, recompute, and dtype, optimizer, "
-      "partition, grad_compression, compute_type, fusion. Returns the CLI's "
+      "partition, grad_compression, compute_type, fusion, timings (the "
+      "search's run times, which differ from run to run). Returns the CLI's "
       "JSON 'plan' object as a dict; report=True: the whole report (with "
       "'plans' and 'pareto' when asked for).");
   m.def(

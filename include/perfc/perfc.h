@@ -240,6 +240,9 @@ struct PredictOptions {
   /// As --time-limit with --place: seconds the solver may take (then the
   /// best placement found, not proven); 0: 10 s.
   double placeTimeLimitSeconds = 0;
+  /// As --timings: toJson() also gives the placement solver's run time
+  /// (placement.solve_s), which differs from run to run.
+  bool timings = false;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".
@@ -352,6 +355,9 @@ struct PlanOptions {
   /// The inference part of the report (as PredictOptions).
   std::string computeType;
   bool fusion = true;
+  /// As --timings: toJson() also gives the search's run times (evaluate_s,
+  /// solve_s, candidates_per_s), which differ from run to run.
+  bool timings = false;
 };
 
 /// One GPU type's share of an uneven data split across GPU types (a plan

@@ -382,7 +382,19 @@ add_test(NAME cli.plan_json
 set_tests_properties(cli.plan_json PROPERTIES FIXTURES_SETUP plan_json)
 add_test(NAME cli.plan_json_fields COMMAND ${CMAKE_COMMAND} -E cat ${PLAN_OUT})
 set_tests_properties(cli.plan_json_fields PROPERTIES FIXTURES_REQUIRED plan_json
-  PASS_REGULAR_EXPRESSION "\"plan\": {[^}]*\"dp\": [0-9]+,[^}]*\"tp\": [0-9]+,[^}]*\"pp\": [0-9]+,[^}]*\"vp\": [0-9]+,[^}]*\"sp\": (true|false),[^}]*\"micro_batch\": [0-9]+,[^}]*\"recompute\": \"[a-z]+\",[^}]*\"zero\": [0-3],.*\"stages\": \\[.*\"devices\": [0-9]+,.*\"layers\": \\[.*\"memory_bytes\".*\"time_s\".*\"placement\": \\[.*\"predicted\": {[^}]*\"step_time_s\"[^}]*\"peak_bytes\".*\"optimal\": true,.*\"search\": {.*\"candidates\": [0-9]+.*\"solve_s\"")
+  PASS_REGULAR_EXPRESSION "\"plan\": {[^}]*\"dp\": [0-9]+,[^}]*\"tp\": [0-9]+,[^}]*\"pp\": [0-9]+,[^}]*\"vp\": [0-9]+,[^}]*\"sp\": (true|false),[^}]*\"micro_batch\": [0-9]+,[^}]*\"recompute\": \"[a-z]+\",[^}]*\"zero\": [0-3],.*\"stages\": \\[.*\"devices\": [0-9]+,.*\"layers\": \\[.*\"memory_bytes\".*\"time_s\".*\"placement\": \\[.*\"predicted\": {[^}]*\"step_time_s\"[^}]*\"peak_bytes\".*\"optimal\": true,.*\"search\": {.*\"candidates\": [0-9]+.*\"timed_out\": false")
+# Deterministic: the same inputs give the same bytes out, so the search's
+# own run times appear only with --timings (a plan and a placement, each
+# run twice and compared byte for byte).
+set_tests_properties(cli.plan_json_fields PROPERTIES FAIL_REGULAR_EXPRESSION
+  "solve_s|evaluate_s|candidates_per_s")
+add_test(NAME cli.plan_place_same_bytes
+         COMMAND sh -c "for i in 1 2; do $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --dtype bf16 --plan --global-batch 64 --top 3 --format json -o ${CMAKE_CURRENT_BINARY_DIR}/same-plan-$i.json && $<TARGET_FILE:perfc> ${ZOO}/mobilenet_v2.onnx --hw jetson-agx-orin --place --compute-type fp16 > ${CMAKE_CURRENT_BINARY_DIR}/same-place-$i.txt || exit 1; done; cmp ${CMAKE_CURRENT_BINARY_DIR}/same-plan-1.json ${CMAKE_CURRENT_BINARY_DIR}/same-plan-2.json && cmp ${CMAKE_CURRENT_BINARY_DIR}/same-place-1.txt ${CMAKE_CURRENT_BINARY_DIR}/same-place-2.txt && echo same")
+set_tests_properties(cli.plan_place_same_bytes PROPERTIES PASS_REGULAR_EXPRESSION "^same\n$")
+add_test(NAME cli.plan_timings
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --timings --format json)
+set_tests_properties(cli.plan_timings PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"search\": {.*\"evaluate_s\": [0-9.e-]+,.*\"solve_s\": [0-9.e-]+,.*\"candidates_per_s\": [0-9.e+-]+,")
 # The per-node report is at the micro-batch the plan chose (8 here), not
 # the one the model was imported at (1).
 add_test(NAME cli.plan_report_micro_batch COMMAND ${CMAKE_COMMAND} -E cat ${PLAN_OUT})
@@ -568,7 +580,7 @@ add_test(NAME cli.place_table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw snapdragon-8-gen-2
                  --place --compute-type int8 --ops 3)
 set_tests_properties(cli.place_table PROPERTIES PASS_REGULAR_EXPRESSION
-  "placement [0-9.]+ [mu]s = kernels .* proven optimal by z3 .*best single processor: snapdragon-8-gen-2-npu")
+  "placement [0-9.]+ [mu]s = kernels .* proven optimal by z3\n.*best single processor: snapdragon-8-gen-2-npu")
 add_test(NAME cli.place_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/mobilenet_v2.onnx --hw jetson-agx-orin
                  --place --compute-type fp16 --format json)

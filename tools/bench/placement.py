@@ -52,7 +52,8 @@ def ms(v):
 
 def run(perfc, model, extra, hw, ctype, flags):
     cmd = [perfc, os.path.join(ROOT, "tests", "data", "zoo", model + ".onnx"), *extra,
-           "--hw", hw, "--place", "--compute-type", ctype, "--format", "json", "--ops", "0",
+           "--hw", hw, "--place", "--timings", "--compute-type", ctype, "--format", "json",
+           "--ops", "0",
            *flags]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
