@@ -298,6 +298,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("a training prediction needs hardware (a device or cluster)");
   if (Options.train && Options.place)
     throwError("place places inference kernels; for training use plan");
+  if (Options.train)
+    if (llvm::Error E = checkTrainable(*Cluster))
+      throwError(std::move(E));
   // A step on mixed GPU types depends on which stage runs where; predicting
   // it on the first type alone would be a silently wrong number (the CLI
   // refuses the same way).

@@ -60,14 +60,32 @@ const hw::Link *slowerLink(const hw::NodeGroup &A, const hw::NodeGroup &B) {
 
 } // namespace
 
+llvm::Error checkTrainable(const hw::Cluster &C) {
+  for (const hw::NodeGroup &G : C.Groups) {
+    if (G.Devices.size() < 2)
+      continue;
+    std::string Names;
+    const hw::Device *Pick = nullptr;
+    for (const hw::NodeDevice &D : G.Devices) {
+      Names += (Names.empty() ? "" : ", ") + D.Dev->Name;
+      if (!Pick || (Pick->Kind != hw::DeviceKind::Gpu &&
+                    D.Dev->Kind == hw::DeviceKind::Gpu))
+        Pick = D.Dev.get();
+    }
+    return fail(llvm::formatv(
+        "cluster '{0}' holds several kinds of processor in one node ({1}); "
+        "a training step runs on one kind: give it alone, e.g. '{2}' (mixed "
+        "GPU clusters hold one type per node group)",
+        C.Name, Names, Pick->Name));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<GpuType>> gpuTypes(const hw::Cluster &C) {
   std::vector<GpuType> Types;
+  if (llvm::Error E = checkTrainable(C))
+    return std::move(E);
   for (const hw::NodeGroup &G : C.Groups) {
-    if (G.Devices.size() != 1)
-      return fail(llvm::formatv(
-          "cluster '{0}': a node group holds several device kinds; training "
-          "on mixed GPUs needs one type per node group",
-          C.Name));
     const auto &Dev = G.Devices.front().Dev;
     auto It = typeNamed(Types, Dev->Name);
     if (It == Types.end()) {

@@ -120,6 +120,11 @@ llvm::Error balanceDataSplit(const TrainingAnalysis &A, const hw::Cluster &C,
 /// Whether the cluster's node groups hold more than one device type.
 bool isMixedCluster(const hw::Cluster &C);
 
+/// Success unless a node of C holds several kinds of processor (a SoC:
+/// CPU, GPU and NPU in one node), where training has no meaning as one
+/// strategy; the error names them and the one to train on alone.
+llvm::Error checkTrainable(const hw::Cluster &C);
+
 } // namespace perfc
 
 #endif // PERFC_PASSES_MIXEDTYPES_H

@@ -425,6 +425,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!C)
       return fail(C.takeError());
     Cluster = std::move(*C);
+    if (Train)
+      if (llvm::Error E = checkTrainable(*Cluster))
+        return fail(std::move(E));
   }
   llvm::Optional<double> LaunchSeconds;
   if (LaunchOverhead.getNumOccurrences()) {

@@ -171,6 +171,11 @@ perfc_expect_error(hw_show_yaml_path "'./mine.yaml' is a file path, not the name
                    hw show ./mine.yaml --format yaml)
 perfc_expect_error(hw_list_format "hw list: --format yaml: use table or json$"
                    hw list --format yaml)
+# A SoC (several kinds of processor in one node) trains on one of them.
+perfc_expect_error(train_soc "cluster 'jetson-agx-orin' holds several kinds of processor in one node \\(jetson-agx-orin-cpu, jetson-agx-orin-gpu, jetson-agx-orin-dla\\); a training step runs on one kind: give it alone, e.g. 'jetson-agx-orin-gpu'"
+                   ${ZOO}/resnet18.onnx --hw jetson-agx-orin --train)
+perfc_expect_error(plan_soc "cluster 'snapdragon-8-gen-2' holds several kinds of processor in one node .*e.g. 'snapdragon-8-gen-2-gpu'"
+                   ${ZOO}/resnet18.onnx --hw snapdragon-8-gen-2 --train --plan --global-batch 8)
 perfc_expect_error(compute_type "unknown --compute-type 'fp9'"
                    ${ZOO}/resnet18.onnx --hw t4 --compute-type fp9)
 perfc_expect_error(unsupported_on_device
