@@ -14,6 +14,7 @@ struct SplitSize {
   const ir::Node *Node;
   int64_t Size;
   const char *What;
+  bool Sequence = false; ///< Split only under sequence parallelism.
 };
 
 /// Heads in a Reshape that splits the last axis of its input into
@@ -51,13 +52,10 @@ int64_t sequenceOf(const ir::Node &N) {
   return S.isKnown() ? S.Value : 0;
 }
 
-} // namespace
-
-llvm::Error checkTpSizes(const ir::Graph &G, const GraphWork &Work,
-                         const BlockInfo &Blocks, unsigned Tp,
-                         bool SequenceParallel) {
-  if (Tp <= 1)
-    return llvm::Error::success();
+/// Every size tensor parallelism splits in G, in node order.
+std::vector<SplitSize> splitSizes(const ir::Graph &G, const GraphWork &Work,
+                                  const BlockInfo &Blocks,
+                                  bool SequenceParallel) {
   std::vector<SplitSize> Sizes;
   for (const auto &N : G.nodes()) {
     const unsigned I = N->index();
@@ -72,7 +70,7 @@ llvm::Error checkTpSizes(const ir::Graph &G, const GraphWork &Work,
         Sizes.push_back({N, int64_t(D.K), "input rows"});
       if (SequenceParallel)
         if (int64_t S = sequenceOf(*N))
-          Sizes.push_back({N, S, "sequence positions (--sp)"});
+          Sizes.push_back({N, S, "sequence positions (--sp)", true});
       break;
     case TpRole::Sharded:
       if (int64_t H = headsOf(*N))
@@ -83,14 +81,38 @@ llvm::Error checkTpSizes(const ir::Graph &G, const GraphWork &Work,
       break;
     }
   }
+  return Sizes;
+}
+
+} // namespace
+
+TpSplitSizes tpSplitSizes(const ir::Graph &G, const GraphWork &Work,
+                          const BlockInfo &Blocks) {
+  TpSplitSizes T;
+  for (const SplitSize &S : splitSizes(G, Work, Blocks, true))
+    if (S.Sequence)
+      T.SequenceGcd = std::gcd(T.SequenceGcd, S.Size);
+    else
+      T.Gcd = std::gcd(T.Gcd, S.Size);
+  return T;
+}
+
+llvm::Error checkTpSizes(const ir::Graph &G, const GraphWork &Work,
+                         const BlockInfo &Blocks, const TpSplitSizes &Sizes,
+                         unsigned Tp, bool SequenceParallel) {
+  if (Tp <= 1 || (Sizes.Gcd % Tp == 0 &&
+                  (!SequenceParallel || Sizes.SequenceGcd % Tp == 0)))
+    return llvm::Error::success();
   int64_t Gcd = 0;
   const SplitSize *First = nullptr;
-  for (const SplitSize &S : Sizes) {
+  const std::vector<SplitSize> All =
+      splitSizes(G, Work, Blocks, SequenceParallel);
+  for (const SplitSize &S : All) {
     Gcd = std::gcd(Gcd, S.Size);
     if (!First && S.Size % Tp != 0)
       First = &S;
   }
-  if (!First)
+  if (!First) // unreachable: some size does not divide
     return llvm::Error::success();
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),

@@ -8,7 +8,6 @@
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
-#include "passes/TpSizes.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -115,11 +114,12 @@ public:
           "MatMul on weights feeding, through non-GEMM ops, another MatMul "
           "on weights within a block); use --tp 1",
           O.Tp));
-    if (llvm::Error E = checkTpSizes(G, Work, Blocks, O.Tp, O.SequenceParallel))
+    if (llvm::Error E =
+            checkTpSizes(G, Work, Blocks, A.TpSizes, O.Tp, O.SequenceParallel))
       return std::move(E);
     // Both act on the attention core alone: without one they would change
     // nothing while the report said they were on.
-    const bool HasCore = llvm::is_contained(Blocks.AttentionCore, true);
+    const bool HasCore = A.HasAttentionCore;
     if (A.FlashAttention && !HasCore)
       return fail("--flash-attention: the model has no attention core (a "
                   "product of two activations, as Q.K^T, led through other "
@@ -673,9 +673,14 @@ private:
     }
     // Data-parallel gradients. Without ZeRO, DDP-style buckets all-reduce
     // while the last micro-batch's backward runs (costmodels/Overlap.h),
-    // units in reverse order; with ZeRO, gradients are reduce-scattered and
-    // the updated parameters all-gathered, overlapped with that backward
-    // as far as it lasts.
+    // units in reverse order. ZeRO 1 (Megatron-LM's distributed optimizer)
+    // keeps whole gradients, reduce-scatters them once per step and
+    // all-gathers the updated parameters, overlapped with the last backward
+    // as far as it lasts. ZeRO 2 and 3 keep only their gradient shard, so
+    // every micro-batch's gradients are reduce-scattered during its own
+    // backward (DeepSpeed); ZeRO 3 also gathers the parameters for each
+    // micro-batch's forward and backward, and keeps them sharded after the
+    // step.
     if (O.Dp > 1) {
       const double GradBytes = SS.Params * Gbytes;
       double Comm = 0, Exposed = 0;
@@ -694,18 +699,26 @@ private:
         Exposed = T.ExposedSeconds;
       } else {
         const double Wire = cost::compressedBytes(GradBytes, O.GradCompression);
-        Comm =
+        const double Scatter =
             cost::collectiveTime(cost::Collective::ReduceScatter, Wire, DpGroup)
-                .Seconds +
-            cost::collectiveTime(cost::Collective::AllGather,
-                                 SS.Params * Wbytes, DpGroup)
                 .Seconds;
-        if (O.Zero >= 3) // parameters gathered again for forward and backward
-          Comm += 2 * M *
-                  cost::collectiveTime(cost::Collective::AllGather,
-                                       SS.Params * Wbytes, DpGroup)
-                      .Seconds;
-        Exposed = std::max(0.0, Comm - SS.BackwardSeconds);
+        const double Gather = cost::collectiveTime(cost::Collective::AllGather,
+                                                   SS.Params * Wbytes, DpGroup)
+                                  .Seconds;
+        const double F = SS.ForwardSeconds, B = SS.BackwardSeconds;
+        const auto Over = [](double C, double Hidden) {
+          return std::max(0.0, C - Hidden);
+        };
+        if (O.Zero == 1) {
+          Comm = Scatter + Gather;
+          Exposed = Over(Comm, B);
+        } else if (O.Zero == 2) {
+          Comm = M * Scatter + Gather;
+          Exposed = (M - 1) * Over(Scatter, B) + Over(Scatter + Gather, B);
+        } else {
+          Comm = M * (Scatter + 2 * Gather);
+          Exposed = M * (Over(Gather, F) + Over(Gather + Scatter, B));
+        }
       }
       R.DpCommSeconds = Comm;
       R.DpExposedSeconds = Exposed;
@@ -872,7 +885,9 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
     : G(&G), Unfused(Unfused), FlashAttention(FlashAttention),
       Work(trainingWork(G)),
       Plan(planKernels(G, Work, trainingFusion(Unfused, FlashAttention))),
-      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)) {
+      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)),
+      TpSizes(tpSplitSizes(G, Work, Blocks)),
+      HasAttentionCore(llvm::is_contained(Blocks.AttentionCore, true)) {
   for (const auto &N : G.nodes()) {
     FlopsPerMicroBatch +=
         Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;

@@ -47,6 +47,7 @@
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
 #include "passes/Schedule.h"
+#include "passes/TpSizes.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/Error.h"
@@ -284,6 +285,11 @@ public:
   KernelPlan Plan;
   BackwardInfo Back;
   BlockInfo Blocks;
+  /// What a tensor-parallel degree must divide (TpSizes.h), and whether
+  /// the graph has an attention core (selective recomputation and
+  /// FlashAttention act on it alone): checked for every strategy.
+  TpSplitSizes TpSizes;
+  bool HasAttentionCore = false;
   /// Strategy-independent sums over the graph, computed once here rather
   /// than in every prediction (a planner predicts thousands of strategies
   /// per analysis): the largest floating-point tensor crossing from one
