@@ -466,6 +466,34 @@ TEST_SUITE("training") {
     CHECK(bool(predictTraining(Gpt.Graph, *Dgx, Sel)));
   }
 
+  TEST_CASE("ZeRO 2 and 3 exchange every micro-batch's gradients, ZeRO 1 "
+            "once a step") {
+    // ZeRO 1 keeps whole gradients: one reduce-scatter (RS) and one
+    // all-gather (AG) a step. ZeRO 2 keeps a shard: M x RS + AG. ZeRO 3
+    // also gathers parameters for every forward and backward: M x (RS + 2
+    // AG). Stage 2 once cost what stage 1 did at any M.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainingAnalysis A(Gpt.Graph);
+    auto comm = [&](unsigned Zero, int64_t M) {
+      TrainOptions O;
+      O.Dp = 8;
+      O.Zero = Zero;
+      O.GlobalBatch = 8 * M;
+      auto R = predictTraining(A, *Dgx, O);
+      REQUIRE(bool(R));
+      REQUIRE(R->MicroBatches == M);
+      return R->DpCommSeconds;
+    };
+    CHECK(comm(2, 1) == doctest::Approx(comm(1, 1)));
+    const double Rs = comm(2, 2) - comm(1, 2);
+    CHECK(Rs > 0);
+    CHECK(comm(2, 4) - comm(1, 4) == doctest::Approx(3 * Rs));
+    CHECK(comm(1, 4) == doctest::Approx(comm(1, 1)));
+    CHECK(comm(3, 4) == doctest::Approx(4 * comm(3, 1)));
+  }
+
   TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
