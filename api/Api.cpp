@@ -354,15 +354,12 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
-    R.Hardware = HardwareInfo{
-        Hw->name(), D.Name, Cluster->Name, ComputeTypeShown,
+    R.Hardware = describeHardware(
+        Hw->name(), D, Cluster->Name, ComputeTypeShown,
         Options.launchOverheadSeconds
             ? llvm::Optional<double>(*Options.launchOverheadSeconds)
-            : llvm::None};
-    R.Hardware->StorageType =
-        PO.StorageType ? ir::name(*PO.StorageType).str() : "";
-    if (PO.Time.Layout != hw::ConvLayout::Native)
-      R.Hardware->ConvLayout = hw::name(PO.Time.Layout);
+            : llvm::None,
+        PO);
     if (!PO.NodeNames && llvm::any_of(R.Nodes, [](const NodeReport &N) {
           return N.Time && N.Time->Unsupported;
         }))

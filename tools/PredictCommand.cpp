@@ -501,12 +501,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                     Model->Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
-    R.Hardware = HardwareInfo{Hw, D.Name, Cluster->Name, ComputeTypeShown,
-                              LaunchSeconds};
-    R.Hardware->StorageType =
-        Options.StorageType ? ir::name(*Options.StorageType).str() : "";
-    if (Options.Time.Layout != hw::ConvLayout::Native)
-      R.Hardware->ConvLayout = hw::name(Options.Time.Layout);
+    R.Hardware = describeHardware(Hw, D, Cluster->Name, ComputeTypeShown,
+                                  LaunchSeconds, Options);
     if (llvm::Error E = checkRunnable(R, D, ModelPath, ComputeChoice))
       return fail(std::move(E));
   }

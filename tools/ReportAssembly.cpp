@@ -29,6 +29,24 @@ llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
   return Train;
 }
 
+HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
+                              llvm::StringRef Cluster,
+                              llvm::StringRef ComputeTypeShown,
+                              llvm::Optional<double> LaunchOverheadSeconds,
+                              const PredictOptions &PO) {
+  HardwareInfo H;
+  H.Name = Name.str();
+  H.Device = D.Name;
+  H.Source = Cluster.str();
+  H.ComputeType = ComputeTypeShown.str();
+  H.LaunchOverheadSeconds = LaunchOverheadSeconds;
+  if (PO.StorageType)
+    H.StorageType = ir::name(*PO.StorageType).str();
+  if (PO.Time.Layout != hw::ConvLayout::Native)
+    H.ConvLayout = hw::name(PO.Time.Layout);
+  return H;
+}
+
 void addStepWarnings(Report &R) {
   if (R.Train && R.Train->InputBound)
     R.Warnings.push_back(

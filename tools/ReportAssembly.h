@@ -35,6 +35,16 @@ llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
                                                  bool ComputeGiven,
                                                  bool StorageGiven);
 
+/// The report's "hardware": Name as given, the device the model runs on,
+/// the cluster, and what the run was told beside it (the compute type
+/// shown, PO's storage type and convolution layout, a launch overhead that
+/// replaced the description's).
+HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
+                              llvm::StringRef Cluster,
+                              llvm::StringRef ComputeTypeShown,
+                              llvm::Optional<double> LaunchOverheadSeconds,
+                              const PredictOptions &PO);
+
 /// Appends the training step's warnings: input-bound (the devices wait for
 /// the host input pipeline) and "does not fit" (its devices' memory).
 void addStepWarnings(Report &R);

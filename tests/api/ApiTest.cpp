@@ -229,7 +229,7 @@ TEST_CASE("placement on a SoC, as --place") {
   P.place = true;
   const api::Prediction R = api::predict(M, Orin, P);
   REQUIRE(R.placement());
-  const api::PlacementSummary &S = *R.placement();
+  const api::PlacementSummary S = *R.placement();
   CHECK(*R.latencySeconds() == S.latencySeconds);
   REQUIRE(S.processors.size() == 3); // CPU, GPU, the two DLAs as one
   unsigned Kernels = 0;
