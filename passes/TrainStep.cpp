@@ -186,6 +186,22 @@ private:
       return fail("--sp (sequence parallelism) needs --tp of at least 2");
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
+    // In 64 bits: pp x vp from the user could wrap to 0 in 32.
+    const uint64_t Chunks = uint64_t(O.Pp) * O.Vp;
+    if (Chunks > std::max(1u, Blocks.NumBlocks))
+      return fail(llvm::formatv(
+          "pp {0} x vp {1} = {2} pipeline chunks, but the model has {3} "
+          "blocks; use fewer stages",
+          O.Pp, O.Vp, Chunks, Blocks.NumBlocks));
+    // Megatron-LM's interleaved schedule runs the micro-batches in groups
+    // of pp and refuses other counts (pipeline_parallel/schedules.py).
+    if (O.Vp > 1 && MicroBatches % O.Pp != 0)
+      return fail(llvm::formatv(
+          "--vp {0}: the interleaved schedule runs micro-batches in groups "
+          "of pp {1}, but a step has {2} per data-parallel rank (global "
+          "batch {3} / (micro-batch {4} x dp {5})); give a global batch "
+          "that makes it a multiple of {1}",
+          O.Vp, O.Pp, MicroBatches, GlobalBatch, O.MicroBatch, O.Dp));
     if (O.Vp > 1 && O.Schedule == PipelineSchedule::GPipe)
       return fail("--vp interleaves 1F1B; GPipe has no interleaved form: use "
                   "--schedule 1f1b or --vp 1");
@@ -482,15 +498,9 @@ private:
 
   /// Chunks as ranges of units; chunk c runs on stage c % pp.
   llvm::Expected<std::vector<std::pair<unsigned, unsigned>>> partition() {
-    // In 64 bits: pp x vp from the user could wrap to 0 in 32.
-    const uint64_t Product = uint64_t(O.Pp) * O.Vp;
+    // check() refused more chunks than blocks.
     const unsigned L = Blocks.NumBlocks;
-    if (Product > std::max(1u, L))
-      return fail(llvm::formatv(
-          "pp {0} x vp {1} = {2} pipeline chunks, but the model has {3} "
-          "blocks; use fewer stages",
-          O.Pp, O.Vp, Product, L));
-    const unsigned NumChunks = unsigned(Product);
+    const unsigned NumChunks = O.Pp * O.Vp;
     std::vector<std::pair<unsigned, unsigned>> Chunks;
     if (NumChunks == 1) {
       Chunks.push_back({0, Blocks.numUnits() - 1});

@@ -494,6 +494,29 @@ TEST_SUITE("training") {
     CHECK(comm(3, 4) == doctest::Approx(4 * comm(3, 1)));
   }
 
+  TEST_CASE("interleaved 1F1B runs micro-batches in groups of pp") {
+    // Megatron-LM refuses a micro-batch count that pp does not divide
+    // under the interleaved schedule (pipeline_parallel/schedules.py).
+    const frontend::ImportedModel Gpt = generatedGpt(4, 64, 4, 16, 1);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainOptions O;
+    O.Pp = 2;
+    O.Vp = 2;
+    O.GlobalBatch = 6;
+    CHECK(bool(predictTraining(Gpt.Graph, *Dgx, O)));
+    O.GlobalBatch = 5;
+    auto R = predictTraining(Gpt.Graph, *Dgx, O);
+    REQUIRE_FALSE(bool(R));
+    CHECK(llvm::toString(R.takeError()) ==
+          "--vp 2: the interleaved schedule runs micro-batches in groups of "
+          "pp 2, but a step has 5 per data-parallel rank (global batch 5 / "
+          "(micro-batch 1 x dp 1)); give a global batch that makes it a "
+          "multiple of 2");
+    O.Vp = 1; // plain 1F1B takes any count
+    CHECK(bool(predictTraining(Gpt.Graph, *Dgx, O)));
+  }
+
   TEST_CASE("pipeline: the 1F1B bubble is (pp - 1) / vp micro-batch times") {
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
