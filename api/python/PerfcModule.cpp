@@ -39,6 +39,7 @@ struct StorageArgs {
   std::string StorageType;
   std::string ConvLayout = "native";
   bool Place = false;
+  bool Timings = false; ///< predict_json: the placement's solve_s.
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -50,6 +51,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.storageType = Storage.StorageType;
   O.convLayout = Storage.ConvLayout;
   O.place = Storage.Place;
+  O.timings = Storage.Timings;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -444,11 +446,12 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place) {
+         bool Place, bool Timings) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H,
-                           predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout, Place}));
+        Prediction P =
+            run(M, H,
+                predictOptions(ComputeType, Fusion, Train, Launch,
+                               {StorageType, ConvLayout, Place, Timings}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -457,7 +460,9 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("train") = py::none(), py::arg("compact") = false,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
-      "The CLI's JSON report (perfc MODEL --format json) as a string.");
+      py::arg("timings") = false,
+      "The CLI's JSON report (perfc MODEL --format json) as a string; "
+      "timings: with place, the solver's run time too (as --timings).");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

@@ -111,6 +111,10 @@ def test_placement():
     assert [d["name"] for d in j["devices"]] == [d["name"] for d in
                                                 p["devices"]]
     assert "placement" not in perfc.predict(m, orin, ops=False)
+    assert "solve_s" not in j
+    timed = json.loads(perfc.predict_json(m, orin, compute_type="fp16",
+                                          place=True, timings=True))
+    assert timed["placement"]["solve_s"] >= 0
     with pytest.raises(perfc.Error, match="one kind of processor"):
         perfc.predict(m, perfc.load_hw("t4"), place=True)
 
