@@ -623,7 +623,8 @@ private:
       StageReport St;
       St.Stage = S;
       St.Device = Dev.Name;
-      double ChunkActivation = 0, ChunkInputs = 0, MaxBlockSaved = 0;
+      double ChunkActivation = 0, ChunkInputs = 0, MaxBlockSaved = 0,
+             MaxUnitParams = 0;
       for (unsigned C = S; C < Chunks.size(); C += O.Pp) {
         auto [First, Last] = Chunks[C];
         St.Chunks.push_back({First, Last});
@@ -640,6 +641,7 @@ private:
           ChunkInputs += UC.InputBytes;
           MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
           St.WorkspaceBytes = std::max(St.WorkspaceBytes, UC.Largest);
+          MaxUnitParams = std::max(MaxUnitParams, UC.Params);
           if (U >= 1 && U <= Blocks.NumBlocks)
             ++St.Blocks;
         }
@@ -660,6 +662,11 @@ private:
       else
         St.ActivationsBytes = Flight * PerChunk;
       St.WeightsBytes = St.Params * Wbytes / (O.Zero >= 3 ? Dp : 1);
+      // ZeRO 3 computes a unit on its gathered parameters while the next
+      // unit's are gathered (FSDP's prefetch): two units whole, less the
+      // shard already counted in the weights.
+      if (O.Zero >= 3 && O.Dp > 1)
+        St.WorkspaceBytes += 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp);
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
       St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
       R.Stages.push_back(std::move(St));

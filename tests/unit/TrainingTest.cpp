@@ -492,6 +492,22 @@ TEST_SUITE("training") {
     CHECK(comm(2, 4) - comm(1, 4) == doctest::Approx(3 * Rs));
     CHECK(comm(1, 4) == doctest::Approx(comm(1, 1)));
     CHECK(comm(3, 4) == doctest::Approx(4 * comm(3, 1)));
+    // ZeRO 3's working set: the largest unit's parameters gathered, and the
+    // next unit's prefetched (2 units whole, less the shard held).
+    TrainOptions Z2, Z3;
+    Z2.Dp = Z3.Dp = 8;
+    Z2.Zero = 2;
+    Z3.Zero = 3;
+    auto R2 = predictTraining(A, *Dgx, Z2), R3 = predictTraining(A, *Dgx, Z3);
+    REQUIRE(bool(R2));
+    REQUIRE(bool(R3));
+    const std::vector<UnitCost> *Units = A.cachedUnits(*Dgx, Z3);
+    REQUIRE(Units);
+    double Largest = 0;
+    for (const UnitCost &U : *Units)
+      Largest = std::max(Largest, U.Params);
+    CHECK(R3->Stages[0].WorkspaceBytes - R2->Stages[0].WorkspaceBytes ==
+          doctest::Approx(2 * Largest * 4 * (1 - 1.0 / 8)));
   }
 
   TEST_CASE("interleaved 1F1B runs micro-batches in groups of pp") {
