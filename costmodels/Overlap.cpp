@@ -3,6 +3,7 @@
 
 #include "hwdb/Units.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -47,18 +48,36 @@ OverlapTime
 perfc::cost::overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
                                       double BucketBytes, const CommGroup &G,
                                       const Compression &C, CommAlgorithm A) {
+  return overlapGradientExchange(Layers, BucketBytes, G, C, A,
+                                 Collective::AllReduce);
+}
+
+OverlapTime perfc::cost::overlapGradientExchange(
+    llvm::ArrayRef<LayerBackward> Layers, double BucketBytes,
+    const CommGroup &G, const Compression &C, CommAlgorithm A, Collective K) {
   OverlapTime R;
   double Now = 0;       // end of the backward compute so far
   double StreamEnd = 0; // end of the last all-reduce issued
   BucketTime Open;
   bool HasOpen = false;
 
+  // Buckets of a model of equal layers come in few sizes: each size is
+  // priced once (collectiveTime also writes its explanation, which a
+  // planner's thousands of strategies x hundreds of buckets would pay).
+  llvm::SmallVector<std::pair<double, double>, 8> Priced;
+  auto Price = [&](double Bytes) {
+    for (const auto &P : Priced)
+      if (P.first == Bytes)
+        return P.second;
+    const double S = collectiveTime(K, Bytes, G, A).Seconds;
+    Priced.push_back({Bytes, S});
+    return S;
+  };
   auto Close = [&](double Ready) {
     Open.ReadySeconds = Ready;
     Open.WireBytes = compressedBytes(Open.Bytes, C);
     Open.StartSeconds = std::max(Ready, StreamEnd);
-    const double T =
-        collectiveTime(Collective::AllReduce, Open.WireBytes, G, A).Seconds;
+    const double T = Price(Open.WireBytes);
     Open.EndSeconds = Open.StartSeconds + T;
     StreamEnd = Open.EndSeconds;
     R.CommSeconds += T;
@@ -89,14 +108,14 @@ perfc::cost::overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
   using hw::Quantity;
   R.Explain =
       llvm::formatv(
-          "{0} buckets of up to {1} ({2} compression): all-reduce "
-          "{3} in total, backward {4}, last all-reduce ends at {5}, "
+          "{0} buckets of up to {1} ({2} compression): {7} "
+          "{3} in total, backward {4}, last {7} ends at {5}, "
           "exposed {6}",
           R.Buckets.size(), hw::formatQuantity(BucketBytes, Quantity::Capacity),
           name(C.Kind), hw::formatQuantity(R.CommSeconds, Quantity::Time),
           hw::formatQuantity(R.ComputeSeconds, Quantity::Time),
           hw::formatQuantity(StreamEnd, Quantity::Time),
-          hw::formatQuantity(R.ExposedSeconds, Quantity::Time))
+          hw::formatQuantity(R.ExposedSeconds, Quantity::Time), name(K))
           .str();
   return R;
 }

@@ -102,6 +102,14 @@ OverlapTime overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
                                      const Compression &C = Compression(),
                                      CommAlgorithm A = CommAlgorithm::Auto);
 
+/// As overlapGradientAllReduce, each bucket exchanged by collective K: a
+/// reduce-scatter where the optimizer is sharded (ZeRO; Megatron-LM's
+/// distributed optimizer reduce-scatters its buckets during backward).
+OverlapTime overlapGradientExchange(llvm::ArrayRef<LayerBackward> Layers,
+                                    double BucketBytes, const CommGroup &G,
+                                    const Compression &C, CommAlgorithm A,
+                                    Collective K);
+
 } // namespace perfc::cost
 
 #endif // PERFC_COSTMODELS_OVERLAP_H

@@ -688,53 +688,57 @@ private:
       const double Message = Boundary / O.Tp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pTime(Message, *P2pLink).Seconds;
     }
-    // Data-parallel gradients. Without ZeRO, DDP-style buckets all-reduce
-    // while the last micro-batch's backward runs (costmodels/Overlap.h),
-    // units in reverse order. ZeRO 1 (Megatron-LM's distributed optimizer)
-    // keeps whole gradients, reduce-scatters them once per step and
-    // all-gathers the updated parameters, overlapped with the last backward
-    // as far as it lasts. ZeRO 2 and 3 keep only their gradient shard, so
-    // every micro-batch's gradients are reduce-scattered during its own
-    // backward (DeepSpeed); ZeRO 3 also gathers the parameters for each
-    // micro-batch's forward and backward, and keeps them sharded after the
-    // step.
+    // Data-parallel gradients, exchanged in buckets as the backward makes
+    // them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
+    // DDP all-reduces them during the last micro-batch's backward. ZeRO 1
+    // (Megatron-LM's distributed optimizer) keeps whole gradients and
+    // reduce-scatters them the same way once a step. ZeRO 2 and 3 keep only
+    // their gradient shard, so every micro-batch's gradients are
+    // reduce-scattered during its own backward (DeepSpeed). ZeRO 1 and 2
+    // all-gather the updated parameters after the optimizer, before the
+    // next forward; ZeRO 3 keeps them sharded and gathers them for each
+    // micro-batch's forward (hidden behind it as far as it lasts) and
+    // backward (sharing the backward with the reduce-scatters).
     if (O.Dp > 1) {
       const double GradBytes = SS.Params * Gbytes;
-      double Comm = 0, Exposed = 0;
-      if (O.Zero == 0) {
-        std::vector<cost::LayerBackward> Layers;
-        for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
-          for (unsigned U = C->second + 1; U-- > C->first;) {
-            const UnitCost &UC = (*Units)[U];
-            Layers.push_back(
-                {UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
-                 UC.Params * Gbytes});
-          }
-        const cost::OverlapTime T = cost::overlapGradientAllReduce(
-            Layers, O.BucketBytes, DpGroup, O.GradCompression);
-        Comm = T.CommSeconds;
-        Exposed = T.ExposedSeconds;
-      } else {
-        const double Wire = cost::compressedBytes(GradBytes, O.GradCompression);
-        const double Scatter =
-            cost::collectiveTime(cost::Collective::ReduceScatter, Wire, DpGroup)
-                .Seconds;
+      std::vector<cost::LayerBackward> Layers;
+      for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
+        for (unsigned U = C->second + 1; U-- > C->first;) {
+          const UnitCost &UC = (*Units)[U];
+          Layers.push_back(
+              {UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
+               UC.Params * Gbytes});
+        }
+      const cost::OverlapTime T = cost::overlapGradientExchange(
+          Layers, O.BucketBytes, DpGroup, O.GradCompression,
+          cost::CommAlgorithm::Auto,
+          O.Zero == 0 ? cost::Collective::AllReduce
+                      : cost::Collective::ReduceScatter);
+      R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
+      double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
+      if (O.Zero > 0) {
+        R.DpParamBytes = SS.Params * Wbytes;
         const double Gather = cost::collectiveTime(cost::Collective::AllGather,
-                                                   SS.Params * Wbytes, DpGroup)
+                                                   R.DpParamBytes, DpGroup)
                                   .Seconds;
+        R.DpScatterSeconds = T.CommSeconds;
+        R.DpScatterExposedSeconds = T.ExposedSeconds;
+        R.DpGatherSeconds = Gather;
         const double F = SS.ForwardSeconds, B = SS.BackwardSeconds;
         const auto Over = [](double C, double Hidden) {
           return std::max(0.0, C - Hidden);
         };
         if (O.Zero == 1) {
-          Comm = Scatter + Gather;
-          Exposed = Over(Comm, B);
+          Comm = T.CommSeconds + Gather;
+          Exposed = T.ExposedSeconds + Gather;
         } else if (O.Zero == 2) {
-          Comm = M * Scatter + Gather;
-          Exposed = (M - 1) * Over(Scatter, B) + Over(Scatter + Gather, B);
+          Comm = M * T.CommSeconds + Gather;
+          Exposed = M * T.ExposedSeconds + Gather;
         } else {
-          Comm = M * (Scatter + 2 * Gather);
-          Exposed = M * (Over(Gather, F) + Over(Gather + Scatter, B));
+          Comm = M * (T.CommSeconds + 2 * Gather);
+          Exposed =
+              M * (Over(Gather, F) +
+                   std::max(T.ExposedSeconds, Over(Gather + T.CommSeconds, B)));
         }
       }
       R.DpCommSeconds = Comm;

@@ -218,6 +218,13 @@ struct TrainReport {
   double TflopsPerDevice = 0;
   double TpCommSeconds = 0, P2pSeconds = 0, DpCommSeconds = 0,
          DpExposedSeconds = 0;
+  /// The data-parallel exchange's parts, for its explanation: the gradient
+  /// bytes sent (after compression) and, under ZeRO, one reduce-scatter of
+  /// them and one all-gather of the parameters (DpParamBytes).
+  double DpWireBytes = 0, DpParamBytes = 0, DpScatterSeconds = 0,
+         DpGatherSeconds = 0;
+  /// Of one bucketed reduce-scatter, what outlasts the backward.
+  double DpScatterExposedSeconds = 0;
   /// With TrainOptions::InputSamplesPerSecond: the busiest node's input
   /// pipeline per step, and whether it, not the GPUs, sets StepSeconds.
   double InputSeconds = 0;

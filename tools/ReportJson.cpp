@@ -300,6 +300,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
+        if (std::string Dp = explainDataParallel(T, *R.Strategy); !Dp.empty())
+          J.attribute("dp_explain", Dp);
         if (R.Strategy->InputSamplesPerSecond > 0) {
           J.attribute("input_s", T.InputSeconds);
           J.attribute("input_bound", T.InputBound);

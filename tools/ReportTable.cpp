@@ -45,6 +45,53 @@ std::string formatSeconds(double S) {
   return fmt::format("{:.1f} ns", S * 1e9);
 }
 
+std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
+  if (O.Dp <= 1 || T.Stages.empty())
+    return "";
+  const StageReport *S = &T.Stages.front();
+  for (const StageReport &X : T.Stages)
+    if (X.microBatchSeconds() > S->microBatchSeconds())
+      S = &X;
+  const std::string F = formatSeconds(S->ForwardSeconds),
+                    B = formatSeconds(S->BackwardSeconds),
+                    Rs = formatSeconds(T.DpScatterSeconds),
+                    RsOut = formatSeconds(T.DpScatterExposedSeconds),
+                    Ag = formatSeconds(T.DpGatherSeconds),
+                    Comm = formatSeconds(T.DpCommSeconds),
+                    Exposed = formatSeconds(T.DpExposedSeconds),
+                    Grads = formatBytes(T.DpWireBytes),
+                    Params = formatBytes(T.DpParamBytes);
+  const int64_t M = T.MicroBatches;
+  switch (O.Zero) {
+  case 0:
+    return fmt::format("dp {}: all-reduce of {} of gradients in buckets as "
+                       "the last micro-batch's backward (stage {}: {}) makes "
+                       "them = {}, {} after it",
+                       O.Dp, Grads, S->Stage, B, Comm, Exposed);
+  case 1:
+    return fmt::format("dp {}, ZeRO 1: reduce-scatter of {} of gradients in "
+                       "buckets during the last backward {} ({} after it) + "
+                       "all-gather of {} of parameters after the optimizer "
+                       "{} = {}; exposed {} + {} = {}",
+                       O.Dp, Grads, Rs, RsOut, Params, Ag, Comm, RsOut, Ag,
+                       Exposed);
+  case 2:
+    return fmt::format("dp {}, ZeRO 2: {} x reduce-scatter of {} of gradients "
+                       "in buckets, each during its micro-batch's backward {} "
+                       "({} after it) + all-gather of {} of parameters after "
+                       "the optimizer {} = {}; exposed {} x {} + {} = {}",
+                       O.Dp, M, Grads, Rs, RsOut, Params, Ag, Comm, M, RsOut,
+                       Ag, Exposed);
+  default:
+    return fmt::format("dp {}, ZeRO 3: {} x (reduce-scatter of {} of "
+                       "gradients {} + 2 x all-gather of {} of parameters {}) "
+                       "= {}; exposed {} x (max(0, {} - forward {}) + max({}, "
+                       "{} + {} - backward {})) = {}",
+                       O.Dp, M, Grads, Rs, Params, Ag, Comm, M, Ag, F, RsOut,
+                       Ag, Rs, B, Exposed);
+  }
+}
+
 void writeReportTable(const Report &R, const TableOptions &Options,
                       llvm::raw_ostream &OS) {
   const ModelInfo &M = R.Model;
@@ -149,6 +196,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
           T.InputBound ? fmt::format("; the input pipeline's {} is longer",
                                      formatSeconds(T.InputSeconds))
                        : std::string());
+      if (std::string Dp = explainDataParallel(T, O); !Dp.empty())
+        OS << "          " << Dp << "\n";
     }
     if (O.InputSamplesPerSecond > 0)
       OS << fmt::format("          input pipeline {} per step at {:.6g} "

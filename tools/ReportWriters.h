@@ -37,6 +37,11 @@ std::string formatSeconds(double S);
 /// "97.5 MB", "1.2 GB" (decimal units).
 std::string formatBytes(double B);
 
+/// How the data-parallel exchange of a step adds up (which collectives,
+/// how many, what each costs and what the backward hides), for --explain
+/// and the JSON's step.dp_explain; "" without data parallelism.
+std::string explainDataParallel(const TrainReport &T, const TrainOptions &O);
+
 } // namespace perfc
 
 #endif // PERFC_TOOLS_REPORTWRITERS_H
