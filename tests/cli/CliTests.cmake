@@ -171,6 +171,13 @@ perfc_expect_error(hw_show_yaml_path "'./mine.yaml' is a file path, not the name
                    hw show ./mine.yaml --format yaml)
 perfc_expect_error(hw_list_format "hw list: --format yaml: use table or json$"
                    hw list --format yaml)
+# The data-parallel exchange explained: ZeRO 2 reduce-scatters every
+# micro-batch's gradients and all-gathers the parameters once.
+add_test(NAME cli.train_dp_explain
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --dp 8 --global-batch 32 --zero 2 --explain --ops 0)
+set_tests_properties(cli.train_dp_explain PROPERTIES PASS_REGULAR_EXPRESSION
+  "dp 8, ZeRO 2: 4 x reduce-scatter of [0-9.]+ MB of gradients in buckets, each during its micro-batch's backward [0-9.]+ [mu]s \\([0-9.]+ [mun]?s after it\\) \\+ all-gather of [0-9.]+ MB of parameters after the optimizer [0-9.]+ [mu]s = [0-9.]+ [mu]?s; exposed 4 x ")
 # A SoC (several kinds of processor in one node) trains on one of them.
 perfc_expect_error(train_soc "cluster 'jetson-agx-orin' holds several kinds of processor in one node \\(jetson-agx-orin-cpu, jetson-agx-orin-gpu, jetson-agx-orin-dla\\); a training step runs on one kind: give it alone, e.g. 'jetson-agx-orin-gpu'"
                    ${ZOO}/resnet18.onnx --hw jetson-agx-orin --train)

@@ -468,6 +468,25 @@ TEST_SUITE("collectives.overlap") {
     CHECK(O.ExposedSeconds == 0);
   }
 
+  TEST_CASE("ZeRO's buckets are reduce-scattered, each priced as one") {
+    // The same buckets as an all-reduce, each exchanged by the collective
+    // given: on a pair a reduce-scatter moves half an all-reduce's bytes.
+    const LayerBackward Layers[] = {
+        {10 * ms, 100e6}, {10 * ms, 100e6}, {10 * ms, 100e6}};
+    const OverlapTime Ar = overlapGradientAllReduce(Layers, 100e6, pair());
+    const OverlapTime Rs =
+        overlapGradientExchange(Layers, 100e6, pair(), Compression(),
+                                CommAlgorithm::Auto, Collective::ReduceScatter);
+    REQUIRE(Rs.Buckets.size() == 3);
+    const double One =
+        collectiveTime(Collective::ReduceScatter, 100e6, pair()).Seconds;
+    CHECK(Rs.CommSeconds == near(3 * One));
+    CHECK(Rs.CommSeconds < Ar.CommSeconds);
+    CHECK(Rs.Buckets[2].EndSeconds == near(30 * ms + One));
+    CHECK(Rs.ExposedSeconds == near(One));
+    CHECK(Rs.Explain.find("reduce-scatter") != std::string::npos);
+  }
+
   TEST_CASE("a last big bucket is exposed by its own time") {
     // 10 ms + 100 MB, then 10 ms + 1 GB: the second bucket closes when
     // backward ends (20 ms) and takes 10 ms + 2 us, all of it exposed.
