@@ -9,7 +9,6 @@
 
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
-#include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainOptionNames.h"
@@ -339,16 +338,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         !std::isfinite(Options.placeTimeLimitSeconds))
       throwError("placeTimeLimitSeconds: give a number of seconds, 0 or "
                  "more (0: 10 s)");
-    PlacementOptions PlO;
-    PlO.Time = PO.Time;
-    PlO.StorageType = PO.StorageType;
-    PlO.Fusion = PO.Fusion;
-    if (Options.placeTimeLimitSeconds > 0)
-      PlO.TimeLimitSeconds = Options.placeTimeLimitSeconds;
-    auto P = placeGraph(MI.Graph, *Cluster, PlO);
-    if (!P)
-      throwError(MI.Info.Path + ": " + llvm::toString(P.takeError()));
-    applyPlacement(*P, R, Explain);
+    if (llvm::Error E = placeKernels(R, MI.Graph, *Cluster, PO,
+                                     Options.placeTimeLimitSeconds))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
   }
   R.Model = MI.Info;
   R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());

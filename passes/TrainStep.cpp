@@ -119,12 +119,11 @@ public:
       return std::move(E);
     // Both act on the attention core alone: without one they would change
     // nothing while the report said they were on.
-    const bool HasCore = A.HasAttentionCore;
-    if (A.FlashAttention && !HasCore)
+    if (A.FlashAttention && !A.HasAttentionCore)
       return fail("--flash-attention: the model has no attention core (a "
                   "product of two activations, as Q.K^T, led through other "
                   "ops to a second, as P.V, within a block); drop the flag");
-    if (O.Recomp == Recompute::Selective && !HasCore)
+    if (O.Recomp == Recompute::Selective && !A.HasAttentionCore)
       return fail("--recompute selective recomputes the attention core, and "
                   "the model has none (a product of two activations led to a "
                   "second within a block); use --recompute none or full");

@@ -101,24 +101,17 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     // json::Object is unordered: bind in name order, deterministically.
     std::sort(J.Import.dims.begin(), J.Import.dims.end());
   }
-  if (O->get("compute_type")) {
-    auto C = O->getString("compute_type");
-    if (!C)
-      return Fail("'compute_type' must be a string");
-    J.Predict.computeType = C->str();
-  }
-  if (O->get("storage_type")) {
-    auto S = O->getString("storage_type");
-    if (!S)
-      return Fail("'storage_type' must be a string");
-    J.Predict.storageType = S->str();
-  }
-  if (O->get("conv_layout")) {
-    auto L = O->getString("conv_layout");
-    if (!L)
-      return Fail("'conv_layout' must be a string");
-    J.Predict.convLayout = L->str();
-  }
+  // Names the library checks itself (unknown types and layouts).
+  for (auto [Key, Into] : {std::pair<llvm::StringRef, std::string *>{
+                               "compute_type", &J.Predict.computeType},
+                           {"storage_type", &J.Predict.storageType},
+                           {"conv_layout", &J.Predict.convLayout}})
+    if (O->get(Key)) {
+      auto S = O->getString(Key);
+      if (!S)
+        return Fail("'" + Key.str() + "' must be a string");
+      *Into = S->str();
+    }
   if (O->get("fusion")) {
     auto F = O->getBoolean("fusion");
     if (!F)

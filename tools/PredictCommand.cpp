@@ -8,7 +8,6 @@
 #include "hwdb/Loader.h"
 #include "hwdb/Units.h"
 #include "ir/Shape.h"
-#include "passes/Placement.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainOptionNames.h"
@@ -470,18 +469,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Options.Device = &Cluster->primaryDevice();
   Report R = predict(Model->Graph, Options);
   R.Timings = Timings;
-  if (Place) {
-    PlacementOptions PO;
-    PO.Time = Options.Time;
-    PO.StorageType = Options.StorageType;
-    PO.Fusion = Options.Fusion;
-    if (TimeLimit > 0)
-      PO.TimeLimitSeconds = TimeLimit;
-    auto P = placeGraph(Model->Graph, *Cluster, PO);
-    if (!P)
-      return fail(ModelPath + ": " + llvm::toString(P.takeError()));
-    applyPlacement(*P, R, Options.Explain);
-  }
+  if (Place)
+    if (llvm::Error E =
+            placeKernels(R, Model->Graph, *Cluster, Options, TimeLimit))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
   R.Model.Name = Model->Name;
   R.Model.Path = ModelPath;
   R.Model.GraphName = Model->GraphName;

@@ -1,6 +1,8 @@
 //===- ReportAssembly.cpp - Pieces of a report the CLI and API share ------===//
 #include "tools/ReportAssembly.h"
 
+#include "passes/Placement.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 namespace perfc {
@@ -45,6 +47,21 @@ HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
   if (PO.Time.Layout != hw::ConvLayout::Native)
     H.ConvLayout = hw::name(PO.Time.Layout);
   return H;
+}
+
+llvm::Error placeKernels(Report &R, const ir::Graph &G, const hw::Cluster &C,
+                         const PredictOptions &PO, double TimeLimitSeconds) {
+  PlacementOptions O;
+  O.Time = PO.Time;
+  O.StorageType = PO.StorageType;
+  O.Fusion = PO.Fusion;
+  if (TimeLimitSeconds > 0)
+    O.TimeLimitSeconds = TimeLimitSeconds;
+  auto P = placeGraph(G, C, O);
+  if (!P)
+    return P.takeError();
+  applyPlacement(*P, R, PO.Explain);
+  return llvm::Error::success();
 }
 
 void addStepWarnings(Report &R) {

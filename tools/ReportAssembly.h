@@ -9,6 +9,7 @@
 #ifndef PERFC_TOOLS_REPORTASSEMBLY_H
 #define PERFC_TOOLS_REPORTASSEMBLY_H
 
+#include "hwdb/Cluster.h"
 #include "hwdb/Device.h"
 #include "ir/DType.h"
 #include "passes/Predict.h"
@@ -18,6 +19,9 @@
 #include "llvm/Support/Error.h"
 
 namespace perfc {
+namespace ir {
+class Graph;
+} // namespace ir
 
 /// A device that cannot run an op gives no latency: an error naming the
 /// first such node (Path: the model's; Choice: what to change, e.g.
@@ -44,6 +48,13 @@ HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
                               llvm::StringRef ComputeTypeShown,
                               llvm::Optional<double> LaunchOverheadSeconds,
                               const PredictOptions &PO);
+
+/// --place: G's kernels on the processors of C's node, priced as PO prices
+/// them (compute and storage types, layout, fusion); R (from predict() with
+/// PO) then describes the placement. TimeLimitSeconds 0: the solver's
+/// default. The error is placeGraph's, without the model's path.
+llvm::Error placeKernels(Report &R, const ir::Graph &G, const hw::Cluster &C,
+                         const PredictOptions &PO, double TimeLimitSeconds);
 
 /// Appends the training step's warnings: input-bound (the devices wait for
 /// the host input pipeline) and "does not fit" (its devices' memory).

@@ -35,7 +35,7 @@ ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
 
 /// The keyword arguments predict() and predict_json() share besides
 /// compute_type, fusion, train and launch_overhead_s.
-struct StorageArgs {
+struct PredictKwargs {
   std::string StorageType;
   std::string ConvLayout = "native";
   bool Place = false;
@@ -45,13 +45,13 @@ struct StorageArgs {
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
                               py::object Train,
                               py::object LaunchOverhead = py::none(),
-                              const StorageArgs &Storage = {}) {
+                              const PredictKwargs &Extra = {}) {
   PredictOptions O;
   O.computeType = ComputeType;
-  O.storageType = Storage.StorageType;
-  O.convLayout = Storage.ConvLayout;
-  O.place = Storage.Place;
-  O.timings = Storage.Timings;
+  O.storageType = Extra.StorageType;
+  O.convLayout = Extra.ConvLayout;
+  O.place = Extra.Place;
+  O.timings = Extra.Timings;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
