@@ -370,7 +370,8 @@ std::string alphaTerm(double Steps, double Alpha) {
 }
 
 /// Ring all-reduce (Phases 2), reduce-scatter and all-gather (Phases 1).
-CommTime ring(Collective C, double B, const Fabric &F, unsigned Phases) {
+CommTime ring(Collective C, double B, const Fabric &F, unsigned Phases,
+              bool Explain) {
   const double N = F.N;
   const double Factor = Phases * (N - 1) / N;
   const double Steps = Phases * (N - 1);
@@ -379,21 +380,25 @@ CommTime ring(Collective C, double B, const Fabric &F, unsigned Phases) {
   const double Alpha = Steps * F.ringAlpha();
   const char *Formula = Phases == 2 ? "2(n-1)/n x B / bw + 2(n-1) x alpha"
                                     : "(n-1)/n x B / bw + (n-1) x alpha";
-  return makeTime(CommAlgorithm::Ring, Alpha, Beta,
-                  llvm::formatv("ring {0}, {1}: {2} = {3} + {4} = {5}; {6}",
-                                name(C), F.placement(), Formula,
-                                betaTerm(Factor, B, Bw),
-                                alphaTerm(Steps, F.ringAlpha()),
-                                secs(Alpha + Beta), F.ringNote())
-                      .str());
+  return makeTime(
+      CommAlgorithm::Ring, Alpha, Beta,
+      Explain
+          ? llvm::formatv("ring {0}, {1}: {2} = {3} + {4} = {5}; {6}", name(C),
+                          F.placement(), Formula, betaTerm(Factor, B, Bw),
+                          alphaTerm(Steps, F.ringAlpha()), secs(Alpha + Beta),
+                          F.ringNote())
+                .str()
+          : std::string());
 }
 
-CommTime treeAllReduce(double B, const Fabric &F) {
+CommTime treeAllReduce(double B, const Fabric &F, bool Explain) {
   const double Bw = F.ringBw();
   const double Beta = 2 * B / Bw;
   const unsigned InterLevels = ceilLog2(F.M), IntraLevels = ceilLog2(F.K);
   const double Alpha =
       2 * (InterLevels * F.interAlpha() + IntraLevels * F.intraAlpha());
+  if (!Explain)
+    return makeTime(CommAlgorithm::Tree, Alpha, Beta, {});
   std::string Lat;
   if (F.M == 1)
     Lat = alphaTerm(2 * IntraLevels, F.intraAlpha());
@@ -413,13 +418,14 @@ CommTime treeAllReduce(double B, const Fabric &F) {
 }
 
 /// Two-level all-reduce (Phases 2) or reduce-scatter / all-gather (1).
-CommTime hierarchical(Collective C, double B, const Fabric &F,
-                      unsigned Phases) {
+CommTime hierarchical(Collective C, double B, const Fabric &F, unsigned Phases,
+                      bool Explain) {
   if (F.K == 1 || F.M == 1) {
     // One level: the same sends as the ring.
-    CommTime T = ring(C, B, F, Phases);
+    CommTime T = ring(C, B, F, Phases, Explain);
     T.Algorithm = CommAlgorithm::Hierarchical;
-    T.Explain = "hierarchical = " + T.Explain + " (one level)";
+    if (Explain)
+      T.Explain = "hierarchical = " + T.Explain + " (one level)";
     return T;
   }
   const double K = F.K, M = F.M;
@@ -430,6 +436,8 @@ CommTime hierarchical(Collective C, double B, const Fabric &F,
   const double IntraAlpha = Phases * (K - 1) * F.intraAlpha();
   const double InterAlpha = Phases * (M - 1) * F.interAlpha();
   const double Beta = IntraBeta + InterBeta, Alpha = IntraAlpha + InterAlpha;
+  if (!Explain)
+    return makeTime(CommAlgorithm::Hierarchical, Alpha, Beta, {});
   const char *Formula =
       Phases == 2 ? "2(k-1)/k x B / bw_intra + 2(k-1) x alpha_intra + "
                     "2(m-1)/m x B / bw_node + 2(m-1) x alpha_inter"
@@ -448,12 +456,14 @@ CommTime hierarchical(Collective C, double B, const Fabric &F,
           .str());
 }
 
-CommTime allToAll(double B, const Fabric &F) {
+CommTime allToAll(double B, const Fabric &F, bool Explain) {
   const double N = F.N, K = F.K;
   if (F.M == 1 || F.K == 1) {
     const double Bw = F.ringBw();
     const double Alpha = (N - 1) * F.ringAlpha();
     const double Beta = (N - 1) / N * B / Bw;
+    if (!Explain)
+      return makeTime(CommAlgorithm::Direct, Alpha, Beta, {});
     return makeTime(CommAlgorithm::Direct, Alpha, Beta,
                     llvm::formatv("direct all-to-all, {0}: (n-1)/n x B / bw + "
                                   "(n-1) x alpha = {1} + {2} = {3}; {4}",
@@ -466,6 +476,8 @@ CommTime allToAll(double B, const Fabric &F) {
   const double InterBeta = K * (N - K) / N * B / F.nodeBw();
   const double Beta = std::max(IntraBeta, InterBeta);
   const double Alpha = (K - 1) * F.intraAlpha() + (N - K) * F.interAlpha();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Direct, Alpha, Beta, {});
   return makeTime(
       CommAlgorithm::Direct, Alpha, Beta,
       llvm::formatv("direct all-to-all, {0}: max((k-1)/n x B / bw_intra, "
@@ -480,11 +492,13 @@ CommTime allToAll(double B, const Fabric &F) {
           .str());
 }
 
-CommTime broadcast(double B, const Fabric &F) {
+CommTime broadcast(double B, const Fabric &F, bool Explain) {
   const double Bw = F.ringBw();
   const double Beta = B / Bw;
   const double IntraHops = double(F.M) * (F.K - 1), InterHops = F.M - 1.0;
   const double Alpha = IntraHops * F.intraAlpha() + InterHops * F.interAlpha();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Ring, Alpha, Beta, {});
   std::string Lat;
   if (F.M == 1)
     Lat = alphaTerm(IntraHops, F.intraAlpha());
@@ -502,15 +516,33 @@ CommTime broadcast(double B, const Fabric &F) {
                       .str());
 }
 
-CommTime pointToPoint(double B, const Fabric &F) {
+/// One message over one link (p2pTime, p2pSeconds).
+CommTime linkTime(double Bytes, const hw::Link &L, bool Explain) {
+  const double B = Bytes > 0 ? Bytes : 0;
+  const double Beta = B / linkBw(L), Alpha = B > 0 ? L.LatencySeconds : 0;
+  if (!Explain)
+    return makeTime(CommAlgorithm::Direct, Alpha, Beta, {});
+  return makeTime(CommAlgorithm::Direct, Alpha, Beta,
+                  llvm::formatv("B / bw + alpha = {0} / ({1} x {2}) + {3} = "
+                                "{4} ({5})",
+                                bytes(B), rate(L.BandwidthBytesPerSecond),
+                                fmt(L.Efficiency), secs(Alpha),
+                                secs(Alpha + Beta), L.Name)
+                      .str());
+}
+
+CommTime pointToPoint(double B, const Fabric &F, bool Explain) {
   if (F.M == 1) {
-    CommTime T = p2pTime(B, *F.Intra);
-    T.Explain = "direct point-to-point inside a node: " + T.Explain;
+    CommTime T = linkTime(B, *F.Intra, Explain);
+    if (Explain)
+      T.Explain = "direct point-to-point inside a node: " + T.Explain;
     return T;
   }
   // One message goes over one port of the node.
   const double Bw = linkBw(*F.Inter) * F.Share;
   const double Beta = B / Bw, Alpha = F.Inter->LatencySeconds;
+  if (!Explain)
+    return makeTime(CommAlgorithm::Direct, Alpha, Beta, {});
   std::string Share = F.Share < 1 ? " x share " + fmt(F.Share) : "";
   return makeTime(
       CommAlgorithm::Direct, Alpha, Beta,
@@ -547,45 +579,33 @@ llvm::SmallVector<CommAlgorithm, 3> algorithmsOf(Collective C,
 }
 
 /// The time of C with algorithm A, which C has.
-CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A) {
+CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
+                  bool Explain) {
   switch (C) {
   case Collective::AllReduce:
     if (A == CommAlgorithm::Tree)
-      return treeAllReduce(B, F);
+      return treeAllReduce(B, F, Explain);
     if (A == CommAlgorithm::Hierarchical)
-      return hierarchical(C, B, F, 2);
-    return ring(C, B, F, 2);
+      return hierarchical(C, B, F, 2, Explain);
+    return ring(C, B, F, 2, Explain);
   case Collective::ReduceScatter:
   case Collective::AllGather:
     if (A == CommAlgorithm::Hierarchical)
-      return hierarchical(C, B, F, 1);
-    return ring(C, B, F, 1);
+      return hierarchical(C, B, F, 1, Explain);
+    return ring(C, B, F, 1, Explain);
   case Collective::AllToAll:
-    return allToAll(B, F);
+    return allToAll(B, F, Explain);
   case Collective::Broadcast:
-    return broadcast(B, F);
+    return broadcast(B, F, Explain);
   case Collective::PointToPoint:
-    return pointToPoint(B, F);
+    return pointToPoint(B, F, Explain);
   }
-  return ring(C, B, F, 2);
+  return ring(C, B, F, 2, Explain);
 }
 
-} // namespace
-
-CommTime perfc::cost::p2pTime(double Bytes, const hw::Link &L) {
-  const double B = Bytes > 0 ? Bytes : 0;
-  const double Beta = B / linkBw(L), Alpha = B > 0 ? L.LatencySeconds : 0;
-  return makeTime(CommAlgorithm::Direct, Alpha, Beta,
-                  llvm::formatv("B / bw + alpha = {0} / ({1} x {2}) + {3} = "
-                                "{4} ({5})",
-                                bytes(B), rate(L.BandwidthBytesPerSecond),
-                                fmt(L.Efficiency), secs(Alpha),
-                                secs(Alpha + Beta), L.Name)
-                      .str());
-}
-
-CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
-                                     const CommGroup &G, CommAlgorithm A) {
+/// collectiveTime, or with Explain false collectiveSeconds.
+CommTime collective(Collective C, double Bytes, const CommGroup &G,
+                    CommAlgorithm A, bool Explain) {
   const Fabric F(G);
   const llvm::SmallVector<CommAlgorithm, 3> Algs = algorithmsOf(C, F);
   const bool Has = std::find(Algs.begin(), Algs.end(), A) != Algs.end();
@@ -601,24 +621,26 @@ CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
   if (F.N <= 1 || !(Bytes > 0)) {
     CommTime T;
     T.Algorithm = Chosen;
-    T.Explain = F.N <= 1 ? "0 s (a group of 1 rank communicates nothing)"
-                         : "0 s (no bytes to send)";
+    if (Explain)
+      T.Explain = F.N <= 1 ? "0 s (a group of 1 rank communicates nothing)"
+                           : "0 s (no bytes to send)";
     return T;
   }
   if (!F.Missing.empty()) {
     CommTime T;
     T.Seconds = T.BandwidthSeconds = Inf;
     T.Algorithm = Chosen;
-    T.Explain = llvm::formatv("inf ({0} cannot run: {1}; give the group its "
-                              "links)",
-                              name(C), F.Missing)
-                    .str();
+    if (Explain)
+      T.Explain = llvm::formatv("inf ({0} cannot run: {1}; give the group "
+                                "its links)",
+                                name(C), F.Missing)
+                      .str();
     return T;
   }
 
   if (A != CommAlgorithm::Auto) {
-    CommTime T = timeWith(C, Bytes, F, Chosen);
-    if (Chosen != A)
+    CommTime T = timeWith(C, Bytes, F, Chosen, Explain);
+    if (Explain && Chosen != A)
       T.Explain += llvm::formatv(" ({0} {1} does not exist; {2} used)", name(A),
                                  name(C), name(Chosen))
                        .str();
@@ -627,12 +649,12 @@ CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
   llvm::SmallVector<CommTime, 3> Times;
   size_t Best = 0;
   for (CommAlgorithm Try : Algs) {
-    Times.push_back(timeWith(C, Bytes, F, Try));
+    Times.push_back(timeWith(C, Bytes, F, Try, Explain));
     if (Times.back().Seconds < Times[Best].Seconds)
       Best = Times.size() - 1;
   }
   CommTime T = Times[Best];
-  if (Times.size() > 1) {
+  if (Explain && Times.size() > 1) {
     std::string Others;
     for (size_t I = 0; I < Times.size(); ++I)
       if (I != Best)
@@ -644,6 +666,26 @@ CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
         "; auto chose " + std::string(name(T.Algorithm)) + " over " + Others;
   }
   return T;
+}
+
+} // namespace
+
+CommTime perfc::cost::p2pTime(double Bytes, const hw::Link &L) {
+  return linkTime(Bytes, L, /*Explain=*/true);
+}
+
+double perfc::cost::p2pSeconds(double Bytes, const hw::Link &L) {
+  return linkTime(Bytes, L, /*Explain=*/false).Seconds;
+}
+
+CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
+                                     const CommGroup &G, CommAlgorithm A) {
+  return collective(C, Bytes, G, A, /*Explain=*/true);
+}
+
+double perfc::cost::collectiveSeconds(Collective C, double Bytes,
+                                      const CommGroup &G, CommAlgorithm A) {
+  return collective(C, Bytes, G, A, /*Explain=*/false).Seconds;
 }
 
 double perfc::cost::busBandwidth(Collective C, double Bytes, unsigned Ranks,

@@ -213,6 +213,15 @@ CommTime collectiveTime(Collective C, double Bytes, const CommGroup &G,
 /// One message over one link: Bytes / (bandwidth x efficiency) + latency.
 CommTime p2pTime(double Bytes, const hw::Link &L);
 
+/// collectiveTime(C, Bytes, G, A).Seconds and p2pTime(Bytes, L).Seconds
+/// without the explanation, whose formatting costs far more than the
+/// arithmetic: for the loops that price thousands of strategies (a plan of
+/// GPT-3 175B spent half its instructions formatting explanations nobody
+/// read).
+double collectiveSeconds(Collective C, double Bytes, const CommGroup &G,
+                         CommAlgorithm A = CommAlgorithm::Auto);
+double p2pSeconds(double Bytes, const hw::Link &L);
+
 /// nccl-tests' bus bandwidth of a time (PERFORMANCE.md): algbw = Bytes /
 /// Seconds times 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter,
 /// all-gather and all-to-all, 1 for broadcast and point-to-point; the

@@ -3,7 +3,6 @@
 
 #include "hwdb/Units.h"
 
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -61,23 +60,11 @@ OverlapTime perfc::cost::overlapGradientExchange(
   BucketTime Open;
   bool HasOpen = false;
 
-  // Buckets of a model of equal layers come in few sizes: each size is
-  // priced once (collectiveTime also writes its explanation, which a
-  // planner's thousands of strategies x hundreds of buckets would pay).
-  llvm::SmallVector<std::pair<double, double>, 8> Priced;
-  auto Price = [&](double Bytes) {
-    for (const auto &P : Priced)
-      if (P.first == Bytes)
-        return P.second;
-    const double S = collectiveTime(K, Bytes, G, A).Seconds;
-    Priced.push_back({Bytes, S});
-    return S;
-  };
   auto Close = [&](double Ready) {
     Open.ReadySeconds = Ready;
     Open.WireBytes = compressedBytes(Open.Bytes, C);
     Open.StartSeconds = std::max(Ready, StreamEnd);
-    const double T = Price(Open.WireBytes);
+    const double T = collectiveSeconds(K, Open.WireBytes, G, A);
     Open.EndSeconds = Open.StartSeconds + T;
     StreamEnd = Open.EndSeconds;
     R.CommSeconds += T;

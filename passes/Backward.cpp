@@ -3,6 +3,7 @@
 
 #include "ir/Graph.h"
 #include "passes/Blocks.h"
+#include "passes/LoadTimeConstants.h"
 #include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -22,12 +23,10 @@ double SavedTensor::bytes() const {
 
 namespace {
 
-bool isConstantValue(const ir::Value *V) { return isLoadTimeConstant(V); }
-
-unsigned activationInputs(const ir::Node &N) {
+unsigned activationInputs(const ir::Node &N, const LoadTimeConstants &C) {
   unsigned Count = 0;
   for (const ir::Value *In : N.inputs())
-    if (In && !isConstantValue(In))
+    if (In && !C.contains(In))
       ++Count;
   return Count;
 }
@@ -38,7 +37,7 @@ bool isSoftmax(const ir::Node &N) {
 
 /// Ops whose backward needs none of their inputs (given its own mask for
 /// Dropout): sums, differences, scaling by constants, copies.
-bool isLinear(const ir::Node &N) {
+bool isLinear(const ir::Node &N, const LoadTimeConstants &C) {
   const bool Fixed =
       llvm::StringSwitch<bool>(N.opType())
           .Cases("Add", "Sub", "Neg", "Cast", "Identity", true)
@@ -47,7 +46,7 @@ bool isLinear(const ir::Node &N) {
   if (Fixed)
     return true;
   if (N.opType() == "Mul" || N.opType() == "Div")
-    return activationInputs(N) <= 1;
+    return activationInputs(N, C) <= 1;
   return false;
 }
 
@@ -66,7 +65,8 @@ bool isGemmLike(const OpWork &W) {
 
 class Expander {
 public:
-  Expander(const ir::Graph &G, const GraphWork &W) : G(G), Work(W) {}
+  Expander(const ir::Graph &G, const GraphWork &W)
+      : G(G), Constants(G), Work(W) {}
 
   BackwardInfo run() {
     Info.Work.resize(G.numNodes());
@@ -174,7 +174,7 @@ private:
   }
 
   void save(const ir::Value *V, unsigned Node, bool Mask = false) {
-    if (!V || isConstantValue(V))
+    if (!V || Constants.contains(V))
       return;
     V = Mask ? V : dataRoot(V);
     if (Mask ? SeenMasks.insert(V).second : Seen.insert(V).second)
@@ -223,10 +223,10 @@ private:
       llvm::DenseMap<const ir::Value *, unsigned> NeededBy;
       for (auto M = Chains.member_begin(It); M != Chains.member_end(); ++M) {
         const ir::Node &N = *G.nodes()[*M];
-        if (isLinear(N))
+        if (isLinear(N, Constants))
           continue;
         for (const ir::Value *In : N.inputs())
-          if (In && !isConstantValue(In)) {
+          if (In && !Constants.contains(In)) {
             const ir::Value *C = climb(In, Members);
             if (Candidates.insert(C))
               NeededBy[C] = N.index();
@@ -244,11 +244,11 @@ private:
     for (unsigned Depth = 0; Depth < 64; ++Depth) {
       V = dataRoot(V);
       const ir::Node *P = V->producer();
-      if (!P || !Members.count(P->index()) || !isLinear(*P) ||
-          activationInputs(*P) != 1)
+      if (!P || !Members.count(P->index()) || !isLinear(*P, Constants) ||
+          activationInputs(*P, Constants) != 1)
         return V;
       for (const ir::Value *In : P->inputs())
-        if (In && !isConstantValue(In)) {
+        if (In && !Constants.contains(In)) {
           V = In;
           break;
         }
@@ -270,7 +270,7 @@ private:
       V = dataRoot(V);
       if (!Top && Candidates.count(V))
         return true;
-      if (isConstantValue(V))
+      if (Constants.contains(V))
         return true;
       auto It = Memo.find(V);
       if (It != Memo.end())
@@ -282,7 +282,7 @@ private:
       Memo[V] = false; // cycles cannot happen in a DAG; guards recursion
       bool All = true, Any = false;
       for (const ir::Value *In : P->inputs()) {
-        if (!In || isConstantValue(In))
+        if (!In || Constants.contains(In))
           continue;
         Any = true;
         if (!Computable(In, false)) {
@@ -296,6 +296,7 @@ private:
   }
 
   const ir::Graph &G;
+  const LoadTimeConstants Constants;
   const GraphWork &Work;
   BackwardInfo Info;
   llvm::DenseSet<const ir::Value *> Seen, SeenMasks;

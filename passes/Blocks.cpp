@@ -2,6 +2,7 @@
 #include "passes/Blocks.h"
 
 #include "ir/Graph.h"
+#include "passes/LoadTimeConstants.h"
 #include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -28,21 +29,6 @@ const char *name(TpRole R) {
     return "vocab";
   }
   return "replicated";
-}
-
-bool isLoadTimeConstant(const ir::Value *V, unsigned Depth) {
-  if (V->isConstant())
-    return true;
-  const ir::Node *P = V->producer();
-  if (!P || Depth > 16)
-    return false;
-  if (P->opType() == "Shape" || P->opType() == "Size" ||
-      P->opType() == "Constant")
-    return true;
-  for (const ir::Value *In : P->inputs())
-    if (In && !isLoadTimeConstant(In, Depth + 1))
-      return false;
-  return true;
 }
 
 bool isParameter(const ir::Value *V) {
@@ -93,11 +79,9 @@ bool isGemmOp(const ir::Node &N) {
   return N.opType() == "MatMul" || N.opType() == "Gemm";
 }
 
-bool isConstantLike(const ir::Value *V) { return isLoadTimeConstant(V); }
-
 class Analyzer {
 public:
-  Analyzer(const ir::Graph &G, const GraphWork &W) : G(G), Work(W) {}
+  explicit Analyzer(const ir::Graph &G) : G(G), Constants(G) {}
 
   BlockInfo run() {
     assignUnits();
@@ -159,7 +143,7 @@ private:
   /// The activation input of a parameter GEMM.
   const ir::Value *activationInput(const ir::Node &N) const {
     for (const ir::Value *In : N.inputs())
-      if (In && !parameterBehind(In) && !isConstantLike(In))
+      if (In && !parameterBehind(In) && !Constants.contains(In))
         return In;
     return nullptr;
   }
@@ -182,7 +166,7 @@ private:
           continue;
         bool FromGroup = false, Only = true;
         for (const ir::Value *In : X->inputs()) {
-          if (!In || isConstantLike(In) || parameterBehind(In))
+          if (!In || Constants.contains(In) || parameterBehind(In))
             continue;
           const ir::Node *P = In->producer();
           if (P && Visited.count(P))
@@ -239,7 +223,8 @@ private:
         continue;
       const ir::Value *Table = parameterBehind(N->input(0));
       const ir::Value *Ids = N->input(1);
-      if (!Table || !Ids || isConstantLike(Ids) || Table->shape().rank() != 2)
+      if (!Table || !Ids || Constants.contains(Ids) ||
+          Table->shape().rank() != 2)
         continue;
       Info.Tp[N->index()] = TpRole::Vocab;
       Vocab.push_back(Table->shape().size(0));
@@ -306,14 +291,14 @@ private:
   }
 
   const ir::Graph &G;
-  const GraphWork &Work;
+  const LoadTimeConstants Constants;
   BlockInfo Info;
 };
 
 } // namespace
 
-BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
-  return Analyzer(G, Work).run();
+BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &) {
+  return Analyzer(G).run();
 }
 
 } // namespace perfc

@@ -66,10 +66,6 @@ struct BlockInfo {
 /// or more elements (as the work pass counts parameters).
 bool isParameter(const ir::Value *V);
 
-/// Whether V is known without running the model: a constant, or computed
-/// from constants and static shapes only (looking at most 16 producers up).
-bool isLoadTimeConstant(const ir::Value *V, unsigned Depth = 0);
-
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
 
 } // namespace perfc

@@ -391,7 +391,7 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
                                   StageDevices[S + 1]));
       const double Message =
           A.BoundaryBytes * (ir::byteSize(O.DType) / 4.0) / O.Tp;
-      T = cost::p2pTime(Message, *Link).Seconds;
+      T = cost::p2pSeconds(Message, *Link);
     }
     Transfers.push_back(T);
     MaxTransfer = std::max(MaxTransfer, T);

@@ -462,7 +462,7 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
           const double Bytes =
               storedBytes(V->bytes(), V->type(), O.StorageType);
           T.Bytes = Bytes;
-          T.TransferSeconds = cost::p2pTime(Bytes, *Node.IntraNode).Seconds;
+          T.TransferSeconds = cost::p2pSeconds(Bytes, *Node.IntraNode);
           P.Tensors.push_back(std::move(T));
         }
         auto &Cs = P.Tensors[It->second].Consumers;

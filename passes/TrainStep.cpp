@@ -290,6 +290,9 @@ private:
 
   double time(const OpWork &W) const {
     cost::TimeOptions T;
+    // The step reads times only; tiling notes would be formatted for every
+    // GEMM of every strategy the planner tries.
+    T.Notes = false;
     if (ir::isFloatingPoint(W.Type))
       T.ComputeType = O.DType;
     T.Layout = O.Layout;
@@ -297,7 +300,7 @@ private:
   }
 
   double allReduce(double Bytes, const cost::CommGroup &G) const {
-    return cost::collectiveTime(cost::Collective::AllReduce, Bytes, G).Seconds;
+    return cost::collectiveSeconds(cost::Collective::AllReduce, Bytes, G);
   }
 
   /// One tensor-parallel exchange of a full activation: an all-reduce, or
@@ -306,10 +309,9 @@ private:
     const double Bytes = V->numElements() * double(ir::byteSize(O.DType));
     if (!O.SequenceParallel)
       return allReduce(Bytes, TpGroup);
-    return cost::collectiveTime(cost::Collective::ReduceScatter, Bytes, TpGroup)
-               .Seconds +
-           cost::collectiveTime(cost::Collective::AllGather, Bytes, TpGroup)
-               .Seconds;
+    return cost::collectiveSeconds(cost::Collective::ReduceScatter, Bytes,
+                                   TpGroup) +
+           cost::collectiveSeconds(cost::Collective::AllGather, Bytes, TpGroup);
   }
 
   double valueBytes(const ir::Value *V, double Scale) const {
@@ -440,11 +442,9 @@ private:
           // backward all-gathers it again for the weight gradient
           // (Korthikanti et al. 2022, section 4.2.2).
           if (O.SequenceParallel)
-            Bwd += cost::collectiveTime(cost::Collective::AllGather,
-                                        V->numElements() *
-                                            double(ir::byteSize(O.DType)),
-                                        TpGroup)
-                       .Seconds;
+            Bwd += cost::collectiveSeconds(
+                cost::Collective::AllGather,
+                V->numElements() * double(ir::byteSize(O.DType)), TpGroup);
         }
         const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
         // Sequence parallelism adds the mirror exchanges of the column
@@ -685,7 +685,7 @@ private:
       const double Boundary = A.BoundaryBytes * byteScale();
       // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
       const double Message = Boundary / O.Tp;
-      R.P2pSeconds = 2 * M * O.Vp * cost::p2pTime(Message, *P2pLink).Seconds;
+      R.P2pSeconds = 2 * M * O.Vp * cost::p2pSeconds(Message, *P2pLink);
     }
     // Data-parallel gradients, exchanged in buckets as the backward makes
     // them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
@@ -717,9 +717,8 @@ private:
       double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
       if (O.Zero > 0) {
         R.DpParamBytes = SS.Params * Wbytes;
-        const double Gather = cost::collectiveTime(cost::Collective::AllGather,
-                                                   R.DpParamBytes, DpGroup)
-                                  .Seconds;
+        const double Gather = cost::collectiveSeconds(
+            cost::Collective::AllGather, R.DpParamBytes, DpGroup);
         R.DpScatterSeconds = T.CommSeconds;
         R.DpScatterExposedSeconds = T.ExposedSeconds;
         R.DpGatherSeconds = Gather;

@@ -417,6 +417,41 @@ TEST_SUITE("collectives.time") {
     }
   }
 
+  TEST_CASE("the time-only entry points give the explained times") {
+    // collectiveSeconds and p2pSeconds skip the formatting only: every
+    // collective and algorithm, on one node, across nodes (ring, tree,
+    // hierarchical), with shared NICs, without links and with nothing to
+    // send gives the same seconds as collectiveTime.
+    const hw::Cluster C = load(TestCluster), OneNic = load(OneNicCluster);
+    CommGroup Missing;
+    Missing.Size = 8;
+    Missing.RanksPerNode = 8;
+    const CommGroup Groups[] = {group(C, 8, 1), group(C, 32, 1),
+                                group(C, 4, 8), group(OneNic, 16, 1),
+                                group(C, 1, 1), Missing};
+    for (const CommGroup &G : Groups)
+      for (Collective K : {Collective::AllReduce, Collective::ReduceScatter,
+                           Collective::AllGather, Collective::AllToAll,
+                           Collective::Broadcast, Collective::PointToPoint})
+        for (CommAlgorithm A :
+             {CommAlgorithm::Auto, CommAlgorithm::Ring, CommAlgorithm::Tree,
+              CommAlgorithm::Hierarchical, CommAlgorithm::Direct})
+          for (double Bytes : {0.0, 1e3, 1 * GB}) {
+            CAPTURE(G.Size);
+            CAPTURE(G.RanksPerNode);
+            CAPTURE(name(K));
+            CAPTURE(name(A));
+            CAPTURE(Bytes);
+            const CommTime T = collectiveTime(K, Bytes, G, A);
+            CHECK(!T.Explain.empty());
+            const double S = collectiveSeconds(K, Bytes, G, A);
+            CHECK((S == T.Seconds || (std::isinf(S) && std::isinf(T.Seconds))));
+          }
+    const hw::Link &Fast = *C.Groups.front().IntraNode;
+    CHECK(p2pSeconds(1 * GB, Fast) == p2pTime(1 * GB, Fast).Seconds);
+    CHECK(p2pSeconds(1 * GB, Fast) == near(10 * ms + 1 * us));
+  }
+
   TEST_CASE("a group without its links costs infinity") {
     CommGroup G;
     G.Size = 8;

@@ -6,6 +6,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
+#include "passes/LoadTimeConstants.h"
 #include "passes/Schedule.h"
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
@@ -156,6 +157,30 @@ TEST_SUITE("training") {
     auto Split = predictTraining(B.G, *C, O);
     REQUIRE(bool(Split));
     CHECK(Split->ComputeSeconds > Fused->ComputeSeconds);
+  }
+
+  TEST_CASE("load-time constants: weights, shapes and what they compute") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {2, 8});
+    ir::Value *W = B.weight("w", {8, 8});
+    // A reshape target built from the input's shape is known before the
+    // model runs; so is a weight cast, however long the chain of such ops
+    // (a walk of producers used to stop after 16).
+    ir::Value *Shape = B.out(B.node("Shape", {X}, {2}, ir::DType::I64));
+    ir::Value *Target = B.out(B.node("Concat", {Shape}, {2}, ir::DType::I64));
+    ir::Value *Cast = W;
+    for (int I = 0; I < 20; ++I)
+      Cast = B.out(B.node("Cast", {Cast}, {8, 8}));
+    ir::Value *Y = B.out(B.node("MatMul", {X, Cast}, {2, 8}));
+    ir::Value *Z = B.out(B.node("Reshape", {Y, Target}, {2, 8}));
+    const LoadTimeConstants C(B.G);
+    CHECK(C.contains(W));
+    CHECK(C.contains(Shape));
+    CHECK(C.contains(Target));
+    CHECK(C.contains(Cast));
+    CHECK_FALSE(C.contains(X));
+    CHECK_FALSE(C.contains(Y));
+    CHECK_FALSE(C.contains(Z));
   }
 
   TEST_CASE("saved tensors: product inputs and a ReLU's input, each once") {

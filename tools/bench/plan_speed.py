@@ -224,7 +224,7 @@ def main():
     say(f"  plan: {choice(p)}; step {st * 1e3:.1f} ms; proven optimal: {p['optimal']}; "
         f"{p['search']['candidates']} candidates in {wall:.2f} s wall, CPU {cpu:.2f} s")
     for d in split:
-        say(f"    {d['device']:<15} {d['replicas']:>2} replicas x {d['micro_batches']} micro-batches "
+        say(f"    {d['device']:<15} {d['replicas']:>2} replicas x {d['micro_batches']} micro-batch{'' if d['micro_batches'] == 1 else 'es'} "
             f"({d['samples']} samples): its step {d['step_time_s'] * 1e3:.1f} ms, "
             f"{d['memory_bytes'] / 2**30:.1f} of {d['capacity_bytes'] / 2**30:.0f} GiB")
     say(f"  best pipeline over both types (--pp 2): {choice(pipe['plan'])}; step {pt * 1e3:.1f} ms: "
