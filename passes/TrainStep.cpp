@@ -4,6 +4,7 @@
 #include "costmodels/Collectives.h"
 #include "costmodels/Overlap.h"
 #include "costmodels/Roofline.h"
+#include "hwdb/Units.h"
 #include "ir/Graph.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
@@ -676,6 +677,8 @@ private:
       if (R.Stages[S].microBatchSeconds() > R.Stages[Slow].microBatchSeconds())
         Slow = S;
     const StageReport &SS = R.Stages[Slow];
+    if (O.Explain && O.Tp > 1)
+      explainTensorParallel(R, SS);
     const double T = SS.microBatchSeconds();
     const double M = MicroBatches;
     R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
@@ -686,6 +689,16 @@ private:
       // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
       const double Message = Boundary / O.Tp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pSeconds(Message, *P2pLink);
+      if (O.Explain)
+        R.CommExplain.push_back(
+            llvm::formatv("p2p: 2 x {0} micro-batch{1} x vp {2} = {3} "
+                          "messages of {4} (the largest tensor crossing a "
+                          "stage boundary / tp {5}), each {6}",
+                          MicroBatches, MicroBatches == 1 ? "" : "es", O.Vp,
+                          2 * MicroBatches * O.Vp,
+                          hw::formatQuantity(Message, hw::Quantity::Capacity),
+                          O.Tp, cost::p2pTime(Message, *P2pLink).Explain)
+                .str());
     }
     // Data-parallel gradients, exchanged in buckets as the backward makes
     // them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
@@ -714,6 +727,28 @@ private:
           O.Zero == 0 ? cost::Collective::AllReduce
                       : cost::Collective::ReduceScatter);
       R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
+      if (O.Explain) {
+        double Largest = 0;
+        for (const cost::BucketTime &Bucket : T.Buckets)
+          Largest = std::max(Largest, Bucket.WireBytes);
+        R.CommExplain.push_back(
+            llvm::formatv(
+                "dp {0}: {1} bucket{2} (up to {3} each); the largest: {4}",
+                O.Dp, T.Buckets.size(), T.Buckets.size() == 1 ? "" : "s",
+                hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
+                cost::collectiveTime(O.Zero == 0
+                                         ? cost::Collective::AllReduce
+                                         : cost::Collective::ReduceScatter,
+                                     Largest, DpGroup)
+                    .Explain)
+                .str());
+        if (O.Zero > 0)
+          R.CommExplain.push_back(
+              "dp " + std::to_string(O.Dp) + ": parameters: " +
+              cost::collectiveTime(cost::Collective::AllGather,
+                                   SS.Params * Wbytes, DpGroup)
+                  .Explain);
+      }
       double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
       if (O.Zero > 0) {
         R.DpParamBytes = SS.Params * Wbytes;
@@ -810,6 +845,61 @@ private:
         R.PeakStage = S;
     R.Fits = R.peak().peakBytes() <= R.CapacityBytes;
     return R;
+  }
+
+  /// TrainReport::CommExplain's tensor-parallel lines: the exchanges of
+  /// one micro-batch of stage SS, each kind with its count (the same sums
+  /// as costUnits).
+  void explainTensorParallel(TrainReport &R, const StageReport &SS) const {
+    struct Exchange {
+      cost::Collective Kind;
+      double Bytes;
+      unsigned Count;
+    };
+    std::vector<Exchange> Seen;
+    auto Add = [&](cost::Collective K, double Bytes, unsigned Times) {
+      for (Exchange &E : Seen)
+        if (E.Kind == K && E.Bytes == Bytes) {
+          E.Count += Times;
+          return;
+        }
+      Seen.push_back({K, Bytes, Times});
+    };
+    const double Elem = double(ir::byteSize(O.DType));
+    auto AddExchange = [&](const ir::Value *V, unsigned Times) {
+      const double Bytes = V->numElements() * Elem;
+      if (!O.SequenceParallel) {
+        Add(cost::Collective::AllReduce, Bytes, Times);
+        return;
+      }
+      Add(cost::Collective::ReduceScatter, Bytes, Times);
+      Add(cost::Collective::AllGather, Bytes, Times);
+    };
+    for (const auto &Chunk : SS.Chunks)
+      for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
+        const bool InBlock = U >= 1 && U <= Blocks.NumBlocks;
+        // Full recomputation runs a block's forward exchanges again.
+        const unsigned Forward = O.Recomp == Recompute::Full && InBlock ? 2 : 1;
+        for (const ir::Value *V : Blocks.ForwardReduced[U])
+          AddExchange(V, Forward);
+        for (const ir::Value *V : Blocks.BackwardReduced[U]) {
+          AddExchange(V, 1);
+          if (O.SequenceParallel)
+            Add(cost::Collective::AllGather, V->numElements() * Elem, 1);
+        }
+      }
+    for (const Exchange &E : Seen)
+      R.CommExplain.push_back(
+          llvm::formatv(
+              "tp {0}, stage {1}, per micro-batch: {2} x {3} of {4} "
+              "({5} in all), each {6}",
+              O.Tp, SS.Stage, E.Count, cost::name(E.Kind),
+              hw::formatQuantity(E.Bytes, hw::Quantity::Capacity),
+              hw::formatQuantity(
+                  E.Count * cost::collectiveSeconds(E.Kind, E.Bytes, TpGroup),
+                  hw::Quantity::Time),
+              cost::collectiveTime(E.Kind, E.Bytes, TpGroup).Explain)
+              .str());
   }
 
   Timeline timeline(const TrainReport &R) const {

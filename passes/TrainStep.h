@@ -144,6 +144,10 @@ struct TrainOptions {
   hw::ConvLayout Layout = hw::ConvLayout::Native;
   /// Build TrainReport::Trace (the 1F1B timeline; --trace).
   bool Timeline = false;
+  /// Fill TrainReport::CommExplain (--explain, the JSON's
+  /// step.comm_explain). Off in the planner's inner loop: the explanations
+  /// are formatted text.
+  bool Explain = false;
   /// Blocks per pipeline chunk (pp x vp entries, each at least 1, summing
   /// to the model's blocks), as a planner chose them (for memory, or for
   /// stages on different GPU types); empty: Split decides.
@@ -239,6 +243,12 @@ struct TrainReport {
   std::string Device;
   /// Under TrainOptions::DataSplit: each type's part, in the split's order.
   std::vector<DataShareReport> DataSplit;
+  /// With TrainOptions::Explain: each kind of exchange behind
+  /// TpCommSeconds (per micro-batch of the slowest stage, with its count),
+  /// P2pSeconds and DpCommSeconds (one bucket; the parameter all-gather
+  /// under ZeRO), with the formula, sizes and link figures that price it
+  /// (cost::collectiveTime's explanation). Homogeneous pipelines only.
+  std::vector<std::string> CommExplain;
   /// With TrainOptions::Timeline: the step as scheduled (1F1B; with vp > 1
   /// drawn as plain 1F1B of each stage's chunks together).
   Timeline Trace;

@@ -352,6 +352,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
             GradCompression, "--grad-compression", TrainOpts.GradCompression))
       return fail(std::move(E));
     TrainOpts.Timeline = !TracePath.empty();
+    TrainOpts.Explain = true; // the report's comm explanation
     if (!StrategyPath.empty()) {
       if (Plan)
         return fail("--strategy and --plan: give one (a plan to predict, or "
@@ -564,6 +565,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail(ModelPath + ": " + llvm::toString(Res.takeError()));
     TrainOpts = Res->Options;
     TrainOpts.Timeline = !TracePath.empty();
+    TrainOpts.Explain = true; // the report's comm explanation
     Report::PlanInfo Info;
     Info.Result = std::move(*Res);
     Info.ModelName = Model->GraphName;

@@ -302,6 +302,11 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
         if (std::string Dp = explainDataParallel(T, *R.Strategy); !Dp.empty())
           J.attribute("dp_explain", Dp);
+        if (!T.CommExplain.empty())
+          J.attributeArray("comm_explain", [&] {
+            for (const std::string &Line : T.CommExplain)
+              J.value(Line);
+          });
         if (R.Strategy->InputSamplesPerSecond > 0) {
           J.attribute("input_s", T.InputSeconds);
           J.attribute("input_bound", T.InputBound);

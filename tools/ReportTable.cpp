@@ -198,6 +198,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                        : std::string());
       if (std::string Dp = explainDataParallel(T, O); !Dp.empty())
         OS << "          " << Dp << "\n";
+      for (const std::string &Line : T.CommExplain)
+        OS << "          " << Line << "\n";
     }
     if (O.InputSamplesPerSecond > 0)
       OS << fmt::format("          input pipeline {} per step at {:.6g} "

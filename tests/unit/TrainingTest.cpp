@@ -2,6 +2,7 @@
 #include "TestGraphs.h"
 #include "ZooModels.h"
 
+#include "costmodels/Collectives.h"
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
 #include "passes/Backward.h"
@@ -533,6 +534,42 @@ TEST_SUITE("training") {
       Largest = std::max(Largest, U.Params);
     CHECK(R3->Stages[0].WorkspaceBytes - R2->Stages[0].WorkspaceBytes ==
           doctest::Approx(2 * Largest * 4 * (1 - 1.0 / 8)));
+  }
+
+  TEST_CASE("--explain gives each exchange with its count and formula") {
+    // 2 layers, tp 2: the last stage's block exchanges 2 activations
+    // forward and 2 backward, the vocabulary-parallel head 1, each
+    // [1, 16, 64] fp32 = 4 KiB; the lines add up to the stage's tp time.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainingAnalysis A(Gpt.Graph);
+    TrainOptions O;
+    O.Tp = O.Pp = O.Dp = 2;
+    O.GlobalBatch = 4;
+    auto Plain = predictTraining(A, *Dgx, O);
+    REQUIRE(bool(Plain));
+    CHECK(Plain->CommExplain.empty());
+    O.Explain = true;
+    auto R = predictTraining(A, *Dgx, O);
+    REQUIRE(bool(R));
+    CHECK(R->StepSeconds == Plain->StepSeconds);
+    REQUIRE(R->CommExplain.size() == 3);
+    CHECK(llvm::StringRef(R->CommExplain[0])
+              .startswith("tp 2, stage 1, per micro-batch: 5 x all-reduce of "
+                          "4 KiB"));
+    CHECK(R->CommExplain[0].find("ring all-reduce, 2 ranks on 1 node") !=
+          std::string::npos);
+    auto Tp = cost::groupOf(*Dgx, 2, 1);
+    REQUIRE(bool(Tp));
+    CHECK(5 * cost::collectiveSeconds(cost::Collective::AllReduce, 4096, *Tp) ==
+          doctest::Approx(R->Stages[1].TpCommSeconds));
+    CHECK(llvm::StringRef(R->CommExplain[1])
+              .startswith("p2p: 2 x 2 micro-batches x vp 1 = 4 messages of "
+                          "2 KiB"));
+    CHECK(llvm::StringRef(R->CommExplain[2])
+              .startswith("dp 2: 1 bucket (up to 25 MiB each); the largest: "
+                          "ring all-reduce"));
   }
 
   TEST_CASE("interleaved 1F1B runs micro-batches in groups of pp") {
