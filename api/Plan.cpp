@@ -53,6 +53,11 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   const std::string &Where = MI.Info.Path.empty() ? MI.Info.Name : MI.Info.Path;
   if (Options.globalBatch <= 0)
     throwError("plan needs globalBatch (samples per step)");
+  const llvm::Optional<perfc::Framework> Framework =
+      frameworkNamed(Options.framework);
+  if (!Framework)
+    throwError(llvm::toString(
+        unknownName("framework", Options.framework, FrameworkChoices)));
   if (Options.planner != "z3" && Options.planner != "exhaustive")
     throwError("unknown planner '" + Options.planner +
                "': use z3 or exhaustive");
@@ -111,6 +116,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Req.Devices = Options.devices;
   Req.Base = TrainOpts;
   Req.AllowCrossNodeTp = Options.crossNodeTp;
+  Req.TargetFramework = *Framework;
   Req.Planner =
       Options.planner == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;
   Req.TimeLimitSeconds = Options.timeLimitSeconds;

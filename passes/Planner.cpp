@@ -193,6 +193,16 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return fail("--sp (sequence parallelism) needs --tp of at least 2");
   if (F.Zero && *F.Zero > 3)
     return fail("--zero must be 0, 1, 2 or 3");
+  {
+    // The pinned choices alone, the rest at the values every framework
+    // runs (pp 1, vp 1, ZeRO 0).
+    TrainOptions Pinned;
+    Pinned.Pp = F.Pp.getValueOr(1);
+    Pinned.Vp = F.Vp.getValueOr(1);
+    Pinned.Zero = F.Zero.getValueOr(0);
+    if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
+      return std::move(E);
+  }
 
   // The space, in evaluation order.
   std::vector<unsigned> Tps;
@@ -237,6 +247,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.SequenceParallel = Sp;
             O.Zero = Z;
             O.Timeline = false;
+            if (frameworkRefusal(R.TargetFramework, O))
+              continue;
             Space.push_back({O, Devs});
           }
         }
@@ -326,6 +338,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
 
   PlanResult Res;
   Res.Planner = R.Planner;
+  Res.TargetFramework = R.TargetFramework;
   Res.Space = Space.size();
   if (Space.empty())
     return fail(llvm::formatv(
@@ -338,7 +351,11 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         R.GlobalBatch,
         F.MicroBatch ? std::to_string(*F.MicroBatch) : "1, 2, 4 or 8",
         " (dp must divide the global batch, the micro-batch the samples per "
-        "replica)"));
+        "replica)" +
+            (R.TargetFramework == Framework::Any
+                 ? std::string()
+                 : std::string(", run by --framework ") +
+                       name(R.TargetFramework))));
 
   // Evaluate every candidate with the cost model.
   std::vector<PlanCandidate> All;

@@ -48,6 +48,7 @@
 #ifndef PERFC_PASSES_PLANNER_H
 #define PERFC_PASSES_PLANNER_H
 
+#include "passes/Frameworks.h"
 #include "passes/MixedTypes.h"
 #include "passes/TrainStep.h"
 
@@ -87,6 +88,8 @@ struct PlanRequest {
   /// Tensor parallelism across nodes (by default a power of two dividing
   /// the devices of a node).
   bool AllowCrossNodeTp = false;
+  /// Only strategies this framework runs (passes/Frameworks.h).
+  Framework TargetFramework = Framework::Any;
   std::vector<int64_t> MicroBatchSizes = {1, 2, 4, 8};
   PlannerKind Planner = PlannerKind::Z3;
   /// Bounds evaluation and solving; 0: none. When it runs out, the best
@@ -122,7 +125,8 @@ struct PlanResult {
   bool Optimal = false;
   bool TimedOut = false;
   PlannerKind Planner = PlannerKind::Z3;
-  uint64_t Space = 0;      ///< Candidates enumerated.
+  Framework TargetFramework = Framework::Any; ///< As requested.
+  uint64_t Space = 0;                         ///< Candidates enumerated.
   uint64_t Candidates = 0; ///< Evaluated with the cost model.
   uint64_t Feasible = 0;   ///< Evaluated and fitting in memory.
   /// Candidates given to Z3: the feasible ones no other beats in both time

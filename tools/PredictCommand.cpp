@@ -8,6 +8,7 @@
 #include "hwdb/Loader.h"
 #include "hwdb/Units.h"
 #include "ir/Shape.h"
+#include "passes/Frameworks.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainOptionNames.h"
@@ -249,6 +250,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       "allow-cross-node-tp",
       cl::desc("With --plan: let tensor parallelism span nodes"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> FrameworkOpt(
+      "framework",
+      cl::desc("With --train: only strategies this framework runs (megatron: "
+               "ZeRO 0-1; deepspeed: ZeRO 0-1 with pp > 1, no vp; fsdp: ZeRO "
+               "0, 2 or 3); --plan searches them, a given strategy is "
+               "checked"),
+      cl::init("any"), cl::value_desc("any|megatron|deepspeed|fsdp"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> StrategyPath(
       "strategy",
       cl::desc("With --train: predict the plan in FILE (written by --plan "
@@ -295,6 +304,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (!Layout)
     return fail("unknown --conv-layout '" + ConvLayoutOpt +
                 "': use native, nchw or nhwc");
+  const llvm::Optional<Framework> TargetFramework =
+      frameworkNamed(FrameworkOpt);
+  if (!TargetFramework)
+    return fail(unknownName("--framework", FrameworkOpt, FrameworkChoices));
   if (ModelPath.empty())
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
@@ -537,6 +550,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Req.Devices = Devices;
     Req.Base = TrainOpts;
     Req.AllowCrossNodeTp = CrossNodeTp;
+    Req.TargetFramework = *TargetFramework;
     Req.Planner =
         PlannerOpt == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;
     Req.TimeLimitSeconds = TimeLimit;
@@ -597,6 +611,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     // A --strategy plan on a mixed cluster names each stage's device.
     // An uneven data split (from a plan or --strategy) is predicted type
     // by type (predictDataSplit).
+    if (llvm::Error E = checkFramework(*TargetFramework, TrainOpts))
+      return fail(StrategyPath.empty()
+                      ? llvm::toString(std::move(E))
+                      : StrategyPath + ": " + llvm::toString(std::move(E)));
     const bool MixedPlan =
         R.Plan && (!R.Plan->Result.StageDevices.empty() ||
                    !R.Plan->Result.Options.DataSplit.empty());

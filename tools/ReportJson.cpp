@@ -167,6 +167,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P,
     J.attribute("optimal", Res.Optimal);
     J.attributeObject("search", [&] {
       J.attribute("planner", name(Res.Planner));
+      J.attribute("framework", name(Res.TargetFramework));
       J.attribute("space", int64_t(Res.Space));
       J.attribute("candidates", int64_t(Res.Candidates));
       J.attribute("feasible", int64_t(Res.Feasible));

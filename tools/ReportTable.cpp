@@ -244,10 +244,14 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   }
   if (R.Plan) {
     const PlanResult &Res = R.Plan->Result;
-    OS << fmt::format("plan      {} by {}: {} candidates ({} fit) evaluated"
+    OS << fmt::format("plan      {} by {}{}: {} candidates ({} fit) evaluated"
                       "{}\n",
                       Res.Optimal ? "proven optimal" : "best found, NOT proven",
-                      name(Res.Planner), Res.Candidates, Res.Feasible,
+                      name(Res.Planner),
+                      Res.TargetFramework == Framework::Any
+                          ? std::string()
+                          : fmt::format(" for {}", name(Res.TargetFramework)),
+                      Res.Candidates, Res.Feasible,
                       R.Timings
                           ? fmt::format(" in {}, solved in {}",
                                         formatSeconds(Res.EvaluateSeconds),

@@ -239,6 +239,8 @@ PlanOptions planOptions(py::dict Options) {
       O.timings = V.cast<bool>();
     else if (Key == "cross_node_tp")
       O.crossNodeTp = V.cast<bool>();
+    else if (Key == "framework")
+      O.framework = V.cast<std::string>();
     else if (Key == "dp")
       O.dp = V.cast<unsigned>();
     else if (Key == "tp")

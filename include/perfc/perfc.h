@@ -340,6 +340,9 @@ struct PlanOptions {
   unsigned top = 1;            ///< Plans listed (JSON "plans"), best first.
   bool pareto = false;         ///< Also the time/memory front ("pareto").
   bool crossNodeTp = false;    ///< Tensor parallelism may span nodes.
+  /// Only strategies this framework runs: any, megatron, deepspeed or fsdp
+  /// (as --framework).
+  std::string framework = "any";
   /// Pinned choices. A model made with ModelBuilder has one batch, so its
   /// micro-batch is its batch(); an ONNX model is imported again at each
   /// micro-batch size the planner considers (1, 2, 4, 8).

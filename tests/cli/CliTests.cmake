@@ -697,3 +697,28 @@ perfc_expect_error(launch_overhead_unit
 perfc_expect_error(launch_overhead_range
   "--launch-overhead '2 s' must be from 0 to 1 second"
   ${ZOO}/resnet18.onnx --hw t4 --launch-overhead "2 s")
+
+# --framework: the plan is one the framework runs (DeepSpeed: no ZeRO 2 or 3
+# with pp > 1, no vp), the search says which, and a given strategy it
+# refuses is an error naming the rule.
+add_test(NAME cli.plan_framework
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --plan --framework deepspeed
+                 --format json)
+set_tests_properties(cli.plan_framework PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"search\": {[^}]*\"framework\": \"deepspeed\"")
+perfc_expect_error(framework_refuses
+  "--framework deepspeed does not run pp 2, vp 1, ZeRO 2: DeepSpeed's pipeline engine refuses ZeRO 2 and 3"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --pp 2 --dp 4
+  --zero 2 --global-batch 8 --framework deepspeed)
+perfc_expect_error(framework_pinned
+  "--framework megatron does not run pp 1, vp 1, ZeRO 3: Megatron-LM's distributed optimizer shards optimizer states only"
+  ${PLAN_ARGS} --plan --zero 3 --framework megatron)
+perfc_expect_error(framework_unknown
+  "unknown --framework 'pytorch': use any, megatron, deepspeed or fsdp"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --framework pytorch)
+# The communication behind the step, collective by collective.
+add_test(NAME cli.train_comm_explain
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --tp 2 --dp 4 --global-batch 8 --explain --ops 0)
+set_tests_properties(cli.train_comm_explain PROPERTIES PASS_REGULAR_EXPRESSION
+  "tp 2, stage 0, per micro-batch: [0-9]+ x all-reduce of [0-9.]+ [KM]iB \\([0-9.]+ [mu]s in all\\), each ring all-reduce, 2 ranks on 1 node: 2\\(n-1\\)/n x B / bw")

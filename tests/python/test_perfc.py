@@ -221,6 +221,13 @@ def test_plan_is_the_clis_plan():
         q["plan"]["predicted"]["step_time_s"])
     s = perfc.plan_json(m, dgx, {"global_batch": 64}, compact=True)
     assert "\n" not in s and json.loads(s)["plan"]["global_batch"] == 64
+    # Only strategies DeepSpeed runs: no ZeRO 2 or 3 with pipeline stages.
+    d = perfc.plan(m, dgx, global_batch=64, dtype="bf16", top=10,
+                   framework="deepspeed", report=True)
+    assert d["plan"]["search"]["framework"] == "deepspeed"
+    for c in [d["plan"]] + d["plans"]:
+        assert c["pp"] == 1 or c["zero"] <= 1
+        assert c["vp"] == 1
 
 
 def test_plan_errors():
@@ -230,6 +237,9 @@ def test_plan_errors():
         perfc.plan(m, dgx)
     with pytest.raises(ValueError, match="unknown plan option 'gbs'"):
         perfc.plan(m, dgx, gbs=8)
+    with pytest.raises(perfc.Error,
+                       match="unknown framework 'torch': use any, megatron"):
+        perfc.plan(m, dgx, global_batch=16, framework="torch")
     with pytest.raises(perfc.Error, match="has one batch"):
         perfc.plan(m, dgx, global_batch=16, micro_batch=4)
     p = perfc.plan(m, dgx, global_batch=16)

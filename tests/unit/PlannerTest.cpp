@@ -244,6 +244,69 @@ TEST_SUITE("planner") {
     }
   }
 
+  TEST_CASE("--framework: only strategies the framework runs") {
+    // On 64 GPUs the unrestricted plan pairs pipeline stages or ZeRO 2/3
+    // with choices one of the frameworks refuses; each restricted plan
+    // keeps to its framework's rules over the whole search (the top 20
+    // too), and is no faster than the unrestricted one.
+    Model Xl(8, 4096, 32, 2048);
+    const hw::Cluster C = selene(8);
+    PlanRequest Any = request(Xl, C, 512);
+    Any.TopK = 20;
+    auto Best = planTraining(Any);
+    REQUIRE_MESSAGE(bool(Best), llvm::toString(Best.takeError()));
+    CHECK(Best->TargetFramework == Framework::Any);
+    bool SomeRefused = false; // else the restriction would show nothing
+    for (const PlanCandidate &Top : Best->Top)
+      for (Framework F :
+           {Framework::Megatron, Framework::DeepSpeed, Framework::Fsdp})
+        SomeRefused |= frameworkRefusal(F, Top.Options) != nullptr;
+    CHECK(SomeRefused);
+    for (Framework F :
+         {Framework::Megatron, Framework::DeepSpeed, Framework::Fsdp}) {
+      CAPTURE(name(F));
+      PlanRequest R = Any;
+      R.TargetFramework = F;
+      auto P = planTraining(R);
+      REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+      CHECK(P->TargetFramework == F);
+      CHECK(P->Space < Best->Space);
+      CHECK(P->Report.StepSeconds >= Best->Report.StepSeconds);
+      CHECK(frameworkRefusal(F, P->Options) == nullptr);
+      for (const PlanCandidate &Top : P->Top)
+        CHECK(frameworkRefusal(F, Top.Options) == nullptr);
+    }
+    // The rules themselves.
+    TrainOptions O;
+    O.Pp = 2;
+    O.Zero = 2;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, O) != nullptr);
+    CHECK(frameworkRefusal(Framework::Megatron, O) != nullptr);
+    CHECK(frameworkRefusal(Framework::Fsdp, O) == nullptr);
+    CHECK(frameworkRefusal(Framework::Any, O) == nullptr);
+    O.Zero = 1;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, O) == nullptr);
+    CHECK(frameworkRefusal(Framework::Megatron, O) == nullptr);
+    CHECK(frameworkRefusal(Framework::Fsdp, O) != nullptr);
+    O.Vp = 2;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, O) != nullptr);
+    O.Pp = 1;
+    O.Vp = 1;
+    O.Zero = 3;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, O) == nullptr);
+    CHECK(llvm::toString(checkFramework(Framework::Megatron, O)) ==
+          "--framework megatron does not run pp 1, vp 1, ZeRO 3: Megatron-LM's "
+          "distributed optimizer shards optimizer states only: --zero 0 or 1 "
+          "(or --framework any)");
+    CHECK(frameworkNamed("deepspeed") == Framework::DeepSpeed);
+    CHECK_FALSE(frameworkNamed("pytorch"));
+    // A pinned choice the framework refuses fails before the search.
+    PlanRequest Pinned = Any;
+    Pinned.TargetFramework = Framework::Fsdp;
+    Pinned.Fixed.Zero = 1;
+    CHECK(planError(Pinned).rfind("--framework fsdp does not run", 0) == 0);
+  }
+
   TEST_CASE("a time limit returns the best found, not proven") {
     Model Small(4, 768, 12, 1024);
     const hw::Cluster C = selene(8);
