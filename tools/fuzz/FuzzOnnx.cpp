@@ -5,7 +5,10 @@
 // conversion to IR) and, when that succeeds, through the work pass and the
 // latency passes (kernel planning, cache reuse over the schedule, roofline)
 // on a small GPU with an L2 that has a bandwidth, and the prediction through
-// the JSON and trace writers (names as the model has them). Errors
+// the JSON and trace writers (names as the model has them). Then the
+// training step (backward expansion, block and tensor-parallel analysis,
+// memory, pipeline and collectives, with explanations) on two nodes of four
+// GPUs, under a strategy picked from the input's size. Errors
 // are expected, but each must be one line naming the buffer (FuzzCheck.h);
 // crashes, leaks, hangs and sanitizer reports are bugs.
 //
@@ -13,6 +16,7 @@
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
 #include "passes/Predict.h"
+#include "passes/TrainStep.h"
 #include "tools/ReportWriters.h"
 #include "tools/fuzz/FuzzCheck.h"
 
@@ -51,6 +55,28 @@ const perfc::hw::Device &fuzzDevice() {
   return C.primaryDevice();
 }
 
+/// Two nodes of four T4s, NVLink inside and InfiniBand between: every
+/// parallel group of up to 8 ranks has its links. Loaded once.
+const perfc::hw::Cluster &fuzzCluster() {
+  static const perfc::hw::Cluster C = [] {
+    auto Loaded = perfc::hw::loadHardwareFromString(R"(cluster:
+  name: fuzz-cluster
+  nodes:
+    - count: 2
+      device: t4
+      devices_per_node: 4
+      intra_node_link: {name: nv, kind: nvlink, bandwidth: 100 GB/s, latency: 1 us, efficiency: 0.8}
+      inter_node_link: {name: ib, kind: infiniband, bandwidth: 25 GB/s, latency: 5 us, efficiency: 0.9}
+      nics_per_node: 1
+)",
+                                                    "fuzz-cluster.yaml");
+    if (!Loaded)
+      std::abort(); // the harness's own description: a bug here
+    return std::move(*Loaded);
+  }();
+  return C;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
@@ -74,5 +100,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // The writers take names as the model has them: arbitrary bytes.
   perfc::writeReportJson(T, llvm::nulls());
   perfc::writeChromeTrace(T, llvm::nulls());
+
+  // A training step under a strategy that the input's size picks: most
+  // are refused for some graphs (tp must divide heads, pp needs blocks),
+  // and each refusal must be one line.
+  const perfc::TrainingAnalysis A(Model->Graph, /*Unfused=*/Size % 11 == 0);
+  perfc::TrainOptions O;
+  O.Tp = 1u << (Size % 2);
+  O.Pp = 1u << ((Size / 2) % 2);
+  O.Dp = 1u << ((Size / 4) % 2);
+  O.Zero = (Size / 8) % 4;
+  O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
+  O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
+  O.GlobalBatch = 2 * O.Dp * (O.Pp > 1 ? 2 : 1);
+  O.Explain = true;
+  O.Timeline = Size % 13 == 0;
+  auto Step = perfc::predictTraining(A, fuzzCluster(), O);
+  if (!Step)
+    perfc::fuzz::checkError(Step.takeError(), "", "predictTraining");
   return 0;
 }
