@@ -75,6 +75,16 @@ struct OpWork {
   /// 2-D convolutions with a 1x1 kernel, stride 1 and no padding: the
   /// input already is the GEMM's operand, no im2col copy is made.
   bool ConvPointwise = false;
+  /// Transposes: the elements of a permutation with no contiguous run and
+  /// no two-dimensional structure: the innermost axis moves, and more than
+  /// one axis changes place (neither a reshape nor a batched 2-D transpose,
+  /// which blocked kernels copy at memory speed). A runtime without a
+  /// general tiled transpose copies these one element at a time (ONNX
+  /// Runtime's CPU Transpose: DoTransposeEltWise, a multi-index step per
+  /// element; hw::Device::StridedCopySecondsPerElement). 0 elsewhere. Not
+  /// summed by +=: a kernel headed by the transpose keeps it, a transpose
+  /// absorbed into another kernel has none.
+  double StridedElements = 0;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
   std::string Formula;

@@ -361,6 +361,19 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
       T.PerOutputBound = true;
     }
   }
+  // Transposes the runtime copies one element at a time: a floor of a time
+  // per element (a multi-index step and a scattered load each), which the
+  // bytes' term at memory speed misses by an order of magnitude.
+  if (W.StridedElements > 0 && D.StridedCopySecondsPerElement > 0) {
+    T.StridedCopy = true;
+    T.Outputs = W.StridedElements;
+    T.SecondsPerOutput = D.StridedCopySecondsPerElement;
+    const double PerElement = T.Outputs * T.SecondsPerOutput;
+    if (PerElement > T.ComputeSeconds) {
+      T.ComputeSeconds = PerElement;
+      T.PerOutputBound = true;
+    }
+  }
   // The generic path's im2col copy: one group's [K x M] matrix at a time
   // (the buffer is reused), written and then read by the GEMM, at the
   // data-movement efficiency of the level that holds it. A pointwise
@@ -410,13 +423,15 @@ std::string perfc::cost::explain(const OpTime &T) {
   const std::string PerOutput =
       T.SecondsPerOutput > 0
           ? llvm::formatv(
-                ", {0} outputs x {1}", int64_t(T.Outputs),
+                ", {0} {1} x {2}", int64_t(T.Outputs),
+                T.StridedCopy ? "elements copied one at a time" : "outputs",
                 hw::formatQuantity(T.SecondsPerOutput, Quantity::Time))
                 .str()
           : std::string();
   const std::string BoundName =
       T.PerOutputBound && T.Bound == Bound::Compute
-          ? std::string("compute-bound by the per-output term")
+          ? std::string(T.StridedCopy ? "bound by the element-at-a-time copy"
+                                      : "compute-bound by the per-output term")
           : std::string(name(T.Bound)) + "-bound";
   const std::string Level =
       T.MemoryLevel.empty() ? std::string() : " " + T.MemoryLevel;

@@ -142,10 +142,14 @@ struct OpTime {
   /// (hw::Device::DepthwiseSecondsPerOutput): the output elements and that
   /// time. ComputeSeconds is then max(FLOP term, Outputs x
   /// SecondsPerOutput); PerOutputBound says the second one set it. 0 and
-  /// false elsewhere.
+  /// false elsewhere. Transposes copied one element at a time
+  /// (OpWork::StridedElements) on a device with a time per such element
+  /// (hw::Device::StridedCopySecondsPerElement) use the same fields, with
+  /// StridedCopy set: Outputs are the elements copied.
   double Outputs = 0;
   double SecondsPerOutput = 0;
   bool PerOutputBound = false;
+  bool StridedCopy = false;
   /// Dense 3x3 stride-1 convolutions on the vector units of a device whose
   /// library runs them as Winograd F(m x m, 3x3): the factor the products'
   /// FLOPs are divided by, m^2 x 9 / (m + 2)^2; 1 elsewhere.

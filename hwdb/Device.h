@@ -170,6 +170,13 @@ struct Device {
   /// output vector), so a 7x7 costs little more than a 3x3 though it has
   /// 5.4x the FLOPs. 0 where not given (then FLOPs alone).
   double DepthwiseSecondsPerOutput = 0;
+  /// Transposes copied one element at a time (OpWork::StridedElements):
+  /// the runtime's time per element (`efficiency: data_movement:
+  /// time_per_strided_element`), a floor beside the bytes' term. CPU
+  /// runtimes without a general tiled transpose (ONNX Runtime's generic
+  /// Transpose steps a multi-index per element, several ns each) are far
+  /// below memory speed there. 0 where not given (then bytes alone).
+  double StridedCopySecondsPerElement = 0;
   /// Output tile m of the Winograd F(m x m, 3x3) algorithm the device's
   /// library runs dense 3x3 stride-1 convolutions with on its vector
   /// units (cuDNN on CUDA cores, FP32): m^2 x 9 / (m + 2)^2 fewer

@@ -425,6 +425,7 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
   struct Entry {
     llvm::Optional<EfficiencyCurve> Compute, Memory, VectorCompute;
     double SecondsPerOutput = 0;
+    double SecondsPerStridedElement = 0;
   };
   Entry Default;
   llvm::Optional<Entry> Depthwise;
@@ -439,6 +440,14 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
       {"compute", false, "0.75"},
       {"memory", false, "0.85"},
       {"vector_compute", false, "0.9"},
+  };
+  // Data movement may give the time per element of a transpose the runtime
+  // copies one element at a time.
+  static const KeySpec DataMovementKeys[] = {
+      {"compute", false, "0.75"},
+      {"memory", false, "0.85"},
+      {"vector_compute", false, "0.9"},
+      {"time_per_strided_element", false, "4 ns"},
   };
   // Depthwise convolutions also take a time per output element.
   static const KeySpec DepthwiseKeys[] = {
@@ -456,24 +465,31 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
             const llvm::ArrayRef<KeySpec> Allowed =
                 Class == "depthwise_conv" ? llvm::makeArrayRef(DepthwiseKeys)
                 : Class == "default"      ? llvm::makeArrayRef(DefaultKeys)
-                                          : llvm::makeArrayRef(EntryKeys);
+                : Class == "data_movement"
+                    ? llvm::makeArrayRef(DataMovementKeys)
+                    : llvm::makeArrayRef(EntryKeys);
             if (llvm::Error E = walkMapping(
                     V, What, Allowed,
                     [&](llvm::StringRef Key, llvm::SMLoc,
                         yaml::Node *EV) -> llvm::Error {
-                      if (Key == "time_per_output") {
+                      if (Key == "time_per_output" ||
+                          Key == "time_per_strided_element") {
                         auto M = quantity(EV, Key, Quantity::Time);
                         if (!M)
                           return M.takeError();
                         // Zero would silently drop the term; a negative
                         // or infinite time is no time.
+                        const bool PerOutput = Key == "time_per_output";
                         if (!(M->Value > 0) || !std::isfinite(M->Value))
-                          return errorAt(EV,
-                                         "'time_per_output' must be a positive "
-                                         "time per output element; write e.g. "
-                                         "'time_per_output: 0.45 ns', or leave "
-                                         "the key out");
-                        En.SecondsPerOutput = M->Value;
+                          return errorAt(
+                              EV, llvm::formatv(
+                                      "'{0}' must be a positive time per "
+                                      "{1} element; write e.g. '{0}: {2}', "
+                                      "or leave the key out",
+                                      Key, PerOutput ? "output" : "copied",
+                                      PerOutput ? "0.45 ns" : "4 ns"));
+                        (PerOutput ? En.SecondsPerOutput
+                                   : En.SecondsPerStridedElement) = M->Value;
                         return llvm::Error::success();
                       }
                       const bool IsMemory = Key == "memory";
@@ -514,6 +530,8 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     if (En)
       CE.VectorCompute = En->VectorCompute;
   }
+  if (const auto &Moves = Classes[static_cast<size_t>(OpClass::DataMovement)])
+    D.StridedCopySecondsPerElement = Moves->SecondsPerStridedElement;
   if (Depthwise) {
     const ClassEfficiency &Conv = D.efficiency(OpClass::Conv);
     ClassEfficiency DW;

@@ -16,7 +16,10 @@
 // | everything else                           | every input     | outputs  |
 //
 // Views are marked IsView: runtimes alias them. A gather reads only the rows
-// it selects, which are as many bytes as its output.
+// it selects, which are as many bytes as its output. A Transpose that moves
+// the innermost axis and more than one axis, on axes longer than 1, has its
+// elements counted in StridedElements (OpWork.h): runtimes without a
+// general tiled transpose copy them one at a time.
 //
 // | Ops with arithmetic                      | Flops                      |
 // |------------------------------------------|----------------------------|
@@ -39,6 +42,9 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -90,6 +96,57 @@ static void gatherWork(const ir::Node &N, OpWork &W) {
 }
 
 /// Slice reads the slice and its small starts/ends/axes/steps inputs.
+/// Transpose: the defaults, and the elements of a permutation with neither
+/// a contiguous run nor a 2-D structure (the cases ONNX Runtime's CPU
+/// Transpose sends to DoTransposeEltWise: not IsTransposeReshape, not
+/// IsTransposeMovingSingleAxis, and the last output axis is not the last
+/// input axis; onnxruntime/core/providers/cpu/tensor/transpose.cc).
+static void transposeWork(const ir::Node &N, OpWork &W) {
+  const ir::Value *X = N.input(0);
+  if (!X || !X->shape().isStatic())
+    return;
+  const ir::Shape &S = X->shape();
+  const unsigned Rank = S.rank();
+  if (Rank < 3)
+    return;
+  llvm::SmallVector<int64_t, 8> Perm;
+  if (const std::vector<int64_t> Given = N.getInts("perm"); !Given.empty()) {
+    if (Given.size() != Rank)
+      return;
+    Perm.assign(Given.begin(), Given.end());
+  } else {
+    for (unsigned I = Rank; I-- > 0;)
+      Perm.push_back(I);
+  }
+  for (int64_t P : Perm)
+    if (P < 0 || P >= int64_t(Rank))
+      return;
+  // Axes of length > 1 in their input order: a reshape.
+  int64_t Last = -1;
+  bool Reshape = true;
+  for (int64_t P : Perm) {
+    if (S.size(P) == 1)
+      continue;
+    if (P < Last)
+      Reshape = false;
+    Last = P;
+  }
+  if (Reshape)
+    return;
+  // One axis moved, the others in order: a batched 2-D transpose.
+  for (unsigned From = 0; From < Rank; ++From) {
+    llvm::SmallVector<int64_t, 8> Rest;
+    for (int64_t P : Perm)
+      if (P != int64_t(From))
+        Rest.push_back(P);
+    if (std::is_sorted(Rest.begin(), Rest.end()))
+      return;
+  }
+  if (Perm.back() == int64_t(Rank) - 1)
+    return; // contiguous runs of the last axis
+  W.StridedElements = static_cast<double>(X->numElements());
+}
+
 static void sliceWork(const ir::Node &N, OpWork &W) {
   W.BytesRead = bytesOf(N.output(0));
   for (unsigned I = 1; I < N.numInputs(); ++I)
@@ -153,6 +210,7 @@ void registerDataMovementOps(OpRegistry &R) {
   for (const char *Op : {"Gather", "GatherElements", "GatherND"})
     R.add(Op, OpClass::DataMovement, &gatherWork);
   R.add("Slice", OpClass::DataMovement, &sliceWork);
+  R.add("Transpose", OpClass::DataMovement, &transposeWork);
   for (const char *Op : {"ScatterElements", "ScatterND"})
     R.add(Op, OpClass::DataMovement, &scatterWork);
   // roi, scales and sizes are constants of the op, not parameters.
@@ -161,10 +219,9 @@ void registerDataMovementOps(OpRegistry &R) {
   R.add("Upsample", OpClass::DataMovement, &resizeWork, {0, inputBits({1})});
   R.add("Range", OpClass::DataMovement, &rangeWork);
   // Copies: every input read once, every output written; the defaults.
-  for (const char *Op :
-       {"Transpose", "Concat", "Split", "Pad", "Tile", "Expand", "Scatter",
-        "DepthToSpace", "SpaceToDepth", "Compress", "OneHot", "Trilu",
-        "ReverseSequence", "MaxUnpool"})
+  for (const char *Op : {"Concat", "Split", "Pad", "Tile", "Expand", "Scatter",
+                         "DepthToSpace", "SpaceToDepth", "Compress", "OneHot",
+                         "Trilu", "ReverseSequence", "MaxUnpool"})
     R.add(Op, OpClass::DataMovement);
 }
 

@@ -522,6 +522,35 @@ TEST_SUITE("hwdb.loader") {
                  "efficiency 'conv'");
   }
 
+  TEST_CASE("data_movement: time_per_strided_element is a positive time") {
+    auto With = [](llvm::StringRef Entry) {
+      return replaced(
+          "default: {compute: 0.5, memory: 0.8}",
+          ("default: {compute: 0.5, memory: 0.8}\n    " + Entry).str());
+    };
+    auto C = loadHardwareFromString(
+        With("data_movement: {memory: 0.3, time_per_strided_element: 4 ns}"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    const Device &D = C->primaryDevice();
+    CHECK(D.StridedCopySecondsPerElement == doctest::Approx(4e-9));
+    CHECK(D.efficiency(OpClass::DataMovement).Memory.at(1e6) ==
+          doctest::Approx(0.3));
+    auto Plain = loadHardwareFromString(ValidDevice, "test.yaml");
+    REQUIRE(bool(Plain));
+    CHECK(Plain->primaryDevice().StridedCopySecondsPerElement == 0);
+    CHECK_STARTS(
+        errorOf(With("data_movement: {time_per_strided_element: 0 ns}")),
+        "test.yaml:12:47: 'time_per_strided_element' must be a positive time "
+        "per copied element; write e.g. 'time_per_strided_element: 4 ns'");
+    CHECK_STARTS(errorOf(With("data_movement: {time_per_strided_element: 4}")),
+                 "test.yaml:12:47: 'time_per_strided_element': ");
+    // Only data movement has the term.
+    CHECK_STARTS(errorOf(With("gemm: {time_per_strided_element: 1 ns}")),
+                 "test.yaml:12:12: unknown key 'time_per_strided_element' in "
+                 "efficiency 'gemm'");
+  }
+
   TEST_CASE("the loader never crashes on hostile input") {
     // Deep nesting: the walk stops at the first wrong node instead of
     // skipping (and recursing through) it.

@@ -867,3 +867,44 @@ TEST_CASE("parameter roles: quantized weights count, scales do not") {
   GraphWork Work = computeWork(B.G);
   CHECK(Work.Total.Params == 4 * 3 * 3 * 3 + 4);
 }
+
+TEST_CASE("Transpose: elements copied one at a time, as ONNX Runtime "
+          "decides") {
+  // Moves the innermost axis and more than one axis (MaxViT's window
+  // partition): every element; a permutation that keeps the last axis
+  // (Swin's), moves a single axis (NCHW -> NHWC) or only reorders axes of
+  // length 1 (a reshape) copies runs or 2-D tiles: none. Without perm the
+  // axes are reversed.
+  struct Case {
+    std::vector<int64_t> Dims, Perm;
+    double Strided;
+  };
+  const Case Cases[] = {
+      {{1, 64, 8, 7, 8, 7}, {0, 2, 4, 3, 5, 1}, 200704},
+      {{1, 8, 8, 7, 7, 64}, {0, 5, 1, 3, 2, 4}, 200704},
+      {{1, 8, 7, 8, 7, 96}, {0, 1, 3, 2, 4, 5}, 0},
+      {{1, 64, 56, 56}, {0, 2, 3, 1}, 0},
+      {{1, 56, 56, 64}, {0, 3, 1, 2}, 0},
+      {{1, 1, 1024, 4096}, {2, 0, 3, 1}, 0},
+      {{2, 3, 4}, {}, 24},
+      {{4, 8}, {1, 0}, 0},
+  };
+  for (const Case &C : Cases) {
+    CAPTURE(C.Perm.size());
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {});
+    X->setShape(ir::Shape(C.Dims));
+    std::vector<int64_t> Out = C.Dims;
+    const std::vector<int64_t> Perm =
+        C.Perm.empty() ? std::vector<int64_t>{2, 1, 0} : C.Perm;
+    for (size_t I = 0; I < Perm.size(); ++I)
+      Out[I] = C.Dims[Perm[I]];
+    ir::Node *N = B.node("Transpose", {X}, {});
+    N->output(0)->setShape(ir::Shape(Out));
+    if (!C.Perm.empty())
+      setInts(N, "perm", C.Perm);
+    const OpWork W = workOf(N);
+    CHECK(W.StridedElements == C.Strided);
+    CHECK(W.BytesRead == doctest::Approx(X->bytes()));
+  }
+}

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <string>
 
@@ -338,6 +340,40 @@ TEST_SUITE("roofline") {
     W.Gemm = {64, 3136, 1, 9};
     CHECK(opTime(W, load(NoDw.c_str())).ComputeEfficiency ==
           doctest::Approx(0.8));
+  }
+
+  TEST_CASE("a transpose copied one element at a time: a time per element") {
+    const char *const Cpu = R"(device:
+  name: rcpu
+  kind: cpu
+  compute:
+    simd: {fp32: 100 GFLOPS}
+  memory:
+    - {name: DRAM, capacity: 16 GB, bandwidth: 100 GB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.8}
+    data_movement: {memory: 0.5, time_per_strided_element: 4 ns}
+)";
+    OpWork W;
+    W.Class = OpClass::DataMovement;
+    W.BytesRead = W.BytesWritten = 4e6; // 1e6 floats
+    // Runs or 2-D tiles: 8 MB / (100 GB/s x 0.5) = 160 us.
+    CHECK(opTime(W, load(Cpu)).Seconds == doctest::Approx(160e-6));
+    // One element at a time: 1e6 x 4 ns = 4 ms, above the bytes' term.
+    W.StridedElements = 1e6;
+    const OpTime T = opTime(W, load(Cpu));
+    CHECK(T.Seconds == doctest::Approx(4e-3));
+    CHECK(T.PerOutputBound);
+    CHECK(explain(T).find("1000000 elements copied one at a time x 4 ns") !=
+          std::string::npos);
+    CHECK(explain(T).find("bound by the element-at-a-time copy") !=
+          std::string::npos);
+    // A device without the figure prices the bytes alone.
+    std::string NoFloor = Cpu;
+    NoFloor.replace(NoFloor.find(", time_per_strided_element: 4 ns"),
+                    std::strlen(", time_per_strided_element: 4 ns"), "");
+    CHECK(opTime(W, load(NoFloor.c_str())).Seconds == doctest::Approx(160e-6));
   }
 
   TEST_CASE("CPUs run a GEMM's elementwise epilogue as a pass of its own") {

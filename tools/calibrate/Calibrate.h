@@ -31,6 +31,10 @@
 //    roofline prices it);
 //  * dispatch overhead: a fork/join over the threads of a spinning pool
 //    running a tiny kernel, back to back (launch_overhead).
+//  * a transpose copied one element at a time (a 6-D window partition that
+//    moves the innermost axis, each element's offset computed from its
+//    index, one thread, as ONNX Runtime's generic Transpose copies it):
+//    data_movement's time_per_strided_element.
 //
 // Peaks and bandwidths are the best of several repetitions (as STREAM
 // reports); kernel rates and overheads are the 10th percentile of their
@@ -147,6 +151,10 @@ struct Measurements {
   /// Per depthwise shape: seconds per output element (same order as
   /// DepthwiseConv).
   std::vector<double> DepthwisePerOutput;
+  /// A transpose copied one element at a time (stridedTransposeKernel over
+  /// a window partition's [1, 64, 8, 7, 8, 7] by (0, 2, 4, 3, 5, 1), one
+  /// thread): seconds per element.
+  double StridedCopySecondsPerElement = 0;
   double RecurrentCompute = 0;
   double ElementwiseCompute = 0, ReductionCompute = 0, NormalizationCompute = 0;
   Curve ElementwiseMemory, ReductionMemory, NormalizationMemory,

@@ -87,6 +87,11 @@ int main() {
                hw::opClassKey(Class) + " memory efficiency");
   }
   check(D.DepthwiseConv.hasValue(), "depthwise_conv efficiency");
+  // One element at a time costs a nanosecond or a few, not 1000.
+  check(positive(D.StridedCopySecondsPerElement) &&
+            D.StridedCopySecondsPerElement < 1e-6,
+        "time_per_strided_element " +
+            std::to_string(D.StridedCopySecondsPerElement));
   if (D.DepthwiseConv)
     checkCurve(D.DepthwiseConv->Compute, "depthwise_conv compute efficiency");
     // The runtime's convolution paths: MLAS's NCHWc channel block (16 with

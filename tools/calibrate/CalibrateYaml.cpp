@@ -171,6 +171,9 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << seconds(M.ForkJoinSeconds) << ", with a tiny kernel "
      << seconds(M.DispatchSeconds) << "; a 16x16x16 SGEMM call "
      << seconds(M.SmallGemmSeconds) << "\n"
+     << "#   transpose one element at a time ([1, 64, 8, 7, 8, 7] by (0, 2, "
+        "4, 3, 5, 1), one thread): "
+     << seconds(M.StridedCopySecondsPerElement) << " per element\n"
      << "#   OpenBLAS: " << M.BlasConfig << " (" << M.BlasPath << ")\n";
 
   OS << "device:\n"
@@ -286,11 +289,16 @@ std::string perfc::calibrate::toYaml(const Measurements &M,
      << "    normalization:\n"
      << "      compute: " << eff(M.NormalizationCompute) << "\n"
      << "      memory: " << curve(M.NormalizationMemory, capacity) << "\n"
-     << "    # NCHW -> NHWC transpose of 64 channels, by size\n"
+     << "    # NCHW -> NHWC transpose of 64 channels, by size; transposes "
+        "that\n"
+     << "    # move the innermost axis and more, one element at a time\n"
      << "    data_movement:\n"
      << "      compute: " << eff(M.ElementwiseCompute) << "\n"
-     << "      memory: " << curve(M.DataMovementMemory, capacity) << "\n"
-     << "  sources:\n"
+     << "      memory: " << curve(M.DataMovementMemory, capacity) << "\n";
+  if (M.StridedCopySecondsPerElement > 0)
+    OS << "      time_per_strided_element: "
+       << num(M.StridedCopySecondsPerElement * 1e9) << " ns\n";
+  OS << "  sources:\n"
      << "    - document: " << quoted(Src) << "\n"
      << "      gives: " << quoted("[1] every figure in this file") << "\n";
   return OS.str();

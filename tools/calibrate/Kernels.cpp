@@ -266,6 +266,37 @@ PERFC_CLONES void perfc::calibrate::layerNormKernel(
   }
 }
 
+void perfc::calibrate::stridedTransposeKernel(float *__restrict Y,
+                                              const float *__restrict X,
+                                              const size_t *Dims,
+                                              const size_t *Perm, size_t Rank) {
+  constexpr size_t MaxRank = 8;
+  if (Rank == 0 || Rank > MaxRank)
+    return;
+  // Output axis I walks input axis Perm[I]: its extent and input stride.
+  size_t Extent[MaxRank], Stride[MaxRank], Index[MaxRank] = {};
+  size_t Elements = 1;
+  for (size_t I = 0; I < Rank; ++I) {
+    size_t S = 1;
+    for (size_t J = Perm[I] + 1; J < Rank; ++J)
+      S *= Dims[J];
+    Stride[I] = S;
+    Extent[I] = Dims[Perm[I]];
+    Elements *= Dims[I];
+  }
+  for (size_t E = 0; E < Elements; ++E) {
+    size_t Offset = 0;
+    for (size_t I = 0; I < Rank; ++I)
+      Offset += Index[I] * Stride[I];
+    Y[E] = X[Offset];
+    for (size_t I = Rank; I-- > 0;) {
+      if (++Index[I] < Extent[I])
+        break;
+      Index[I] = 0;
+    }
+  }
+}
+
 PERFC_CLONES void perfc::calibrate::transposeKernel(float *__restrict Y,
                                                     const float *__restrict X,
                                                     size_t C, size_t HW,

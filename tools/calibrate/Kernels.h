@@ -47,6 +47,15 @@ float sumKernel(const float *X, size_t N);
 void layerNormKernel(float *__restrict Y, const float *__restrict X,
                      const float *__restrict Scale,
                      const float *__restrict Bias, size_t Rows, size_t Cols);
+/// Y = X transposed by Perm, X of shape Dims (Rank axes), one element at a
+/// time, each element's source offset computed from its output index (a
+/// multiply-add per axis) and the index stepped like an odometer: how
+/// ONNX Runtime's CPU Transpose copies a permutation that moves the
+/// innermost axis and more than one axis (DoTransposeEltWise). Single
+/// thread, as there.
+void stridedTransposeKernel(float *__restrict Y, const float *__restrict X,
+                            const size_t *Dims, const size_t *Perm,
+                            size_t Rank);
 /// Y[C][HW] -> Y[HW][C] for the rows [RowBegin, RowEnd) of HW, in tiles.
 void transposeKernel(float *__restrict Y, const float *__restrict X, size_t C,
                      size_t HW, size_t RowBegin, size_t RowEnd);
