@@ -316,6 +316,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     Train = trainOptions(*Options.train, MI.Batch);
     // An eager framework's step, as --no-fusion.
     Train->Unfused = !Options.fusion;
+    // The JSON's step.comm_explain, as the CLI's; not in the fast path.
+    Train->Explain = Explain;
     Train->Layout = PO.Time.Layout;
     if (auto T = applyTrainingPrecision(PO, Train->DType,
                                         !Options.computeType.empty(),

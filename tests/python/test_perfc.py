@@ -230,6 +230,20 @@ def test_plan_is_the_clis_plan():
         assert c["vp"] == 1
 
 
+def test_training_json_explains_its_communication():
+    """predict_json gives the CLI's JSON: each collective behind the step's
+    communication with its formula, counts adding up to tp_comm_s."""
+    dgx = perfc.load_hw("dgx-a100")
+    m = perfc.Model.from_onnx(os.path.join(ZOO, "gpt2_small.onnx"),
+                              dims={"seq": 128})
+    j = json.loads(perfc.predict_json(
+        m, dgx, train={"tp": 2, "dp": 4, "global_batch": 8}))
+    lines = j["step"]["comm_explain"]
+    assert lines[0].startswith("tp 2, stage 0, per micro-batch: ")
+    assert "ring all-reduce, 2 ranks on 1 node" in lines[0]
+    assert any(l.startswith("dp 4: ") for l in lines)
+
+
 def test_plan_errors():
     dgx = perfc.load_hw("dgx-a100")
     m = cnn(batch=2)
