@@ -255,9 +255,7 @@ std::string fmt(double V) {
   return Buf;
 }
 std::string secs(double S) { return hw::formatQuantity(S, hw::Quantity::Time); }
-std::string bytes(double B) {
-  return hw::formatQuantity(B, hw::Quantity::Capacity);
-}
+std::string bytes(double B) { return hw::formatDataBytes(B); }
 std::string rate(double B) {
   return hw::formatQuantity(B, hw::Quantity::Bandwidth);
 }

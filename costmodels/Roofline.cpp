@@ -440,8 +440,7 @@ std::string perfc::cost::explain(const OpTime &T) {
       "{9} {10}",
       hw::formatQuantity(T.Flops, Quantity::Work, Ops),
       hw::formatQuantity(T.PeakFlops, Quantity::Throughput, Ops),
-      fmt(T.ComputeEfficiency),
-      hw::formatQuantity(T.LevelBytes, Quantity::Capacity),
+      fmt(T.ComputeEfficiency), hw::formatDataBytes(T.LevelBytes),
       hw::formatQuantity(T.Bandwidth, Quantity::Bandwidth),
       fmt(T.MemoryEfficiency),
       hw::formatQuantity(T.OverheadSeconds, Quantity::Time),
@@ -449,8 +448,7 @@ std::string perfc::cost::explain(const OpTime &T) {
       ir::name(T.ComputeType), PerOutput, Level);
   if (!T.ResidencyNote.empty())
     S += llvm::formatv("; cache reuse over the schedule: of its {0}, {1}",
-                       hw::formatQuantity(T.Bytes, Quantity::Capacity),
-                       T.ResidencyNote)
+                       hw::formatDataBytes(T.Bytes), T.ResidencyNote)
              .str();
   if (T.EpilogueSeconds > 0)
     S += llvm::formatv("; compute includes {0} for the elementwise epilogue "

@@ -419,3 +419,10 @@ std::string perfc::hw::formatQuantity(double V, Quantity Q, bool Ops) {
   }
   return formatNumber(V);
 }
+
+std::string perfc::hw::formatDataBytes(double Bytes) {
+  if (!std::isfinite(Bytes))
+    return Bytes > 0 ? "inf" : "nan";
+  return withPrefix(Bytes,
+                    {{1, "B"}, {K, "KB"}, {M, "MB"}, {G, "GB"}, {T, "TB"}});
+}

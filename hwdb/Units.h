@@ -61,6 +61,12 @@ llvm::Expected<unsigned> parseCount(llvm::StringRef Text, bool AllowZero);
 /// binary units ("512 KiB"). Ops selects TOPS over TFLOPS.
 std::string formatQuantity(double Value, Quantity Q, bool Ops = false);
 
+/// Bytes of data a model moves or keeps (tensors, model states, messages),
+/// always with SI prefixes ("52.69 MB"), as perfc's reports print them:
+/// formatQuantity(Capacity) prints multiples of 2^10 in binary units, as
+/// caches are sized, which would show one report's figure two ways.
+std::string formatDataBytes(double Bytes);
+
 } // namespace perfc::hw
 
 #endif // PERFC_HWDB_UNITS_H

@@ -619,6 +619,7 @@ private:
     if (isMixed())
       StateBytes += 4; // fp32 master weights
     const double Dp = O.Dp;
+    std::vector<std::string> MemoryNotes; // per stage, with O.Explain
     for (unsigned S = 0; S < O.Pp; ++S) {
       StageReport St;
       St.Stage = S;
@@ -669,6 +670,10 @@ private:
         St.WorkspaceBytes += 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp);
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
       St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
+      if (O.Explain)
+        MemoryNotes.push_back(explainMemory(St, Wbytes, Gbytes, StateBytes,
+                                            PerChunk, ChunkInputs / O.Vp,
+                                            MaxBlockSaved, MaxUnitParams));
       R.Stages.push_back(std::move(St));
     }
     // The slowest stage sets the pace.
@@ -695,8 +700,7 @@ private:
                           "messages of {4} (the largest tensor crossing a "
                           "stage boundary / tp {5}), each {6}",
                           MicroBatches, MicroBatches == 1 ? "" : "es", O.Vp,
-                          2 * MicroBatches * O.Vp,
-                          hw::formatQuantity(Message, hw::Quantity::Capacity),
+                          2 * MicroBatches * O.Vp, hw::formatDataBytes(Message),
                           O.Tp, cost::p2pTime(Message, *P2pLink).Explain)
                 .str());
     }
@@ -844,7 +848,66 @@ private:
       if (R.Stages[S].peakBytes() > R.Stages[R.PeakStage].peakBytes())
         R.PeakStage = S;
     R.Fits = R.peak().peakBytes() <= R.CapacityBytes;
+    if (O.Explain && R.PeakStage < MemoryNotes.size())
+      R.MemoryExplain = MemoryNotes[R.PeakStage];
     return R;
+  }
+
+  /// TrainReport::MemoryExplain for stage St: each part with the figures
+  /// that make it (bytes per parameter, ZeRO's divisor, micro-batches in
+  /// flight and what each keeps, the workspace's terms).
+  std::string explainMemory(const StageReport &St, double Wbytes, double Gbytes,
+                            double StateBytes, double PerChunk,
+                            double ChunkInputs, double MaxBlockSaved,
+                            double MaxUnitParams) const {
+    auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
+    auto Shard = [&](unsigned FromStage) {
+      return O.Zero >= FromStage && O.Dp > 1
+                 ? llvm::formatv(" / dp {0} (ZeRO {1})", O.Dp, O.Zero).str()
+                 : std::string();
+    };
+    const std::string Params =
+        llvm::formatv("{0} parameters", int64_t(St.Params)).str();
+    std::string States = O.Optimizer == OptimizerKind::Adam ? "Adam moments 8"
+                         : O.Optimizer == OptimizerKind::Momentum ? "momentum 4"
+                                                                  : "SGD none";
+    if (isMixed())
+      States += " + fp32 master weights 4";
+    const char *Schedule =
+        O.Schedule == PipelineSchedule::GPipe ? "GPipe: every micro-batch"
+        : O.Vp > 1 ? "interleaved 1F1B: (vp - 1) pp + 2 (pp - stage - 1) + 1"
+                   : "1F1B: pp - stage";
+    std::string Activations =
+        O.Recomp == Recompute::Full
+            ? llvm::formatv("{0} in flight ({1}) x {2} of chunk inputs "
+                            "(full recomputation) + the largest block's {3} "
+                            "recomputed = {4}",
+                            St.InFlight, Schedule, B(ChunkInputs),
+                            B(MaxBlockSaved), B(St.ActivationsBytes))
+                  .str()
+            : llvm::formatv("{0} in flight ({1}) x {2} kept for backward = "
+                            "{3}",
+                            St.InFlight, Schedule, B(PerChunk),
+                            B(St.ActivationsBytes))
+                  .str();
+    const double Gathered =
+        St.WorkspaceBytes -
+        (O.Zero >= 3 && O.Dp > 1
+             ? 2 * MaxUnitParams * Wbytes * (1 - 1 / double(O.Dp))
+             : 0);
+    std::string Workspace = "the largest tensor " + B(Gathered);
+    if (O.Zero >= 3 && O.Dp > 1)
+      Workspace +=
+          " + 2 units' gathered parameters " + B(St.WorkspaceBytes - Gathered);
+    return llvm::formatv(
+               "memory (stage {0}): weights {1} x {2} B{3} = {4}; gradients "
+               "{1} x {5} B{6} = {7}; optimizer {1} x {8} B ({15}){9} = {10}; "
+               "activations {11}; workspace {12} = {13}; total {14}",
+               St.Stage, Params, int64_t(Wbytes), Shard(3), B(St.WeightsBytes),
+               int64_t(Gbytes), Shard(2), B(St.GradientsBytes),
+               int64_t(StateBytes), Shard(1), B(St.OptimizerBytes), Activations,
+               Workspace, B(St.WorkspaceBytes), B(St.peakBytes()), States)
+        .str();
   }
 
   /// TrainReport::CommExplain's tensor-parallel lines: the exchanges of
@@ -894,7 +957,7 @@ private:
               "tp {0}, stage {1}, per micro-batch: {2} x {3} of {4} "
               "({5} in all), each {6}",
               O.Tp, SS.Stage, E.Count, cost::name(E.Kind),
-              hw::formatQuantity(E.Bytes, hw::Quantity::Capacity),
+              hw::formatDataBytes(E.Bytes),
               hw::formatQuantity(
                   E.Count * cost::collectiveSeconds(E.Kind, E.Bytes, TpGroup),
                   hw::Quantity::Time),

@@ -249,6 +249,11 @@ struct TrainReport {
   /// under ZeRO), with the formula, sizes and link figures that price it
   /// (cost::collectiveTime's explanation). Homogeneous pipelines only.
   std::vector<std::string> CommExplain;
+  /// With TrainOptions::Explain: how the peak stage's memory adds up (the
+  /// bytes per parameter of each model state and the ZeRO divisor, the
+  /// micro-batches in flight and the activations each keeps, the
+  /// workspace), for --explain and the JSON's memory.explain.
+  std::string MemoryExplain;
   /// With TrainOptions::Timeline: the step as scheduled (1F1B; with vp > 1
   /// drawn as plain 1F1B of each stage's chunks together).
   Timeline Trace;

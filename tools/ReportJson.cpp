@@ -325,6 +325,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("optimizer_bytes", P.OptimizerBytes);
         J.attribute("activations_bytes", P.ActivationsBytes);
         J.attribute("workspace_bytes", P.WorkspaceBytes);
+        if (!T.MemoryExplain.empty())
+          J.attribute("explain", T.MemoryExplain);
         J.attribute("capacity_bytes", T.CapacityBytes);
         J.attribute("fits", T.Fits);
         J.attribute("stage", int64_t(P.Stage));

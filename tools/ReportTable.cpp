@@ -215,6 +215,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         T.Fits ? "" : " -- DOES NOT FIT", P.Stage, formatBytes(P.WeightsBytes),
         formatBytes(P.GradientsBytes), formatBytes(P.OptimizerBytes),
         formatBytes(P.ActivationsBytes), formatBytes(P.WorkspaceBytes));
+    if (Options.Explain && !T.MemoryExplain.empty())
+      OS << "          " << T.MemoryExplain << "\n";
     // An uneven data split across GPU types: each type's share and step.
     for (size_t I = 0; I < T.DataSplit.size(); ++I) {
       const DataShareReport &P = T.DataSplit[I];

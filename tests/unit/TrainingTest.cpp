@@ -5,6 +5,7 @@
 #include "costmodels/Collectives.h"
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "hwdb/Units.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/LoadTimeConstants.h"
@@ -12,6 +13,8 @@
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
 #include "tools/modelgen/TransformerGen.h"
+
+#include "llvm/Support/FormatVariadic.h"
 
 #include <doctest/doctest.h>
 
@@ -539,7 +542,7 @@ TEST_SUITE("training") {
   TEST_CASE("--explain gives each exchange with its count and formula") {
     // 2 layers, tp 2: the last stage's block exchanges 2 activations
     // forward and 2 backward, the vocabulary-parallel head 1, each
-    // [1, 16, 64] fp32 = 4 KiB; the lines add up to the stage's tp time.
+    // [1, 16, 64] fp32 = 4,096 bytes; the lines add up to the stage's tp time.
     const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
     auto Dgx = hw::loadHardware("dgx-a100");
     REQUIRE(bool(Dgx));
@@ -557,7 +560,7 @@ TEST_SUITE("training") {
     REQUIRE(R->CommExplain.size() == 3);
     CHECK(llvm::StringRef(R->CommExplain[0])
               .startswith("tp 2, stage 1, per micro-batch: 5 x all-reduce of "
-                          "4 KiB"));
+                          "4.096 KB"));
     CHECK(R->CommExplain[0].find("ring all-reduce, 2 ranks on 1 node") !=
           std::string::npos);
     auto Tp = cost::groupOf(*Dgx, 2, 1);
@@ -566,10 +569,27 @@ TEST_SUITE("training") {
           doctest::Approx(R->Stages[1].TpCommSeconds));
     CHECK(llvm::StringRef(R->CommExplain[1])
               .startswith("p2p: 2 x 2 micro-batches x vp 1 = 4 messages of "
-                          "2 KiB"));
+                          "2.048 KB"));
     CHECK(llvm::StringRef(R->CommExplain[2])
               .startswith("dp 2: 1 bucket (up to 25 MiB each); the largest: "
                           "ring all-reduce"));
+    // Memory: the peak stage's parts with their factors, adding up.
+    CHECK(Plain->MemoryExplain.empty());
+    const StageReport &P = R->peak();
+    const std::string &Mem = R->MemoryExplain;
+    CHECK(llvm::StringRef(Mem).startswith(
+        llvm::formatv("memory (stage {0}): weights {1} parameters x 4 B = ",
+                      P.Stage, int64_t(P.Params))
+            .str()));
+    CHECK(Mem.find("optimizer " + std::to_string(int64_t(P.Params)) +
+                   " parameters x 8 B (Adam moments 8) = ") !=
+          std::string::npos);
+    CHECK(Mem.find(llvm::formatv("activations {0} in flight (1F1B: pp - "
+                                 "stage) x ",
+                                 P.InFlight)
+                       .str()) != std::string::npos);
+    CHECK(llvm::StringRef(Mem).endswith("total " +
+                                        hw::formatDataBytes(P.peakBytes())));
   }
 
   TEST_CASE("interleaved 1F1B runs micro-batches in groups of pp") {
