@@ -4,11 +4,11 @@
 #include "costmodels/Collectives.h"
 #include "costmodels/Overlap.h"
 #include "costmodels/Roofline.h"
-#include "hwdb/Units.h"
 #include "ir/Graph.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
+#include "passes/TrainExplain.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -670,10 +670,18 @@ private:
         St.WorkspaceBytes += 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp);
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
       St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
-      if (O.Explain)
-        MemoryNotes.push_back(explainMemory(St, Wbytes, Gbytes, StateBytes,
-                                            PerChunk, ChunkInputs / O.Vp,
-                                            MaxBlockSaved, MaxUnitParams));
+      if (O.Explain) {
+        MemoryTerms T;
+        T.WeightBytes = Wbytes;
+        T.GradientBytes = Gbytes;
+        T.StateBytes = StateBytes;
+        T.MasterWeights = isMixed();
+        T.KeptPerMicroBatch = PerChunk;
+        T.InputsPerMicroBatch = ChunkInputs / O.Vp;
+        T.LargestBlockSaved = MaxBlockSaved;
+        T.LargestUnitParams = MaxUnitParams;
+        MemoryNotes.push_back(explainMemory(St, O, T));
+      }
       R.Stages.push_back(std::move(St));
     }
     // The slowest stage sets the pace.
@@ -683,7 +691,7 @@ private:
         Slow = S;
     const StageReport &SS = R.Stages[Slow];
     if (O.Explain && O.Tp > 1)
-      explainTensorParallel(R, SS);
+      R.CommExplain = explainTensorParallel(SS, Blocks, O, TpGroup);
     const double T = SS.microBatchSeconds();
     const double M = MicroBatches;
     R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
@@ -696,13 +704,7 @@ private:
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pSeconds(Message, *P2pLink);
       if (O.Explain)
         R.CommExplain.push_back(
-            llvm::formatv("p2p: 2 x {0} micro-batch{1} x vp {2} = {3} "
-                          "messages of {4} (the largest tensor crossing a "
-                          "stage boundary / tp {5}), each {6}",
-                          MicroBatches, MicroBatches == 1 ? "" : "es", O.Vp,
-                          2 * MicroBatches * O.Vp, hw::formatDataBytes(Message),
-                          O.Tp, cost::p2pTime(Message, *P2pLink).Explain)
-                .str());
+            explainPipelineMessages(MicroBatches, O, Message, *P2pLink));
     }
     // Data-parallel gradients, exchanged in buckets as the backward makes
     // them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
@@ -731,28 +733,10 @@ private:
           O.Zero == 0 ? cost::Collective::AllReduce
                       : cost::Collective::ReduceScatter);
       R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
-      if (O.Explain) {
-        double Largest = 0;
-        for (const cost::BucketTime &Bucket : T.Buckets)
-          Largest = std::max(Largest, Bucket.WireBytes);
-        R.CommExplain.push_back(
-            llvm::formatv(
-                "dp {0}: {1} bucket{2} (up to {3} each); the largest: {4}",
-                O.Dp, T.Buckets.size(), T.Buckets.size() == 1 ? "" : "s",
-                hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
-                cost::collectiveTime(O.Zero == 0
-                                         ? cost::Collective::AllReduce
-                                         : cost::Collective::ReduceScatter,
-                                     Largest, DpGroup)
-                    .Explain)
-                .str());
-        if (O.Zero > 0)
-          R.CommExplain.push_back(
-              "dp " + std::to_string(O.Dp) + ": parameters: " +
-              cost::collectiveTime(cost::Collective::AllGather,
-                                   SS.Params * Wbytes, DpGroup)
-                  .Explain);
-      }
+      if (O.Explain)
+        for (std::string &Line :
+             explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup))
+          R.CommExplain.push_back(std::move(Line));
       double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
       if (O.Zero > 0) {
         R.DpParamBytes = SS.Params * Wbytes;
@@ -851,118 +835,6 @@ private:
     if (O.Explain && R.PeakStage < MemoryNotes.size())
       R.MemoryExplain = MemoryNotes[R.PeakStage];
     return R;
-  }
-
-  /// TrainReport::MemoryExplain for stage St: each part with the figures
-  /// that make it (bytes per parameter, ZeRO's divisor, micro-batches in
-  /// flight and what each keeps, the workspace's terms).
-  std::string explainMemory(const StageReport &St, double Wbytes, double Gbytes,
-                            double StateBytes, double PerChunk,
-                            double ChunkInputs, double MaxBlockSaved,
-                            double MaxUnitParams) const {
-    auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
-    auto Shard = [&](unsigned FromStage) {
-      return O.Zero >= FromStage && O.Dp > 1
-                 ? llvm::formatv(" / dp {0} (ZeRO {1})", O.Dp, O.Zero).str()
-                 : std::string();
-    };
-    const std::string Params =
-        llvm::formatv("{0} parameters", int64_t(St.Params)).str();
-    std::string States = O.Optimizer == OptimizerKind::Adam ? "Adam moments 8"
-                         : O.Optimizer == OptimizerKind::Momentum ? "momentum 4"
-                                                                  : "SGD none";
-    if (isMixed())
-      States += " + fp32 master weights 4";
-    const char *Schedule =
-        O.Schedule == PipelineSchedule::GPipe ? "GPipe: every micro-batch"
-        : O.Vp > 1 ? "interleaved 1F1B: (vp - 1) pp + 2 (pp - stage - 1) + 1"
-                   : "1F1B: pp - stage";
-    std::string Activations =
-        O.Recomp == Recompute::Full
-            ? llvm::formatv("{0} in flight ({1}) x {2} of chunk inputs "
-                            "(full recomputation) + the largest block's {3} "
-                            "recomputed = {4}",
-                            St.InFlight, Schedule, B(ChunkInputs),
-                            B(MaxBlockSaved), B(St.ActivationsBytes))
-                  .str()
-            : llvm::formatv("{0} in flight ({1}) x {2} kept for backward = "
-                            "{3}",
-                            St.InFlight, Schedule, B(PerChunk),
-                            B(St.ActivationsBytes))
-                  .str();
-    const double Gathered =
-        St.WorkspaceBytes -
-        (O.Zero >= 3 && O.Dp > 1
-             ? 2 * MaxUnitParams * Wbytes * (1 - 1 / double(O.Dp))
-             : 0);
-    std::string Workspace = "the largest tensor " + B(Gathered);
-    if (O.Zero >= 3 && O.Dp > 1)
-      Workspace +=
-          " + 2 units' gathered parameters " + B(St.WorkspaceBytes - Gathered);
-    return llvm::formatv(
-               "memory (stage {0}): weights {1} x {2} B{3} = {4}; gradients "
-               "{1} x {5} B{6} = {7}; optimizer {1} x {8} B ({15}){9} = {10}; "
-               "activations {11}; workspace {12} = {13}; total {14}",
-               St.Stage, Params, int64_t(Wbytes), Shard(3), B(St.WeightsBytes),
-               int64_t(Gbytes), Shard(2), B(St.GradientsBytes),
-               int64_t(StateBytes), Shard(1), B(St.OptimizerBytes), Activations,
-               Workspace, B(St.WorkspaceBytes), B(St.peakBytes()), States)
-        .str();
-  }
-
-  /// TrainReport::CommExplain's tensor-parallel lines: the exchanges of
-  /// one micro-batch of stage SS, each kind with its count (the same sums
-  /// as costUnits).
-  void explainTensorParallel(TrainReport &R, const StageReport &SS) const {
-    struct Exchange {
-      cost::Collective Kind;
-      double Bytes;
-      unsigned Count;
-    };
-    std::vector<Exchange> Seen;
-    auto Add = [&](cost::Collective K, double Bytes, unsigned Times) {
-      for (Exchange &E : Seen)
-        if (E.Kind == K && E.Bytes == Bytes) {
-          E.Count += Times;
-          return;
-        }
-      Seen.push_back({K, Bytes, Times});
-    };
-    const double Elem = double(ir::byteSize(O.DType));
-    auto AddExchange = [&](const ir::Value *V, unsigned Times) {
-      const double Bytes = V->numElements() * Elem;
-      if (!O.SequenceParallel) {
-        Add(cost::Collective::AllReduce, Bytes, Times);
-        return;
-      }
-      Add(cost::Collective::ReduceScatter, Bytes, Times);
-      Add(cost::Collective::AllGather, Bytes, Times);
-    };
-    for (const auto &Chunk : SS.Chunks)
-      for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
-        const bool InBlock = U >= 1 && U <= Blocks.NumBlocks;
-        // Full recomputation runs a block's forward exchanges again.
-        const unsigned Forward = O.Recomp == Recompute::Full && InBlock ? 2 : 1;
-        for (const ir::Value *V : Blocks.ForwardReduced[U])
-          AddExchange(V, Forward);
-        for (const ir::Value *V : Blocks.BackwardReduced[U]) {
-          AddExchange(V, 1);
-          if (O.SequenceParallel)
-            Add(cost::Collective::AllGather, V->numElements() * Elem, 1);
-        }
-      }
-    for (const Exchange &E : Seen)
-      R.CommExplain.push_back(
-          llvm::formatv(
-              "tp {0}, stage {1}, per micro-batch: {2} x {3} of {4} "
-              "({5} in all), each {6}",
-              O.Tp, SS.Stage, E.Count, cost::name(E.Kind),
-              hw::formatDataBytes(E.Bytes),
-              hw::formatQuantity(
-                  E.Count * cost::collectiveSeconds(E.Kind, E.Bytes, TpGroup),
-                  hw::Quantity::Time),
-              cost::collectiveTime(E.Kind, E.Bytes, TpGroup).Explain)
-              .str());
   }
 
   Timeline timeline(const TrainReport &R) const {

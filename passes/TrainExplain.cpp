@@ -1,0 +1,157 @@
+//===- TrainExplain.cpp - How a training step's figures add up ------------===//
+
+#include "passes/TrainExplain.h"
+
+#include "hwdb/Units.h"
+#include "ir/Graph.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace perfc;
+
+std::vector<std::string>
+perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
+                             const TrainOptions &O, const cost::CommGroup &Tp) {
+  struct Exchange {
+    cost::Collective Kind;
+    double Bytes;
+    unsigned Count;
+  };
+  std::vector<Exchange> Seen;
+  auto Add = [&](cost::Collective K, double Bytes, unsigned Times) {
+    for (Exchange &E : Seen)
+      if (E.Kind == K && E.Bytes == Bytes) {
+        E.Count += Times;
+        return;
+      }
+    Seen.push_back({K, Bytes, Times});
+  };
+  const double Elem = double(ir::byteSize(O.DType));
+  auto AddExchange = [&](const ir::Value *V, unsigned Times) {
+    const double Bytes = V->numElements() * Elem;
+    if (!O.SequenceParallel) {
+      Add(cost::Collective::AllReduce, Bytes, Times);
+      return;
+    }
+    Add(cost::Collective::ReduceScatter, Bytes, Times);
+    Add(cost::Collective::AllGather, Bytes, Times);
+  };
+  for (const auto &Chunk : St.Chunks)
+    for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
+      const bool InBlock = U >= 1 && U <= Blocks.NumBlocks;
+      // Full recomputation runs a block's forward exchanges again.
+      const unsigned Forward = O.Recomp == Recompute::Full && InBlock ? 2 : 1;
+      for (const ir::Value *V : Blocks.ForwardReduced[U])
+        AddExchange(V, Forward);
+      for (const ir::Value *V : Blocks.BackwardReduced[U]) {
+        AddExchange(V, 1);
+        if (O.SequenceParallel)
+          Add(cost::Collective::AllGather, V->numElements() * Elem, 1);
+      }
+    }
+  std::vector<std::string> Lines;
+  for (const Exchange &E : Seen)
+    Lines.push_back(
+        llvm::formatv(
+            "tp {0}, stage {1}, per micro-batch: {2} x {3} of {4} ({5} in "
+            "all), each {6}",
+            O.Tp, St.Stage, E.Count, cost::name(E.Kind),
+            hw::formatDataBytes(E.Bytes),
+            hw::formatQuantity(E.Count *
+                                   cost::collectiveSeconds(E.Kind, E.Bytes, Tp),
+                               hw::Quantity::Time),
+            cost::collectiveTime(E.Kind, E.Bytes, Tp).Explain)
+            .str());
+  return Lines;
+}
+
+std::string perfc::explainPipelineMessages(int64_t MicroBatches,
+                                           const TrainOptions &O,
+                                           double Message,
+                                           const hw::Link &Link) {
+  return llvm::formatv("p2p: 2 x {0} micro-batch{1} x vp {2} = {3} messages "
+                       "of {4} (the largest tensor crossing a stage boundary "
+                       "/ tp {5}), each {6}",
+                       MicroBatches, MicroBatches == 1 ? "" : "es", O.Vp,
+                       2 * MicroBatches * O.Vp, hw::formatDataBytes(Message),
+                       O.Tp, cost::p2pTime(Message, Link).Explain)
+      .str();
+}
+
+std::vector<std::string>
+perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
+                                      const TrainOptions &O, double ParamBytes,
+                                      const cost::CommGroup &Dp) {
+  double Largest = 0;
+  for (const cost::BucketTime &Bucket : Exchange.Buckets)
+    Largest = std::max(Largest, Bucket.WireBytes);
+  const cost::Collective Kind = O.Zero == 0 ? cost::Collective::AllReduce
+                                            : cost::Collective::ReduceScatter;
+  std::vector<std::string> Lines;
+  Lines.push_back(
+      llvm::formatv("dp {0}: {1} bucket{2} (up to {3} each); the largest: {4}",
+                    O.Dp, Exchange.Buckets.size(),
+                    Exchange.Buckets.size() == 1 ? "" : "s",
+                    hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
+                    cost::collectiveTime(Kind, Largest, Dp).Explain)
+          .str());
+  if (O.Zero > 0)
+    Lines.push_back(
+        "dp " + std::to_string(O.Dp) + ": parameters: " +
+        cost::collectiveTime(cost::Collective::AllGather, ParamBytes, Dp)
+            .Explain);
+  return Lines;
+}
+
+std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
+                                 const MemoryTerms &T) {
+  auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
+  auto Shard = [&](unsigned FromStage) {
+    return O.Zero >= FromStage && O.Dp > 1
+               ? llvm::formatv(" / dp {0} (ZeRO {1})", O.Dp, O.Zero).str()
+               : std::string();
+  };
+  const std::string Params =
+      llvm::formatv("{0} parameters", int64_t(St.Params)).str();
+  std::string States = O.Optimizer == OptimizerKind::Adam ? "Adam moments 8"
+                       : O.Optimizer == OptimizerKind::Momentum ? "momentum 4"
+                                                                : "SGD none";
+  if (T.MasterWeights)
+    States += " + fp32 master weights 4";
+  const char *Schedule =
+      O.Schedule == PipelineSchedule::GPipe ? "GPipe: every micro-batch"
+      : O.Vp > 1 ? "interleaved 1F1B: (vp - 1) pp + 2 (pp - stage - 1) + 1"
+                 : "1F1B: pp - stage";
+  const std::string Activations =
+      O.Recomp == Recompute::Full
+          ? llvm::formatv("{0} in flight ({1}) x {2} of chunk inputs (full "
+                          "recomputation) + the largest block's {3} "
+                          "recomputed = {4}",
+                          St.InFlight, Schedule, B(T.InputsPerMicroBatch),
+                          B(T.LargestBlockSaved), B(St.ActivationsBytes))
+                .str()
+          : llvm::formatv("{0} in flight ({1}) x {2} kept for backward = {3}",
+                          St.InFlight, Schedule, B(T.KeptPerMicroBatch),
+                          B(St.ActivationsBytes))
+                .str();
+  const bool Gathers = O.Zero >= 3 && O.Dp > 1;
+  const double Gathered =
+      Gathers ? 2 * T.LargestUnitParams * T.WeightBytes * (1 - 1 / double(O.Dp))
+              : 0;
+  std::string Workspace =
+      "the largest tensor " + B(St.WorkspaceBytes - Gathered);
+  if (Gathers)
+    Workspace += " + 2 units' gathered parameters " + B(Gathered);
+  return llvm::formatv(
+             "memory (stage {0}): weights {1} x {2} B{3} = {4}; gradients "
+             "{1} x {5} B{6} = {7}; optimizer {1} x {8} B ({15}){9} = {10}; "
+             "activations {11}; workspace {12} = {13}; total {14}",
+             St.Stage, Params, int64_t(T.WeightBytes), Shard(3),
+             B(St.WeightsBytes), int64_t(T.GradientBytes), Shard(2),
+             B(St.GradientsBytes), int64_t(T.StateBytes), Shard(1),
+             B(St.OptimizerBytes), Activations, Workspace, B(St.WorkspaceBytes),
+             B(St.peakBytes()), States)
+      .str();
+}

@@ -1,0 +1,64 @@
+//===- TrainExplain.h - How a training step's figures add up ----*- C++ -*-===//
+//
+// The text behind TrainReport::CommExplain and MemoryExplain (--explain,
+// the JSON's step.comm_explain and memory.explain): each collective with
+// its count, size, algorithm, formula and links (cost::collectiveTime's
+// explanation), and each part of a stage's memory with its factors. Built
+// only for a report (TrainOptions::Explain): the planner's inner loop
+// prices thousands of strategies and reads none of it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_TRAINEXPLAIN_H
+#define PERFC_PASSES_TRAINEXPLAIN_H
+
+#include "costmodels/Collectives.h"
+#include "costmodels/Overlap.h"
+#include "passes/Blocks.h"
+#include "passes/TrainStep.h"
+
+#include <string>
+#include <vector>
+
+namespace perfc {
+
+/// The tensor-parallel exchanges of one micro-batch of stage St, one line
+/// per kind and size, with its count (the same sums the step makes: each
+/// reduced value of the stage's units, forward ones twice in blocks under
+/// full recomputation, sequence parallelism's extra all-gather).
+std::vector<std::string> explainTensorParallel(const StageReport &St,
+                                               const BlockInfo &Blocks,
+                                               const TrainOptions &O,
+                                               const cost::CommGroup &Tp);
+
+/// The pipeline's messages of a step: 2 x micro-batches x vp of Message
+/// bytes over Link.
+std::string explainPipelineMessages(int64_t MicroBatches, const TrainOptions &O,
+                                    double Message, const hw::Link &Link);
+
+/// The data-parallel exchange: the largest bucket of Exchange and, under
+/// ZeRO, the all-gather of ParamBytes of parameters.
+std::vector<std::string>
+explainDataParallelCollectives(const cost::OverlapTime &Exchange,
+                               const TrainOptions &O, double ParamBytes,
+                               const cost::CommGroup &Dp);
+
+/// What a stage's memory is made of besides its report's totals.
+struct MemoryTerms {
+  /// Bytes per parameter: weights, gradients, optimizer states (with fp32
+  /// master weights under mixed precision).
+  double WeightBytes = 4, GradientBytes = 4, StateBytes = 0;
+  bool MasterWeights = false;
+  /// One micro-batch's (chunk's) activations kept for backward; under full
+  /// recomputation its inputs and the largest block's recomputed tensors.
+  double KeptPerMicroBatch = 0, InputsPerMicroBatch = 0, LargestBlockSaved = 0;
+  /// Parameters of the largest unit (ZeRO 3 gathers two units whole).
+  double LargestUnitParams = 0;
+};
+
+/// How St's memory adds up, one line.
+std::string explainMemory(const StageReport &St, const TrainOptions &O,
+                          const MemoryTerms &T);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_TRAINEXPLAIN_H
