@@ -316,6 +316,7 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   std::vector<llvm::Optional<TrainReport>> Reports(Types->size());
   TrainOptions Opt = O;
   Opt.Timeline = false;
+  Opt.Explain = false; // per-type sub-steps: their text is not reported
   auto PredictAll = [&]() -> llvm::Error {
     for (size_t T = 0; T < Types->size(); ++T) {
       if (!Used[T])
@@ -534,6 +535,7 @@ llvm::Expected<TrainReport> predictShare(const TrainingAnalysis &A,
   TrainOptions Own = O;
   Own.DataSplit.clear();
   Own.Timeline = false;
+  Own.Explain = false;
   Own.GlobalBatch = int64_t(O.Dp) * Micro * O.MicroBatch;
   Own.InputSamplesPerSecond = 0; // the whole split's, in predictDataSplit
   return predictTraining(A, Sub, Own);

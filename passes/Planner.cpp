@@ -247,6 +247,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.SequenceParallel = Sp;
             O.Zero = Z;
             O.Timeline = false;
+            O.Explain = false; // the report's prediction explains itself
             if (frameworkRefusal(R.TargetFramework, O))
               continue;
             Space.push_back({O, Devs});
