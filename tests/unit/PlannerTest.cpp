@@ -307,6 +307,21 @@ TEST_SUITE("planner") {
     CHECK(planError(Pinned).rfind("--framework fsdp does not run", 0) == 0);
   }
 
+  TEST_CASE("candidates are priced without explanations") {
+    // The CLI asks for the report's explanations in its base options; the
+    // thousands of candidates must not format them (a 175B plan took 3.3x
+    // the instructions when they did).
+    Model Small(4, 768, 12, 1024);
+    const hw::Cluster C = selene(2);
+    PlanRequest R = request(Small, C, 64);
+    R.Base.Explain = true;
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    CHECK_FALSE(P->Options.Explain);
+    CHECK(P->Report.CommExplain.empty());
+    CHECK(P->Report.MemoryExplain.empty());
+  }
+
   TEST_CASE("a time limit returns the best found, not proven") {
     Model Small(4, 768, 12, 1024);
     const hw::Cluster C = selene(8);
