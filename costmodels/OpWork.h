@@ -76,8 +76,9 @@ struct OpWork {
   /// input already is the GEMM's operand, no im2col copy is made.
   bool ConvPointwise = false;
   /// Transposes: the elements of a permutation with no contiguous run and
-  /// no two-dimensional structure: the innermost axis moves, and more than
-  /// one axis changes place (neither a reshape nor a batched 2-D transpose,
+  /// no two-dimensional structure: the trailing axes that stay in place
+  /// hold one element (the innermost axis moves), and more than one axis
+  /// changes place (neither a reshape nor a batched 2-D transpose,
   /// which blocked kernels copy at memory speed). A runtime without a
   /// general tiled transpose copies these one element at a time (ONNX
   /// Runtime's CPU Transpose: DoTransposeEltWise, a multi-index step per

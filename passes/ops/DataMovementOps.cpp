@@ -142,8 +142,13 @@ static void transposeWork(const ir::Node &N, OpWork &W) {
     if (std::is_sorted(Rest.begin(), Rest.end()))
       return;
   }
-  if (Perm.back() == int64_t(Rank) - 1)
-    return; // contiguous runs of the last axis
+  // Trailing axes that stay in place are copied as runs of their product
+  // (ORT's suffix block); a run of one element is a copy per element.
+  int64_t Run = 1;
+  for (unsigned I = Rank; I-- > 0 && Perm[I] == int64_t(I);)
+    Run *= S.size(I);
+  if (Run > 1)
+    return;
   W.StridedElements = static_cast<double>(X->numElements());
 }
 

@@ -888,6 +888,8 @@ TEST_CASE("Transpose: elements copied one at a time, as ONNX Runtime "
       {{1, 1, 1024, 4096}, {2, 0, 3, 1}, 0},
       {{2, 3, 4}, {}, 24},
       {{4, 8}, {1, 0}, 0},
+      // The last axis stays but has one element: runs of one.
+      {{2, 3, 4, 5, 1}, {0, 3, 2, 1, 4}, 120},
   };
   for (const Case &C : Cases) {
     CAPTURE(C.Perm.size());
