@@ -92,17 +92,23 @@ OverlapTime perfc::cost::overlapGradientExchange(
 
   R.ComputeSeconds = Now;
   R.ExposedSeconds = std::max(0.0, StreamEnd - Now);
-  using hw::Quantity;
-  R.Explain =
-      llvm::formatv(
-          "{0} buckets of up to {1} ({2} compression): {7} "
-          "{3} in total, backward {4}, last {7} ends at {5}, "
-          "exposed {6}",
-          R.Buckets.size(), hw::formatQuantity(BucketBytes, Quantity::Capacity),
-          name(C.Kind), hw::formatQuantity(R.CommSeconds, Quantity::Time),
-          hw::formatQuantity(R.ComputeSeconds, Quantity::Time),
-          hw::formatQuantity(StreamEnd, Quantity::Time),
-          hw::formatQuantity(R.ExposedSeconds, Quantity::Time), name(K))
-          .str();
   return R;
+}
+
+std::string perfc::cost::explain(const OverlapTime &T, double BucketBytes,
+                                 const Compression &C, Collective K) {
+  using hw::Quantity;
+  // The buckets queue on one stream: the last one issued ends last.
+  const double StreamEnd = T.Buckets.empty() ? 0 : T.Buckets.back().EndSeconds;
+  return llvm::formatv(
+             "{0} buckets of up to {1} ({2} compression): {7} "
+             "{3} in total, backward {4}, last {7} ends at {5}, "
+             "exposed {6}",
+             T.Buckets.size(),
+             hw::formatQuantity(BucketBytes, Quantity::Capacity), name(C.Kind),
+             hw::formatQuantity(T.CommSeconds, Quantity::Time),
+             hw::formatQuantity(T.ComputeSeconds, Quantity::Time),
+             hw::formatQuantity(StreamEnd, Quantity::Time),
+             hw::formatQuantity(T.ExposedSeconds, Quantity::Time), name(K))
+      .str();
 }

@@ -88,8 +88,6 @@ struct OverlapTime {
   /// max(0, end of the last all-reduce - ComputeSeconds).
   double ExposedSeconds = 0;
   std::vector<BucketTime> Buckets;
-  /// A one-line summary with the numbers.
-  std::string Explain;
 };
 
 /// Simulates bucketed gradient all-reduce over G during backward. Layers are
@@ -101,6 +99,12 @@ OverlapTime overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
                                      double BucketBytes, const CommGroup &G,
                                      const Compression &C = Compression(),
                                      CommAlgorithm A = CommAlgorithm::Auto);
+
+/// A one-line summary of T with its numbers, T made by
+/// overlapGradientExchange with BucketBytes, C and K. Apart from the
+/// simulation, which a planner runs for every strategy and reads none of.
+std::string explain(const OverlapTime &T, double BucketBytes,
+                    const Compression &C, Collective K);
 
 /// As overlapGradientAllReduce, each bucket exchanged by collective K: a
 /// reduce-scatter where the optimizer is sharded (ZeRO; Megatron-LM's
