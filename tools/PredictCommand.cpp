@@ -365,7 +365,6 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
             GradCompression, "--grad-compression", TrainOpts.GradCompression))
       return fail(std::move(E));
     TrainOpts.Timeline = !TracePath.empty();
-    TrainOpts.Explain = true; // the report's comm explanation
     if (!StrategyPath.empty()) {
       if (Plan)
         return fail("--strategy and --plan: give one (a plan to predict, or "
@@ -579,7 +578,6 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail(ModelPath + ": " + llvm::toString(Res.takeError()));
     TrainOpts = Res->Options;
     TrainOpts.Timeline = !TracePath.empty();
-    TrainOpts.Explain = true; // the report's comm explanation
     Report::PlanInfo Info;
     Info.Result = std::move(*Res);
     Info.ModelName = Model->GraphName;
@@ -606,15 +604,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       AtMb = std::move(*M);
       TrainGraph = &AtMb->Graph;
     }
+    // The report's prediction explains its communication and memory (the
+    // planner's candidates above did not need to).
+    TrainOpts.Explain = true;
+    if (llvm::Error E = checkFramework(*TargetFramework, TrainOpts))
+      return fail(StrategyPath.empty()
+                      ? llvm::toString(std::move(E))
+                      : StrategyPath + ": " + llvm::toString(std::move(E)));
     // A plan over mixed GPU types is predicted stage by stage on each
     // type (predictMixed); the planner's report is that prediction.
     // A --strategy plan on a mixed cluster names each stage's device.
     // An uneven data split (from a plan or --strategy) is predicted type
     // by type (predictDataSplit).
-    if (llvm::Error E = checkFramework(*TargetFramework, TrainOpts))
-      return fail(StrategyPath.empty()
-                      ? llvm::toString(std::move(E))
-                      : StrategyPath + ": " + llvm::toString(std::move(E)));
     const bool MixedPlan =
         R.Plan && (!R.Plan->Result.StageDevices.empty() ||
                    !R.Plan->Result.Options.DataSplit.empty());

@@ -16,10 +16,11 @@
 // | everything else                           | every input     | outputs  |
 //
 // Views are marked IsView: runtimes alias them. A gather reads only the rows
-// it selects, which are as many bytes as its output. A Transpose that moves
-// the innermost axis and more than one axis, on axes longer than 1, has its
-// elements counted in StridedElements (OpWork.h): runtimes without a
-// general tiled transpose copy them one at a time.
+// it selects, which are as many bytes as its output. A Transpose that is
+// neither a reshape nor a single axis's move and whose trailing in-place
+// axes hold one element has its elements counted in StridedElements
+// (OpWork.h): runtimes without a general tiled transpose copy them one at a
+// time.
 //
 // | Ops with arithmetic                      | Flops                      |
 // |------------------------------------------|----------------------------|
@@ -99,8 +100,8 @@ static void gatherWork(const ir::Node &N, OpWork &W) {
 /// Transpose: the defaults, and the elements of a permutation with neither
 /// a contiguous run nor a 2-D structure (the cases ONNX Runtime's CPU
 /// Transpose sends to DoTransposeEltWise: not IsTransposeReshape, not
-/// IsTransposeMovingSingleAxis, and the last output axis is not the last
-/// input axis; onnxruntime/core/providers/cpu/tensor/transpose.cc).
+/// IsTransposeMovingSingleAxis, and the trailing axes that stay in place
+/// hold one element; onnxruntime/core/providers/cpu/tensor/transpose.cc).
 static void transposeWork(const ir::Node &N, OpWork &W) {
   const ir::Value *X = N.input(0);
   if (!X || !X->shape().isStatic())
