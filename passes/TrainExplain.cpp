@@ -136,14 +136,10 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
                           St.InFlight, Schedule, B(T.KeptPerMicroBatch),
                           B(St.ActivationsBytes))
                 .str();
-  const bool Gathers = O.Zero >= 3 && O.Dp > 1;
-  const double Gathered =
-      Gathers ? 2 * T.LargestUnitParams * T.WeightBytes * (1 - 1 / double(O.Dp))
-              : 0;
   std::string Workspace =
-      "the largest tensor " + B(St.WorkspaceBytes - Gathered);
-  if (Gathers)
-    Workspace += " + 2 units' gathered parameters " + B(Gathered);
+      "the largest tensor " + B(St.WorkspaceBytes - T.GatheredParamBytes);
+  if (T.GatheredParamBytes > 0)
+    Workspace += " + 2 units' gathered parameters " + B(T.GatheredParamBytes);
   return llvm::formatv(
              "memory (stage {0}): weights {1} x {2} B{3} = {4}; gradients "
              "{1} x {5} B{6} = {7}; optimizer {1} x {8} B ({15}){9} = {10}; "

@@ -51,8 +51,9 @@ struct MemoryTerms {
   /// One micro-batch's (chunk's) activations kept for backward; under full
   /// recomputation its inputs and the largest block's recomputed tensors.
   double KeptPerMicroBatch = 0, InputsPerMicroBatch = 0, LargestBlockSaved = 0;
-  /// Parameters of the largest unit (ZeRO 3 gathers two units whole).
-  double LargestUnitParams = 0;
+  /// ZeRO 3's two units of parameters gathered whole, less the shard held:
+  /// the part of the workspace that is not the largest tensor.
+  double GatheredParamBytes = 0;
 };
 
 /// How St's memory adds up, one line.

@@ -666,8 +666,10 @@ private:
       // ZeRO 3 computes a unit on its gathered parameters while the next
       // unit's are gathered (FSDP's prefetch): two units whole, less the
       // shard already counted in the weights.
-      if (O.Zero >= 3 && O.Dp > 1)
-        St.WorkspaceBytes += 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp);
+      const double Gathered = O.Zero >= 3 && O.Dp > 1
+                                  ? 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp)
+                                  : 0;
+      St.WorkspaceBytes += Gathered;
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
       St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
       if (O.Explain) {
@@ -679,7 +681,7 @@ private:
         T.KeptPerMicroBatch = PerChunk;
         T.InputsPerMicroBatch = ChunkInputs / O.Vp;
         T.LargestBlockSaved = MaxBlockSaved;
-        T.LargestUnitParams = MaxUnitParams;
+        T.GatheredParamBytes = Gathered;
         MemoryNotes.push_back(explainMemory(St, O, T));
       }
       R.Stages.push_back(std::move(St));
