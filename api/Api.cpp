@@ -277,6 +277,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("unknown conv layout '" + Options.convLayout +
                "': use native, nchw or nhwc");
   PO.Fusion.Fuse = Options.fusion;
+  PO.Memory = !Options.train; // a step's memory is the step's
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
   // A launch cost of another runtime: the prediction's own copy of the
   // devices (the handle stays immutable and shared).
@@ -389,6 +390,22 @@ std::optional<TrainSummary> Prediction::train() const {
   if (!P->R.Train)
     return std::nullopt;
   return summarize(*P->R.Train);
+}
+
+std::optional<MemorySummary> Prediction::memory() const {
+  if (!P->R.Memory || P->R.Train)
+    return std::nullopt;
+  const InferenceMemoryReport &M = *P->R.Memory;
+  MemorySummary S;
+  S.peakBytes = M.Usage.PeakBytes;
+  S.weightsBytes = M.Usage.WeightsBytes;
+  S.activationsBytes = M.Usage.ActivationsBytes;
+  S.inputsBytes = M.Usage.InputsBytes;
+  S.capacityBytes = M.CapacityBytes;
+  S.fits = M.Fits;
+  S.complete = M.Usage.Complete;
+  S.peakAt = M.PeakAt;
+  return S;
 }
 
 std::optional<PlacementSummary> Prediction::placement() const {

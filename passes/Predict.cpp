@@ -6,6 +6,7 @@
 #include "ir/Graph.h"
 #include "passes/CacheReuse.h"
 #include "passes/CpuLayout.h"
+#include "passes/InferenceMemory.h"
 #include "passes/StorageType.h"
 #include "passes/WorkPass.h"
 
@@ -29,6 +30,35 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
   T.Exec = Exec;
   T.Explain = std::move(Explain);
   return T;
+}
+
+/// The peak memory of one run against the device's main memory; a warning
+/// where it does not fit (reported, never hidden).
+void addMemory(const ir::Graph &G, const KernelPlan &Plan,
+               const PredictOptions &O, Report &R) {
+  InferenceMemoryReport M;
+  M.Usage = inferenceMemory(G, Plan, O.StorageType);
+  M.Device = O.Device->Name;
+  M.CapacityBytes =
+      O.Device->Memory.empty() ? 0 : O.Device->Memory[0].CapacityBytes;
+  M.Fits = M.CapacityBytes <= 0 || M.Usage.PeakBytes <= M.CapacityBytes;
+  if (!Plan.Kernels.empty())
+    M.PeakAt = G.nodes()[Plan.Kernels[M.Usage.PeakKernel].Head]->name().str();
+  if (O.Explain)
+    M.Explain = explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType);
+  if (!M.Fits)
+    R.Warnings.push_back(
+        {"",
+         llvm::formatv("one run needs {0} at its peak (weights {1}, "
+                       "activations {2} at '{3}') but {4} has {5} of "
+                       "memory: use a smaller batch or sequence, a "
+                       "narrower --storage-type, or a larger device",
+                       hw::formatDataBytes(M.Usage.PeakBytes),
+                       hw::formatDataBytes(M.Usage.WeightsBytes),
+                       hw::formatDataBytes(M.Usage.ActivationsBytes), M.PeakAt,
+                       M.Device, hw::formatDataBytes(M.CapacityBytes))
+             .str()});
+  R.Memory = std::move(M);
 }
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
@@ -100,6 +130,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   Summary.Fused = Plan.numFused();
   R.LatencySeconds = Total;
   R.Kernels = Summary;
+  if (O.Memory)
+    addMemory(G, Plan, O, R);
 }
 
 } // namespace
@@ -175,9 +207,9 @@ Report predict(const ir::Graph &G, const PredictOptions &Options) {
   }
   if (Options.NodeNames)
     describeNodes(G, R);
+  R.Warnings = std::move(Work.Warnings);
   if (Options.Device)
     addTime(G, Work, Options, R);
-  R.Warnings = std::move(Work.Warnings);
   return R;
 }
 

@@ -39,6 +39,10 @@ struct PredictOptions {
   /// path: a NAS loop asks for the latency, not for the rows), they stay
   /// empty until describeNodes fills them from the graph.
   bool NodeNames = true;
+  /// With a device: the peak memory of one run (Report::Memory), and a
+  /// warning where it exceeds the device's. Off for a training step's
+  /// forward pass, whose memory is the step's (TrainReport).
+  bool Memory = true;
 };
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes

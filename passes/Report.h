@@ -10,6 +10,7 @@
 
 #include "costmodels/OpWork.h"
 #include "ir/Warning.h"
+#include "passes/InferenceMemory.h"
 #include "passes/Planner.h"
 #include "passes/TrainStep.h"
 
@@ -142,12 +143,25 @@ struct PlacementReport {
   std::string Method; ///< "z3", "chain-dp", "heuristic", ...
 };
 
+/// With a device, for inference: what one run holds at its peak
+/// (passes/InferenceMemory.h) against the device's main memory.
+struct InferenceMemoryReport {
+  InferenceMemory Usage;
+  std::string PeakAt; ///< Head node of the kernel at the peak.
+  std::string Device;
+  double CapacityBytes = 0; ///< The device's main memory.
+  bool Fits = true;
+  std::string Explain; ///< How the peak adds up (with Explain).
+};
+
 struct Report {
   ModelInfo Model;
   llvm::Optional<HardwareInfo> Hardware;
   OpWork Total;
   llvm::Optional<double> LatencySeconds;
   llvm::Optional<KernelSummary> Kernels;
+  /// Inference with a device: peak memory of one run.
+  llvm::Optional<InferenceMemoryReport> Memory;
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;
   llvm::Optional<TrainReport> Train;

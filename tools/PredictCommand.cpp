@@ -478,6 +478,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       ComputeChoice = "--dtype";
     }
   Options.Fusion.Fuse = !NoFusion;
+  Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
   Report R = predict(Model->Graph, Options);

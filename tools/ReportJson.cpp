@@ -272,6 +272,22 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         });
       }
     });
+    if (R.Memory && !R.Train) {
+      const InferenceMemoryReport &M = *R.Memory;
+      J.attributeObject("memory", [&] {
+        J.attribute("peak_bytes", count(M.Usage.PeakBytes));
+        J.attribute("weights_bytes", count(M.Usage.WeightsBytes));
+        J.attribute("activations_bytes", count(M.Usage.ActivationsBytes));
+        J.attribute("inputs_bytes", count(M.Usage.InputsBytes));
+        J.attribute("capacity_bytes", count(M.CapacityBytes));
+        J.attribute("fits", M.Fits);
+        J.attribute("device", jsonText(M.Device));
+        J.attribute("peak_at", jsonText(M.PeakAt));
+        J.attribute("complete", M.Usage.Complete);
+        if (!M.Explain.empty())
+          J.attribute("explain", jsonText(M.Explain));
+      });
+    }
     if (R.Train && R.Strategy) {
       const TrainOptions &O = *R.Strategy;
       const TrainReport &T = *R.Train;

@@ -140,6 +140,19 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                         100 * K.MemoryBoundSeconds / T,
                         100 * K.OverheadBoundSeconds / T);
   }
+  if (R.Memory && !R.Train) {
+    const InferenceMemoryReport &Mem = *R.Memory;
+    OS << fmt::format("memory    {} at peak (weights {}, activations {} at "
+                      "'{}'){} {} {}\n",
+                      formatBytes(Mem.Usage.PeakBytes),
+                      formatBytes(Mem.Usage.WeightsBytes),
+                      formatBytes(Mem.Usage.ActivationsBytes), Mem.PeakAt,
+                      Mem.Usage.Complete ? "," : " (at least),",
+                      Mem.Fits ? "fits in" : "DOES NOT FIT in",
+                      formatBytes(Mem.CapacityBytes));
+    if (Options.Explain && !Mem.Explain.empty())
+      OS << "          " << Mem.Explain << "\n";
+  }
 
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;

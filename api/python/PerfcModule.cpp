@@ -161,6 +161,19 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["fits"] = Tr->fits;
     D["train"] = TD;
   }
+  if (auto Mem = P.memory()) {
+    // The JSON's "memory" keys (inference), without the explanation.
+    py::dict MD;
+    MD["peak_bytes"] = Mem->peakBytes;
+    MD["weights_bytes"] = Mem->weightsBytes;
+    MD["activations_bytes"] = Mem->activationsBytes;
+    MD["inputs_bytes"] = Mem->inputsBytes;
+    MD["capacity_bytes"] = Mem->capacityBytes;
+    MD["fits"] = Mem->fits;
+    MD["complete"] = Mem->complete;
+    MD["peak_at"] = text(Mem->peakAt);
+    D["memory"] = MD;
+  }
   if (auto Pl = P.placement()) {
     // The JSON's "placement" keys, without the per-kernel assignment
     // (predict_json has it).
@@ -441,7 +454,7 @@ PYBIND11_MODULE(perfc, m) {
       "--storage-type); conv_layout: native, nchw or nhwc (as "
       "--conv-layout). place: each kernel on the processor of a SoC or "
       "mixed machine that minimizes latency (as --place). Returns a dict: "
-      "totals, latency_s, train, placement, ops (unless ops=False), "
+      "totals, latency_s, train, memory, placement, ops (unless ops=False), "
       "warnings.");
   m.def(
       "predict_json",

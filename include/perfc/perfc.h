@@ -291,6 +291,19 @@ struct PlacementSummary {
   std::vector<Processor> processors;
 };
 
+/// Inference with hardware: what one run holds at its peak (the JSON's
+/// "memory"; passes/InferenceMemory.h says what is counted).
+struct MemorySummary {
+  double peakBytes = 0; ///< weightsBytes + activationsBytes.
+  double weightsBytes = 0;
+  /// Alive at the peak, graph inputs still read included (inputsBytes).
+  double activationsBytes = 0, inputsBytes = 0;
+  double capacityBytes = 0; ///< The device's main memory.
+  bool fits = true;
+  bool complete = true; ///< False: some shapes unknown, a lower bound.
+  std::string peakAt;   ///< The node heading the kernel at the peak.
+};
+
 /// What predict() found: the CLI's report. Immutable.
 class PERFC_API Prediction {
 public:
@@ -304,6 +317,8 @@ public:
   std::optional<TrainSummary> train() const;
   /// With PredictOptions::place.
   std::optional<PlacementSummary> placement() const;
+  /// With hardware, inference only (a step's memory is in train()).
+  std::optional<MemorySummary> memory() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

@@ -119,6 +119,21 @@ TEST_CASE("ONNX from a file and from bytes give the CLI's report") {
   api::Model B8 = api::Model::fromOnnxBytes(Bytes, O, zoo("resnet50.onnx"));
   CHECK(&B8.impl() != &B.impl());
   CHECK(B8.batch() == 8);
+  // An inference run's peak memory, as the JSON's "memory": the 267
+  // initializers (102,440,608 bytes in fp32) and, at batch 4, layer1's
+  // downsampling convolution's input (802,816 x 4) and two 3,211,264 x 4
+  // outputs alive together.
+  auto Mem = api::predict(F, Hw).memory();
+  REQUIRE(Mem);
+  CHECK(Mem->weightsBytes == 102440608);
+  CHECK(Mem->activationsBytes == 4 * (802816 + 2 * 3211264));
+  CHECK(Mem->peakBytes == Mem->weightsBytes + Mem->activationsBytes);
+  CHECK(Mem->fits);
+  CHECK(Mem->capacityBytes == 80.0 * (1ull << 30));
+  CHECK(Mem->peakAt == "/layer1/layer1.0/downsample/downsample.0/Conv");
+  CHECK(JF.find("\"peak_bytes\": " + std::to_string(int64_t(Mem->peakBytes))) !=
+        std::string::npos);
+  CHECK_FALSE(api::predict(F, nullptr).memory()); // no device, no memory
 }
 
 TEST_CASE("errors are perfc::api::Error with the CLI's message") {

@@ -71,6 +71,12 @@ def test_onnx_path_and_bytes_match_cli(hw):
     d = perfc.predict(a, hw, ops=False)
     assert d["latency_s"] == pytest.approx(json.loads(ja)["totals"]
                                            ["latency_s"])
+    # The JSON's inference memory, without its explanation.
+    mem = json.loads(ja)["memory"]
+    assert d["memory"]["peak_bytes"] == mem["peak_bytes"]
+    assert d["memory"]["weights_bytes"] == mem["weights_bytes"] == 102440608
+    assert d["memory"]["fits"] and d["memory"]["peak_at"] == mem["peak_at"]
+    assert "memory" not in perfc.predict(a, ops=False)
 
 
 def test_storage_type_and_conv_layout():

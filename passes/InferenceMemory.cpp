@@ -1,0 +1,145 @@
+//===- InferenceMemory.cpp - Peak memory of one inference run -------------===//
+#include "passes/InferenceMemory.h"
+
+#include "hwdb/Units.h"
+#include "ir/Graph.h"
+#include "passes/Fusion.h"
+#include "passes/StorageType.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <vector>
+
+namespace perfc {
+
+namespace {
+
+/// A buffer's life over the kernel order: [First, Last], in kernel indices.
+struct Life {
+  int First = -1;
+  int Last = -1;
+  double Bytes = 0;
+  bool Weight = false;
+};
+
+bool isWeight(const ir::Value &V, const KernelPlan &Plan) {
+  const ir::Node *P = V.producer();
+  return V.isConstant() || (P && Plan.Exec[P->index()] == NodeExec::Folded);
+}
+
+} // namespace
+
+InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
+                                llvm::Optional<ir::DType> Storage) {
+  InferenceMemory M;
+  const int N = static_cast<int>(Plan.Kernels.size());
+  if (N == 0)
+    return M;
+  std::vector<Life> Lives(G.numValues());
+  std::vector<unsigned> Touched;
+  auto use = [&](const ir::Value *V, int K, bool Write) {
+    if (!V || V->index() >= Lives.size())
+      return;
+    Life &L = Lives[V->index()];
+    if (L.First < 0) {
+      Touched.push_back(V->index());
+      // The whole tensor is held, whatever share of it a kernel reads (a
+      // Gather's rows of an embedding table).
+      L.Bytes =
+          storedBytes(static_cast<double>(V->bytes()), V->type(), Storage);
+      L.Weight = isWeight(*V, Plan);
+      // Read before any kernel writes it: a graph input, there from the
+      // start (weights are there for good, handled apart).
+      L.First = Write ? K : 0;
+    }
+    L.Last = std::max(L.Last, K);
+    if (V->isGraphOutput())
+      L.Last = N - 1;
+  };
+  for (int K = 0; K < N; ++K) {
+    const Kernel &Ker = Plan.Kernels[K];
+    for (const TensorUse &U : Ker.Reads)
+      use(U.V, K, /*Write=*/false);
+    for (const TensorUse &U : Ker.Writes)
+      use(U.V, K, /*Write=*/true);
+    for (unsigned Member : Ker.Members) {
+      const ir::Node &Node = *G.nodes()[Member];
+      for (const ir::Value *V : Node.inputs())
+        M.Complete &= !V || V->shape().isStatic();
+      for (const ir::Value *V : Node.outputs())
+        M.Complete &= !V || V->shape().isStatic();
+    }
+  }
+  // Sweep the kernel order: +bytes where a buffer is born, -bytes after
+  // its last use.
+  std::vector<double> Delta(N + 1, 0.0);
+  for (unsigned I : Touched) {
+    const Life &L = Lives[I];
+    if (L.Weight) {
+      M.WeightsBytes += L.Bytes;
+      ++M.WeightTensors;
+      continue;
+    }
+    Delta[L.First] += L.Bytes;
+    Delta[L.Last + 1] -= L.Bytes;
+  }
+  double Live = 0;
+  for (int K = 0; K < N; ++K) {
+    Live += Delta[K];
+    if (Live > M.ActivationsBytes) {
+      M.ActivationsBytes = Live;
+      M.PeakKernel = static_cast<unsigned>(K);
+    }
+  }
+  // What is alive at the peak, summed again in the order the buffers were
+  // first touched, so that the figures do not depend on the sweep's
+  // rounding.
+  const int P = static_cast<int>(M.PeakKernel);
+  double Activations = 0;
+  for (unsigned I : Touched) {
+    const Life &L = Lives[I];
+    if (L.Weight || L.First > P || L.Last < P || L.Bytes <= 0)
+      continue;
+    Activations += L.Bytes;
+    ++M.LiveTensors;
+    const ir::Value &V = *G.values()[I];
+    if (!V.producer())
+      M.InputsBytes += L.Bytes;
+    if (L.Bytes > M.LargestLiveBytes) {
+      M.LargestLiveBytes = L.Bytes;
+      M.LargestLive = V.name().str();
+    }
+  }
+  M.ActivationsBytes = Activations;
+  M.PeakBytes = M.WeightsBytes + M.ActivationsBytes;
+  return M;
+}
+
+std::string explain(const InferenceMemory &M, const std::string &HeadName,
+                    size_t Kernels, llvm::Optional<ir::DType> Storage) {
+  using hw::formatDataBytes;
+  std::string S = llvm::formatv(
+      "peak {0} = weights {1} ({2} tensors: initializers and what is folded "
+      "from them at load{3}, resident) + activations {4} "
+      "alive while kernel '{5}' ({6} of {7}) runs ({8} tensors",
+      formatDataBytes(M.PeakBytes), formatDataBytes(M.WeightsBytes),
+      M.WeightTensors,
+      Storage ? (", stored as " + ir::name(*Storage)).str() : std::string(),
+      formatDataBytes(M.ActivationsBytes), HeadName, M.PeakKernel + 1, Kernels,
+      M.LiveTensors);
+  if (M.InputsBytes > 0)
+    S += ", graph inputs " + formatDataBytes(M.InputsBytes);
+  if (!M.LargestLive.empty())
+    S += ", the largest '" + M.LargestLive + "' " +
+         formatDataBytes(M.LargestLiveBytes);
+  S += "); each buffer lives from the kernel that writes it (graph inputs: "
+       "from the start) to the last that reads it (graph outputs: to the "
+       "end), views share their source's, fused intermediates stay on chip, "
+       "none is reused in place; allocator padding, library workspaces and "
+       "the runtime's own memory are not counted";
+  if (!M.Complete)
+    S += "; tensors of unknown shape are not counted (a lower bound)";
+  return S;
+}
+
+} // namespace perfc

@@ -1,0 +1,62 @@
+//===- InferenceMemory.h - Peak memory of one inference run -----*- C++ -*-===//
+//
+// What a run of the model holds at once: the weights (initializers and
+// load-time constants the kernels read), resident for the model's life, and
+// the activations alive at the busiest point of the kernel order. A buffer
+// lives from the kernel that writes it (a graph input: from the start) to
+// the last kernel that reads it (a graph output: to the end), as ONNX
+// Runtime's and TensorRT's memory planners lay them out; views share their
+// source's buffer and fused intermediates never reach memory. A kernel's
+// inputs and outputs are alive together (no in-place reuse), so the figure
+// is what the tensors need, not what an allocator's arena adds on top
+// (alignment, fragmentation), nor library workspaces (cuDNN, cuBLAS) or the
+// runtime's own memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_INFERENCEMEMORY_H
+#define PERFC_PASSES_INFERENCEMEMORY_H
+
+#include "ir/DType.h"
+
+#include "llvm/ADT/Optional.h"
+
+#include <string>
+
+namespace perfc {
+namespace ir {
+class Graph;
+} // namespace ir
+struct KernelPlan;
+
+struct InferenceMemory {
+  double PeakBytes = 0; ///< WeightsBytes + ActivationsBytes.
+  double WeightsBytes = 0;
+  unsigned WeightTensors = 0;
+  /// Activations alive at the peak, the graph inputs still read included.
+  double ActivationsBytes = 0;
+  unsigned LiveTensors = 0;
+  double InputsBytes = 0; ///< Of ActivationsBytes: graph inputs.
+  /// The kernel (index in the plan) at whose run the activations peak.
+  unsigned PeakKernel = 0;
+  /// The largest tensor alive there, and its bytes.
+  std::string LargestLive;
+  double LargestLiveBytes = 0;
+  /// False when some tensor a kernel touches has a shape not fully known:
+  /// its bytes are not counted, so the peak is a lower bound.
+  bool Complete = true;
+};
+
+/// The peak memory of one run of Plan (planned over G), floating-point
+/// tensors stored in Storage (their own types if none).
+InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
+                                llvm::Optional<ir::DType> Storage = llvm::None);
+
+/// "peak 1.2 GB at kernel '/layer1/Conv' (12 of 56) = weights ... +
+/// activations ...": how M adds up, with the rule (the JSON's
+/// memory.explain and --explain). HeadName names the peak kernel's head.
+std::string explain(const InferenceMemory &M, const std::string &HeadName,
+                    size_t Kernels, llvm::Optional<ir::DType> Storage);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_INFERENCEMEMORY_H

@@ -1,0 +1,159 @@
+//===- InferenceMemoryTest.cpp - Peak memory of one inference run ---------===//
+#include "TestGraphs.h"
+
+#include "hwdb/Loader.h"
+#include "passes/Fusion.h"
+#include "passes/InferenceMemory.h"
+#include "passes/Predict.h"
+#include "passes/WorkPass.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+/// A GPU with 1 MB of memory, so that the residual block below (1.2 MB at
+/// its peak) does not fit.
+const char *const SmallGpu = R"(device:
+  name: small-gpu
+  kind: gpu
+  compute:
+    vector: {fp32: 10 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 1 MB, bandwidth: 1000 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 1, memory: 1}
+)";
+
+hw::Device load(const char *Text) {
+  auto C = hw::loadHardwareFromString(Text, "inference-memory-test.yaml");
+  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+  return C->primaryDevice();
+}
+
+KernelPlan plan(const ir::Graph &G, bool Fuse) {
+  FusionOptions O;
+  O.Fuse = Fuse;
+  return planKernels(G, computeWork(G), O);
+}
+
+// 100,000 fp32 elements: 400 KB.
+constexpr int64_t N = 100000;
+constexpr double Kb400 = 400000;
+
+/// a = Relu(x); b = Relu(a); c = Relu(b); e = Add(a, c), e returned.
+void residualBlock(GraphBuilder &B) {
+  ir::Node *A = B.node("Relu", {B.input("x", {N})}, {N});
+  ir::Node *Bn = B.node("Relu", {B.out(A)}, {N});
+  ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
+  ir::Node *E = B.node("Add", {B.out(A), B.out(C)}, {N});
+  B.G.markOutput(B.out(E));
+}
+
+} // namespace
+
+TEST_SUITE("inference memory") {
+
+  TEST_CASE("a chain holds one kernel's input and output at a time") {
+    // x -> a -> b -> c, one kernel each: x dies after the first kernel, a
+    // after the second; two 400 KB tensors are alive at every kernel, and
+    // the first kernel (x and a) is where the peak is first reached.
+    GraphBuilder B;
+    ir::Node *A = B.node("Relu", {B.input("x", {N})}, {N});
+    ir::Node *Bn = B.node("Relu", {B.out(A)}, {N});
+    ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
+    B.G.markOutput(B.out(C));
+    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    CHECK(M.WeightsBytes == 0);
+    CHECK(M.ActivationsBytes == doctest::Approx(2 * Kb400));
+    CHECK(M.PeakBytes == doctest::Approx(2 * Kb400));
+    CHECK(M.PeakKernel == 0);
+    CHECK(M.LiveTensors == 2);
+    CHECK(M.InputsBytes == doctest::Approx(Kb400)); // x, until kernel 0
+    CHECK(M.Complete);
+  }
+
+  TEST_CASE("a residual is alive across its branch") {
+    // Kernel 2 (c = Relu(b)) holds a (read again by the Add), b and c:
+    // 1.2 MB; kernels 0 and 1 hold two tensors; kernel 3 holds a, c, e.
+    GraphBuilder B;
+    residualBlock(B);
+    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    CHECK(M.ActivationsBytes == doctest::Approx(3 * Kb400));
+    CHECK(M.PeakKernel == 2);
+    CHECK(M.LiveTensors == 3);
+    CHECK(M.InputsBytes == 0);
+    // Fused into one kernel (x in, e out), the intermediates never reach
+    // memory.
+    const InferenceMemory F = inferenceMemory(B.G, plan(B.G, true));
+    CHECK(F.ActivationsBytes == doctest::Approx(2 * Kb400));
+    CHECK(F.LiveTensors == 2);
+  }
+
+  TEST_CASE("weights are resident, and the storage type scales floating-point "
+            "tensors") {
+    // y = x . W, W [256 x 256] fp32 = 262,144 B; x and y 1 KB each.
+    GraphBuilder B;
+    ir::Node *Mm =
+        B.node("MatMul", {B.input("x", {1, 256}), B.weight("w", {256, 256})},
+               {1, 256});
+    ir::Node *R = B.node("Relu", {B.out(Mm)}, {1, 256});
+    B.G.markOutput(B.out(R));
+    const KernelPlan P = plan(B.G, false);
+    const InferenceMemory M = inferenceMemory(B.G, P);
+    CHECK(M.WeightsBytes == doctest::Approx(262144));
+    CHECK(M.WeightTensors == 1);
+    CHECK(M.ActivationsBytes == doctest::Approx(2048));
+    CHECK(M.PeakBytes == doctest::Approx(262144 + 2048));
+    const InferenceMemory H = inferenceMemory(B.G, P, ir::DType::F16);
+    CHECK(H.WeightsBytes == doctest::Approx(131072));
+    CHECK(H.PeakBytes == doctest::Approx(131072 + 1024));
+  }
+
+  TEST_CASE("a gather holds its whole table, not the rows it reads") {
+    // Embedding [1000 x 64] fp32 (256,000 B); 4 ids (int64) gather 4 rows.
+    GraphBuilder B;
+    ir::Node *G = B.node(
+        "Gather",
+        {B.weight("table", {1000, 64}), B.input("ids", {4}, ir::DType::I64)},
+        {4, 64});
+    B.G.markOutput(B.out(G));
+    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    CHECK(M.WeightsBytes == doctest::Approx(256000));
+    CHECK(M.ActivationsBytes == doctest::Approx(4 * 8 + 4 * 64 * 4));
+  }
+
+  TEST_CASE("predict reports the peak against the device and warns when it "
+            "does not fit") {
+    GraphBuilder B;
+    residualBlock(B);
+    const hw::Device D = load(SmallGpu);
+    PredictOptions O;
+    O.Device = &D;
+    O.Fusion.Fuse = false;
+    const Report R = predict(B.G, O);
+    REQUIRE(R.Memory);
+    CHECK(R.Memory->Usage.PeakBytes == doctest::Approx(3 * Kb400));
+    CHECK(R.Memory->CapacityBytes == doctest::Approx(1e6));
+    CHECK_FALSE(R.Memory->Fits);
+    CHECK(R.Memory->Device == "small-gpu");
+    CHECK(R.Memory->PeakAt == B.G.nodes()[2]->name().str());
+    CHECK(R.Memory->Explain.find("peak 1.2 MB = weights 0 B") !=
+          std::string::npos);
+    REQUIRE(R.Warnings.size() == 1);
+    CHECK(R.Warnings[0].Message.find("needs 1.2 MB at its peak") !=
+          std::string::npos);
+    CHECK(R.Warnings[0].Message.find("small-gpu has 1 MB") !=
+          std::string::npos);
+    // A training step's forward pass leaves memory to the step.
+    O.Memory = false;
+    const Report T = predict(B.G, O);
+    CHECK_FALSE(T.Memory);
+    CHECK(T.Warnings.empty());
+  }
+}
