@@ -52,6 +52,13 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       cl::value_desc("F"), cl::cat(Category));
   cl::opt<std::string> Seq("seq", cl::desc("Sequence length (required)"),
                            cl::value_desc("S"), cl::cat(Category));
+  cl::opt<std::string> Past(
+      "past",
+      cl::desc("Cached tokens: the model is one decoding step of --seq new "
+               "tokens after P tokens whose keys and values are graph inputs "
+               "(past.{i}.key/value) and outputs (present.{i}.key/value); gpt "
+               "and llama"),
+      cl::value_desc("P"), cl::cat(Category));
   cl::opt<std::string> Vocab("vocab", cl::desc("Vocabulary size (required)"),
                              cl::value_desc("V"), cl::cat(Category));
   cl::opt<std::string> Batch(
@@ -98,7 +105,7 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
           "size\n\n"
           "  perfc zoo gpt|bert|llama --layers L --hidden H --heads A "
           "[--kv-heads K]\n"
-          "            [--ffn F] --seq S --vocab V [--batch B] -o "
+          "            [--ffn F] --seq S [--past P] --vocab V [--batch B] -o "
           "FILE.onnx\n"))
     return 1;
 
@@ -126,7 +133,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   } Ints[] = {{Layers, Spec.Layers}, {Hidden, Spec.Hidden},
               {Heads, Spec.Heads},   {KvHeads, Spec.KvHeads},
               {Ffn, Spec.Ffn},       {Seq, Spec.Seq},
-              {Vocab, Spec.Vocab},   {MaxPositions, Spec.MaxPositions}};
+              {Vocab, Spec.Vocab},   {MaxPositions, Spec.MaxPositions},
+              {Past, Spec.Past}};
   for (const auto &I : Ints) {
     if (!I.Opt.getNumOccurrences())
       continue;
@@ -193,10 +201,12 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                << " heads";
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";
-  llvm::outs() << ", ffn " << S.Ffn << ", seq " << S.Seq << ", vocab "
-               << S.Vocab << ": " << grouped(Params) << " parameters ("
-               << grouped(WeightBytes) << " bytes of " << modelgen::name(S.Type)
-               << " weights, not written; " << grouped(Bytes->size())
-               << " bytes of graph)\n";
+  llvm::outs() << ", ffn " << S.Ffn << ", seq " << S.Seq;
+  if (S.Past > 0)
+    llvm::outs() << " after " << S.Past << " cached";
+  llvm::outs() << ", vocab " << S.Vocab << ": " << grouped(Params)
+               << " parameters (" << grouped(WeightBytes) << " bytes of "
+               << modelgen::name(S.Type) << " weights, not written; "
+               << grouped(Bytes->size()) << " bytes of graph)\n";
   return 0;
 }

@@ -3,7 +3,8 @@
 // The generator (tools/modelgen) must write models that perfc imports with
 // every shape known, with the parameter and MAC counts of the real
 // architectures: the exported gpt2_small and bert_base of tests/data/zoo,
-// Megatron's closed form for GPT-3 175B, and Llama-2's published sizes.
+// Megatron's closed form for GPT-3 175B, and Llama-2's published sizes;
+// with --past, one decoding step with a KV cache as Hugging Face exports it.
 //
 //===----------------------------------------------------------------------===//
 #include "ZooModels.h"
@@ -72,6 +73,20 @@ Report costZooFile(const std::string &Name, int64_t Seq) {
   if (!M)
     FAIL(llvm::toString(M.takeError()));
   return predictWork(M->Graph);
+}
+
+const ir::Node *findNode(const ir::Graph &G, llvm::StringRef Name) {
+  for (const auto &N : G.nodes())
+    if (N->name() == Name)
+      return N;
+  return nullptr;
+}
+
+/// The shape of value Name (unranked, and a failed check, when absent).
+ir::Shape shapeOf(const ir::Graph &G, llvm::StringRef Name) {
+  const ir::Value *V = G.lookup(Name);
+  CHECK_MESSAGE(V, Name.str());
+  return V ? V->shape() : ir::Shape();
 }
 
 bool hasNode(const ir::Graph &G, llvm::StringRef Name, llvm::StringRef Op) {
@@ -330,4 +345,196 @@ TEST_CASE("zoo: bad specs are one-line errors naming the option") {
   CHECK(contains(specError(S), "over 2^62 bytes"));
   CHECK_FALSE(modelgen::parseFamily("gpt5"));
   CHECK(modelgen::parseFamily("llama") == Family::Llama);
+}
+
+namespace {
+
+/// MACs of the attention products (qk and pv) and FLOPs of every node of
+/// the attention blocks (projections, products, softmax, cache).
+struct AttentionWork {
+  double ProductMacs = 0;
+  double Flops = 0;
+};
+
+AttentionWork attentionWork(const Report &R) {
+  AttentionWork W;
+  for (const NodeReport &N : R.Nodes) {
+    llvm::StringRef Name = N.Name;
+    if (!Name.contains("/attn/"))
+      continue;
+    W.Flops += N.Work.Flops;
+    if (Name.endswith("/attn/qk/MatMul") || Name.endswith("/attn/pv/MatMul"))
+      W.ProductMacs += N.Work.Macs;
+  }
+  return W;
+}
+
+} // namespace
+
+TEST_CASE("zoo gpt: --past is one decoding step with the KV cache as inputs "
+          "and outputs") {
+  TransformerSpec S = spec(Family::Gpt, 2, 64, 4, 1, 97);
+  S.Past = 15;
+  auto R = modelgen::resolve(S);
+  REQUIRE(R);
+  CHECK(R->Name == "gpt_L2_H64_A4_F256_S1_P15_V97");
+  CHECK(R->MaxPositions == 16); // the new token's position is 15
+  Costed C = costOf(S);
+  const ir::Graph &G = C.Model.Graph;
+  // input_ids, then each layer's past key and value [b, A, P, d].
+  REQUIRE(G.inputs().size() == 1 + 2 * 2);
+  CHECK(G.inputs()[0]->name() == "input_ids");
+  CHECK(G.inputs()[0]->shape() == ir::Shape({1, 1}));
+  const char *Past[] = {"past.0.key", "past.0.value", "past.1.key",
+                        "past.1.value"};
+  const char *Present[] = {"present.0.key", "present.0.value", "present.1.key",
+                           "present.1.value"};
+  for (int I = 0; I < 4; ++I) {
+    CHECK(G.inputs()[1 + I]->name() == Past[I]);
+    CHECK(G.inputs()[1 + I]->shape() == ir::Shape({1, 4, 15, 16}));
+    CHECK(G.inputs()[1 + I]->type() == ir::DType::F32);
+  }
+  // logits of the new token, then the caches with it appended.
+  REQUIRE(G.outputs().size() == 1 + 2 * 2);
+  CHECK(G.outputs()[0]->name() == "logits");
+  CHECK(G.outputs()[0]->shape() == ir::Shape({1, 1, 97}));
+  for (int I = 0; I < 4; ++I) {
+    CHECK(G.outputs()[1 + I]->name() == Present[I]);
+    CHECK(G.outputs()[1 + I]->shape() == ir::Shape({1, 4, 16, 16}));
+  }
+  const ir::Node *Cache = findNode(G, "/layers.1/attn/k_cache/Concat");
+  REQUIRE(Cache);
+  CHECK(Cache->opType() == "Concat");
+  CHECK(Cache->input(0)->name() == "past.1.key");
+  CHECK(Cache->output(0)->name() == "present.1.key");
+  CHECK(hasNode(G, "/layers.1/attn/v_cache/Concat", "Concat"));
+  CHECK(hasNode(G, "/layers.0/attn/k_t/Transpose", "Transpose"));
+  CHECK(shapeOf(G, "/layers.0/attn/qk/MatMul_output_0") ==
+        ir::Shape({1, 4, 1, 16}));
+  // The new token reads position 15 of the table.
+  const ir::Node *Positions = findNode(G, "/positions/Range");
+  REQUIRE(Positions);
+  REQUIRE(Positions->input(0)->data());
+  CHECK(Positions->input(0)->data()->Ints.front() == 15);
+
+  // The cache is no parameter: with the same position table, the counts
+  // are those of the model without it, as perfc counts them too.
+  TransformerSpec Full = spec(Family::Gpt, 2, 64, 4, 1, 97);
+  Full.MaxPositions = S.MaxPositions = 64;
+  const uint64_t Params = modelgen::parameterCount(*modelgen::resolve(Full));
+  CHECK(modelgen::parameterCount(*modelgen::resolve(S)) == Params);
+  CHECK(costOf(S).R.Total.Params == Params);
+  CHECK(costOf(Full).R.Total.Params == Params);
+}
+
+TEST_CASE("zoo: the causal mask of a --past step spans P+S keys, none for one "
+          "token") {
+  for (Family F : {Family::Gpt, Family::Llama}) {
+    TransformerSpec S = spec(F, 2, 64, 4, 1, 97);
+    S.Past = 7;
+    Costed One = costOf(S);
+    // A single new token sees all P+1 keys: no mask, as Hugging Face.
+    CHECK_FALSE(hasNode(One.Model.Graph, "/mask/Where", "Where"));
+    CHECK(findNode(One.Model.Graph, "/layers.0/attn/mask/Add") == nullptr);
+    CHECK(findNode(One.Model.Graph, "/layers.1/attn/mask/Add") == nullptr);
+
+    S.Seq = 3;
+    Costed Three = costOf(S);
+    const ir::Graph &G = Three.Model.Graph;
+    CHECK(shapeOf(G, "/mask/Where_output_0") == ir::Shape({3, 10}));
+    CHECK(hasNode(G, "/mask/Range", "Range"));
+    CHECK(hasNode(G, "/layers.1/attn/mask/Add", "Add"));
+    CHECK(shapeOf(G, "/layers.1/attn/mask/Add_output_0") ==
+          ir::Shape({1, 4, 3, 10}));
+
+    // Without a cache, one token still has its [1, 1] mask, as before.
+    Costed NoCache = costOf(spec(F, 2, 64, 4, 1, 97));
+    CHECK(shapeOf(NoCache.Model.Graph, "/mask/Where_output_0") ==
+          ir::Shape({1, 1}));
+  }
+}
+
+TEST_CASE("zoo: attention work of a --past step grows with the cache") {
+  for (Family F : {Family::Gpt, Family::Llama}) {
+    const int64_t L = 2, A = 4, D = 16, Seq = 1;
+    double LastFlops = 0, LastTotal = 0;
+    for (int64_t P : {0, 15, 63, 255}) {
+      TransformerSpec S = spec(F, L, A * D, A, Seq, 97);
+      S.Past = P;
+      S.MaxPositions = F == Family::Gpt ? 256 : 0; // same parameters
+      Costed C = costOf(S);
+      AttentionWork W = attentionWork(C.R);
+      // Q.K^T and P.V: each S x (P+S) x d per head and layer.
+      CHECK(W.ProductMacs ==
+            static_cast<double>(2 * L * A * Seq * (P + Seq) * D));
+      CHECK(W.Flops > LastFlops);
+      CHECK(C.R.Total.Flops > LastTotal);
+      LastFlops = W.Flops;
+      LastTotal = C.R.Total.Flops;
+      MESSAGE(modelgen::name(F).str()
+              << " past " << P << ": attention " << W.Flops << " FLOPs");
+    }
+  }
+}
+
+TEST_CASE("zoo llama: grouped-query attention with --past caches K heads") {
+  TransformerSpec S = spec(Family::Llama, 2, 128, 8, 4, 97);
+  S.KvHeads = 2;
+  S.Past = 12;
+  S.Batch = 3;
+  S.Type = modelgen::FloatType::F16;
+  auto R = modelgen::resolve(S);
+  REQUIRE(R);
+  CHECK(R->Name == "llama_L2_H128_A8_K2_F512_S4_P12_V97");
+  Costed C = costOf(S);
+  const ir::Graph &G = C.Model.Graph;
+  REQUIRE(G.inputs().size() == 5);
+  REQUIRE(G.outputs().size() == 5);
+  for (int I = 1; I < 5; ++I) {
+    // The cache holds the 2 key/value heads, before they serve 8.
+    CHECK(G.inputs()[I]->shape() == ir::Shape({3, 2, 12, 16}));
+    CHECK(G.inputs()[I]->type() == ir::DType::F16);
+    CHECK(G.outputs()[I]->shape() == ir::Shape({3, 2, 16, 16}));
+    CHECK(G.outputs()[I]->type() == ir::DType::F16);
+  }
+  CHECK(G.outputs()[0]->shape() == ir::Shape({3, 4, 97}));
+  // Appended after rotary, expanded after the cache.
+  const ir::Node *Cache = findNode(G, "/layers.0/attn/k_cache/Concat");
+  REQUIRE(Cache);
+  CHECK(Cache->input(1)->name() == "/layers.0/attn/rope_k/Add_output_0");
+  CHECK(shapeOf(G, "/layers.0/attn/kv_expand/k/Reshape_output_0") ==
+        ir::Shape({3, 8, 16, 16}));
+  CHECK(shapeOf(G, "/layers.0/attn/kv_expand/v/Reshape_output_0") ==
+        ir::Shape({3, 8, 16, 16}));
+  CHECK(shapeOf(G, "/layers.1/attn/qk/MatMul_output_0") ==
+        ir::Shape({3, 8, 4, 16}));
+  CHECK(shapeOf(G, "/layers.1/attn/pv/MatMul_output_0") ==
+        ir::Shape({3, 8, 4, 16}));
+  // Rotary tables for the 4 new positions, 12..15.
+  CHECK(shapeOf(G, "/rotary/Cos_output_0") == ir::Shape({4, 16}));
+  const ir::Node *Positions = findNode(G, "/positions/Range");
+  REQUIRE(Positions);
+  REQUIRE(Positions->input(0)->data());
+  CHECK(Positions->input(0)->data()->Ints.front() == 12);
+  // No parameter for the cache.
+  TransformerSpec NoCache = S;
+  NoCache.Past = 0;
+  CHECK(C.R.Total.Params ==
+        modelgen::parameterCount(*modelgen::resolve(NoCache)));
+  CHECK(C.R.Total.Params == costOf(NoCache).R.Total.Params);
+}
+
+TEST_CASE("zoo: --past errors name the flag") {
+  TransformerSpec S = spec(Family::Bert, 2, 64, 4, 1, 100);
+  S.Past = 4;
+  CHECK(contains(specError(S), "--past 4 is for gpt and llama"));
+  S.Fam = Family::Gpt;
+  S.MaxPositions = 4;
+  CHECK(contains(specError(S),
+                 "--max-positions 4 is less than --past 4 + --seq 1"));
+  S.MaxPositions = 0;
+  S.Past = -1;
+  CHECK(contains(specError(S), "--past -1: must be positive"));
+  S.Past = (int64_t(1) << 24);
+  CHECK(contains(specError(S), "--past 16777216 + --seq 1: too many"));
 }

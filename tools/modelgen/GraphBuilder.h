@@ -37,6 +37,13 @@ uint64_t byteSize(FloatType T);
 /// Channels per attention head.
 inline int64_t headDim(const TransformerSpec &S) { return S.Hidden / S.Heads; }
 
+/// A KV cache tensor of layer I: Kind "past" (graph input) or "present"
+/// (graph output), What "key" or "value": "past.{I}.key".
+inline std::string cacheName(llvm::StringRef Kind, int64_t I,
+                             llvm::StringRef What) {
+  return (Kind + "." + llvm::Twine(I) + "." + What).str();
+}
+
 /// Makes V a tensor of ElemType shaped [batch, Rest...]: a static Batch or
 /// the symbolic dimension "batch".
 void setTensorType(onnx::ValueInfoProto &V, int32_t ElemType,

@@ -10,13 +10,22 @@ using TP = onnx::TensorProto;
 
 LayerBuilder::LayerBuilder(const TransformerSpec &S, GraphBuilder &B)
     : S(S), B(B), H(S.Hidden), A(S.Heads), K(S.KvHeads), D(headDim(S)),
-      F(S.Ffn), Seq(S.Seq) {}
+      F(S.Ffn), Seq(S.Seq), Past(S.Past) {}
 
 void LayerBuilder::causalMask(const std::string &Pos) {
+  // One new token after the cache is the last position: it sees every key,
+  // so Hugging Face's decoders (without padding) add no mask; neither do we.
+  if (Past > 0 && Seq == 1)
+    return;
+  // The keys are the cached positions and the new ones, 0..P+S-1.
+  std::string Keys = Pos;
+  if (Past > 0)
+    Keys = B.node("Range", "/mask/Range",
+                  {B.intScalar(0), B.intScalar(Past + Seq), B.intScalar(1)});
   onnx::NodeProto &Q =
       B.add("Unsqueeze", "/mask/Unsqueeze", {Pos, B.ints({1})});
   onnx::NodeProto &Kp =
-      B.add("Unsqueeze", "/mask/Unsqueeze_1", {Pos, B.ints({0})});
+      B.add("Unsqueeze", "/mask/Unsqueeze_1", {Keys, B.ints({0})});
   std::string Future =
       B.node("Greater", "/mask/Greater", {Kp.output(0), Q.output(0)});
   Mask = B.node("Where", "/mask/Where", {Future, B.lowest(), B.scalar(0.0)});
@@ -119,16 +128,31 @@ std::string LayerBuilder::rope(const std::string &X, const std::string &P) {
   return B.node("Add", P + "/Add", {XC, RS});
 }
 
-/// [b, K, S, d] -> [b, A, S, d], head h reading kv head h / (A/K).
+/// [b, K, T, d] -> [b, A, T, d] (T = P+S keys), head h reading kv head
+/// h / (A/K).
 std::string LayerBuilder::expandKv(const std::string &X, const std::string &P) {
   std::string U = B.node("Unsqueeze", P + "/Unsqueeze", {X, B.ints({2})});
   std::string E =
       B.node("Expand", P + "/Expand", {U, B.ints({1, 1, A / K, 1, 1})});
-  return B.node("Reshape", P + "/Reshape", {E, B.ints({0, A, Seq, D})});
+  return B.node("Reshape", P + "/Reshape", {E, B.ints({0, A, Past + Seq, D})});
+}
+
+/// past.{I}.{What} [b, n, P, d] then the new X [b, n, S, d]: the cache of
+/// the next step, the graph output present.{I}.{What}.
+std::string LayerBuilder::appendCache(const std::string &X,
+                                      const std::string &P, int64_t I,
+                                      llvm::StringRef What) {
+  onnx::NodeProto &C =
+      B.add("Concat", P + "/Concat", {cacheName("past", I, What), X});
+  GraphBuilder::attr(C, "axis", int64_t(2));
+  // Named as the graph output right away: nothing reads it yet, where
+  // GraphBuilder::rename would scan the whole graph once per layer.
+  C.set_output(0, cacheName("present", I, What));
+  return C.output(0);
 }
 
 std::string LayerBuilder::attention(const std::string &X, const std::string &L,
-                                    const std::string &W) {
+                                    const std::string &W, int64_t I) {
   const std::string P = L + "/attn";
   std::string Q, Kt, V;
   if (S.Fam == Family::Llama) {
@@ -138,6 +162,10 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
     Q = rope(splitHeads(Q, P + "/q_heads", A, {0, 2, 1, 3}), P + "/rope_q");
     Kx = rope(splitHeads(Kx, P + "/k_heads", K, {0, 2, 1, 3}), P + "/rope_k");
     V = splitHeads(V, P + "/v_heads", K, {0, 2, 1, 3});
+    if (Past > 0) {
+      Kx = appendCache(Kx, P + "/k_cache", I, "key");
+      V = appendCache(V, P + "/v_cache", I, "value");
+    }
     if (K != A) {
       Kx = expandKv(Kx, P + "/kv_expand/k");
       V = expandKv(V, P + "/kv_expand/v");
@@ -151,8 +179,21 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
         B.add("Split", P + "/Split", {QKV, B.ints({H, H, H})}, 3);
     GraphBuilder::attr(Sp, "axis", int64_t(-1));
     Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
-    Kt = splitHeads(Sp.output(1), P + "/k_heads", A, {0, 2, 3, 1});
-    V = splitHeads(Sp.output(2), P + "/v_heads", A, {0, 2, 1, 3});
+    if (Past == 0) {
+      Kt = splitHeads(Sp.output(1), P + "/k_heads", A, {0, 2, 3, 1});
+      V = splitHeads(Sp.output(2), P + "/v_heads", A, {0, 2, 1, 3});
+    } else {
+      // The cache holds k as [b, A, P, d], as Hugging Face's GPT-2 does:
+      // append to it, then transpose all P+S keys.
+      std::string Kx =
+          appendCache(splitHeads(Sp.output(1), P + "/k_heads", A, {0, 2, 1, 3}),
+                      P + "/k_cache", I, "key");
+      V = appendCache(splitHeads(Sp.output(2), P + "/v_heads", A, {0, 2, 1, 3}),
+                      P + "/v_cache", I, "value");
+      onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
+      GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+      Kt = T.output(0);
+    }
   }
   std::string Scores = B.node("MatMul", P + "/qk/MatMul", {Q, Kt});
   Scores = B.node("Mul", P + "/scale/Mul",
@@ -220,17 +261,19 @@ std::string LayerBuilder::mlp(const std::string &X, const std::string &L,
                  P + "/fc2/Dropout");
 }
 
-std::string LayerBuilder::layer(const std::string &X, const std::string &L,
-                                const std::string &W) {
+std::string LayerBuilder::layer(const std::string &X, int64_t I) {
+  const std::string L = "/layers." + std::to_string(I);
+  const std::string W = "layers." + std::to_string(I) + ".";
   if (S.Fam == Family::Bert) { // post-LN
     std::string Y =
-        B.node("Add", L + "/attn/residual/Add", {X, attention(X, L, W)});
+        B.node("Add", L + "/attn/residual/Add", {X, attention(X, L, W, I)});
     Y = layerNorm(Y, L + "/ln1", W + "ln1.");
     std::string Z = B.node("Add", L + "/mlp/residual/Add", {Y, mlp(Y, L, W)});
     return layerNorm(Z, L + "/ln2", W + "ln2.");
   }
-  std::string Y = B.node("Add", L + "/attn/residual/Add",
-                         {X, attention(norm(X, L + "/ln1", W + "ln1."), L, W)});
+  std::string Y =
+      B.node("Add", L + "/attn/residual/Add",
+             {X, attention(norm(X, L + "/ln1", W + "ln1."), L, W, I)});
   return B.node("Add", L + "/mlp/residual/Add",
                 {Y, mlp(norm(Y, L + "/ln2", W + "ln2."), L, W)});
 }

@@ -28,17 +28,19 @@ public:
 
   /// The causal mask [S, S] from the position ids Pos: 0 where key <=
   /// query, the type's lowest value elsewhere. Attention adds it from then
-  /// on.
+  /// on. With a cache of P tokens it is [S, P+S] (the queries at P..P+S-1),
+  /// and none at all for a single new token, which sees every key.
   void causalMask(const std::string &Pos);
 
   /// Llama's cos and sin tables [S, d] from the position ids Pos; attention
   /// rotates q and k with them from then on.
   void rotary(const std::string &Pos);
 
-  /// Transformer layer L ("/layers.{i}") with weights named W
-  /// ("layers.{i}.") on X [b, S, H]; returns its output.
-  std::string layer(const std::string &X, const std::string &L,
-                    const std::string &W);
+  /// Transformer layer I on X [b, S, H]: nodes "/layers.{I}/...", weights
+  /// "layers.{I}. ...", and with a cache the tensors past.{I}.key, .value
+  /// (graph inputs) and present.{I}.key, .value (outputs). Returns its
+  /// output.
+  std::string layer(const std::string &X, int64_t I);
 
   /// LayerNormalization named P/LayerNormalization, weights W{weight,bias}.
   std::string layerNorm(const std::string &X, const std::string &P,
@@ -60,8 +62,10 @@ private:
                          llvm::ArrayRef<int64_t> Perm);
   std::string rope(const std::string &X, const std::string &P);
   std::string expandKv(const std::string &X, const std::string &P);
+  std::string appendCache(const std::string &X, const std::string &P, int64_t I,
+                          llvm::StringRef What);
   std::string attention(const std::string &X, const std::string &L,
-                        const std::string &W);
+                        const std::string &W, int64_t I);
   std::string dropout(const std::string &X, const std::string &Name);
   std::string mlp(const std::string &X, const std::string &L,
                   const std::string &W);
@@ -69,6 +73,8 @@ private:
   const TransformerSpec &S;
   GraphBuilder &B;
   const int64_t H, A, K, D, F, Seq;
+  /// Cached tokens (S.Past); keys and values span Past + Seq positions.
+  const int64_t Past;
   std::string Mask, Cos, Sin;
 };
 

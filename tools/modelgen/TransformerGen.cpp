@@ -38,16 +38,17 @@ public:
 
   void run() {
     const std::string Ids = "input_ids";
-    Pos = B.node("Range", "/positions/Range",
-                 {B.intScalar(0), B.intScalar(S.Seq), B.intScalar(1)});
+    // The new tokens follow the cached ones.
+    Pos = B.node(
+        "Range", "/positions/Range",
+        {B.intScalar(S.Past), B.intScalar(S.Past + S.Seq), B.intScalar(1)});
     std::string X = embed(Ids);
     if (S.Fam != Family::Bert)
       Layers.causalMask(Pos);
     if (S.Fam == Family::Llama)
       Layers.rotary(Pos);
     for (int64_t I = 0; I < S.Layers; ++I)
-      X = Layers.layer(X, "/layers." + std::to_string(I),
-                       "layers." + std::to_string(I) + ".");
+      X = Layers.layer(X, I);
     if (S.Fam == Family::Bert)
       bertHeads(X);
     else
@@ -144,16 +145,38 @@ private:
   std::string Pos, TokEmbedding;
 };
 
-/// The graph outputs of S's family and head, with their shapes.
+/// The graph inputs: the token ids, then with a cache each layer's past
+/// keys and values (Hugging Face's order).
+void addGraphInputs(const TransformerSpec &S, onnx::GraphProto &G) {
+  setTensorType(*G.add_input(), TP::INT64, S.Batch, {S.Seq});
+  G.mutable_input(0)->set_name("input_ids");
+  if (S.Past == 0)
+    return;
+  for (int64_t I = 0; I < S.Layers; ++I)
+    for (const char *What : {"key", "value"}) {
+      onnx::ValueInfoProto &V = *G.add_input();
+      V.set_name(cacheName("past", I, What));
+      setTensorType(V, onnxType(S.Type), S.Batch,
+                    {S.KvHeads, S.Past, headDim(S)});
+    }
+}
+
+/// The graph outputs of S's family and head, with their shapes (the caches
+/// after logits, as the inputs).
 void addGraphOutputs(const TransformerSpec &S, onnx::GraphProto &G) {
   const int32_t Elem = onnxType(S.Type);
-  auto Output = [&](const char *Name, llvm::ArrayRef<int64_t> Rest) {
+  auto Output = [&](const std::string &Name, llvm::ArrayRef<int64_t> Rest) {
     onnx::ValueInfoProto &V = *G.add_output();
     V.set_name(Name);
     setTensorType(V, Elem, S.Batch, Rest);
   };
   if (S.Fam != Family::Bert) {
     Output("logits", {S.Seq, S.Vocab});
+    if (S.Past > 0)
+      for (int64_t I = 0; I < S.Layers; ++I)
+        for (const char *What : {"key", "value"})
+          Output(cacheName("present", I, What),
+                 {S.KvHeads, S.Past + S.Seq, headDim(S)});
     return;
   }
   Output("last_hidden_state", {S.Seq, S.Hidden});
@@ -185,6 +208,9 @@ perfc::modelgen::writeTransformerOnnx(const TransformerSpec &Spec) {
       " layers, hidden " + std::to_string(S.Hidden) + ", " +
       std::to_string(S.Heads) + " heads (" + std::to_string(S.KvHeads) +
       " kv), ffn " + std::to_string(S.Ffn) + ", seq " + std::to_string(S.Seq) +
+      (S.Past > 0
+           ? ", one step after " + std::to_string(S.Past) + " cached tokens"
+           : "") +
       ", vocab " + std::to_string(S.Vocab) + ", " + name(S.Type).str() +
       ". Weights have no data.");
   onnx::OperatorSetIdProto &Op = *M.add_opset_import();
@@ -193,8 +219,7 @@ perfc::modelgen::writeTransformerOnnx(const TransformerSpec &Spec) {
   onnx::GraphProto &G = *M.mutable_graph();
   G.set_name(S.Name);
 
-  setTensorType(*G.add_input(), TP::INT64, S.Batch, {S.Seq});
-  G.mutable_input(0)->set_name("input_ids");
+  addGraphInputs(S, G);
   ModelWriter W(S, G);
   W.run();
   addGraphOutputs(S, G);

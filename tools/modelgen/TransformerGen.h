@@ -14,6 +14,16 @@
 // and Llama; `last_hidden_state` [batch, S, H] and `pooler_output`
 // [batch, H] for BERT.
 //
+// With Spec.Past = P > 0 (gpt, llama), the model is one decoding step with
+// a KV cache, as Hugging Face and optimum export it: S new tokens (S is
+// usually 1) after P cached ones. Inputs `past.{i}.key` and
+// `past.{i}.value` [batch, K, P, d] follow `input_ids`, layer by layer (K
+// key/value heads, d head_dim, the model's float type); outputs
+// `present.{i}.key` and `present.{i}.value` [batch, K, P+S, d], the cache
+// with the new tokens appended, follow `logits`. The new tokens sit at
+// positions P..P+S-1 and attend to all P+S keys. Without it (P = 0) the
+// graph is the same as before the option existed, byte for byte.
+//
 // Node names (passes find layers and Megatron tensor-parallel pairs from
 // them; keep them stable):
 //
@@ -21,9 +31,14 @@
 //   /embed/pos/Gather               learned positions (gpt, bert)
 //   /embed/type/Gather              token types, all type 0 (bert)
 //   /embed/ln/LayerNormalization    embedding LayerNorm (bert)
-//   /positions/Range                position ids 0..S-1, int64
+//   /positions/Range                position ids 0..S-1, int64 (P..P+S-1
+//                                   with a cache)
 //   /mask/...                       causal mask [S, S], once (gpt, llama):
-//                                   Unsqueeze, Greater (key > query), Where
+//                                   Unsqueeze, Greater (key > query), Where;
+//                                   with a cache [S, P+S], the key positions
+//                                   0..P+S-1 from /mask/Range first, and no
+//                                   mask at all when S = 1 (every cached key
+//                                   is visible; no /attn/mask/Add either)
 //   /rotary/...                     cos and sin [S, head_dim], once (llama):
 //                                   computed in the graph from scalars, so
 //                                   they are not parameters
@@ -39,13 +54,20 @@
 //   /layers.{i}/attn/k/MatMul       projections without bias (llama)
 //   /layers.{i}/attn/v/MatMul
 //   /layers.{i}/attn/{q,k,v}_heads/ Reshape [b, S, n, d] and Transpose to
-//                                   [b, n, S, d] (k of gpt, bert: [b, A, d, S])
+//                                   [b, n, S, d] (k of gpt without a cache,
+//                                   bert: [b, A, d, S])
 //   /layers.{i}/attn/rope_q/...     x*cos + rotate_half(x)*sin (llama):
 //   /layers.{i}/attn/rope_k/...     Mul, Slice, Slice, Neg, Concat, Mul, Add
+//   /layers.{i}/attn/k_cache/Concat with a cache: past.{i}.key, then the new
+//   /layers.{i}/attn/v_cache/Concat k [b, K, S, d] (llama: after rotary,
+//                                   before kv_expand), on the sequence axis;
+//                                   likewise v. Their outputs are the graph
+//                                   outputs present.{i}.key and .value
 //   /layers.{i}/attn/kv_expand/...  GQA (llama, K < A): Unsqueeze, Expand,
 //                                   Reshape of k and v from K to A heads
-//   /layers.{i}/attn/k_t/Transpose  K^T [b, A, d, S] (llama)
-//   /layers.{i}/attn/qk/MatMul      Q.K^T [batch, A, S, S]
+//   /layers.{i}/attn/k_t/Transpose  K^T [b, A, d, S] (llama); with a cache
+//                                   [b, A, d, P+S] (llama and gpt)
+//   /layers.{i}/attn/qk/MatMul      Q.K^T [batch, A, S, S] ([.., S, P+S])
 //   /layers.{i}/attn/scale/Mul      by 1/sqrt(head_dim)
 //   /layers.{i}/attn/mask/Add       + causal mask (gpt, llama)
 //   /layers.{i}/attn/Softmax
@@ -148,11 +170,16 @@ struct TransformerSpec {
   int64_t Ffn = 0;
   int64_t Seq = 0;
   int64_t Vocab = 0;
-  /// Rows of the learned position table (gpt, bert); 0: Seq for gpt,
-  /// max(Seq, 512) for bert (BERT's 512 positions).
+  /// Rows of the learned position table (gpt, bert); 0: Past + Seq for
+  /// gpt, max(Seq, 512) for bert (BERT's 512 positions).
   int64_t MaxPositions = 0;
   /// A static batch; None: the symbolic dimension "batch".
   llvm::Optional<int64_t> Batch;
+  /// Tokens already in the KV cache (gpt, llama): above 0, the model is one
+  /// decoding step of Seq new tokens after Past cached ones, whose keys and
+  /// values are graph inputs and outputs (see the top of this file). 0: no
+  /// cache, the whole sequence at once.
+  int64_t Past = 0;
   /// LM head shares the token embedding; None: the family's default (gpt
   /// tied, llama untied). Must be None for bert, which has no LM head.
   llvm::Optional<bool> TiedEmbeddings;
@@ -164,7 +191,8 @@ struct TransformerSpec {
   double Dropout = 0;
   /// BERT only: the task head after the encoder (Pooler: none).
   BertHead Head = BertHead::Pooler;
-  /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257".
+  /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257" (with a
+  /// cache "..._S1_P1023_V50257").
   std::string Name;
   /// external_data location of every weight; "": "<Name>.weights".
   std::string WeightsFile;

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 using namespace perfc;
 using namespace perfc::modelgen;
@@ -20,9 +21,9 @@ using namespace perfc::modelgen::detail;
 
 namespace {
 
-/// Each of --hidden, --ffn, --seq, --vocab, --heads, --max-positions and
-/// --batch: positions stay exact in float32 (rotary) and products of a few
-/// of them stay far from int64 overflow.
+/// Each of --hidden, --ffn, --seq, --vocab, --heads, --max-positions,
+/// --batch and --past (and --past + --seq): positions stay exact in float32
+/// (rotary) and products of a few of them stay far from int64 overflow.
 constexpr int64_t MaxDim = int64_t(1) << 24;
 /// Keeps the graph well under perfc's default --max-nodes (2,000,000).
 constexpr int64_t MaxLayers = 10'000;
@@ -125,6 +126,18 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
     return std::move(E);
   if (auto E = checkDim("--max-positions", S.MaxPositions, 0))
     return std::move(E);
+  if (auto E = checkDim("--past", S.Past, 0))
+    return std::move(E);
+  if (S.Past > 0 && S.Fam == Family::Bert)
+    return error("--past " + llvm::Twine(S.Past) +
+                 " is for gpt and llama (decoding with a KV cache): bert is "
+                 "an encoder, it has no cache");
+  // The last position, P + S - 1, must stay exact too.
+  const int64_t Positions = S.Past + S.Seq;
+  if (S.Past > 0 && Positions > MaxDim)
+    return error("--past " + llvm::Twine(S.Past) + " + --seq " +
+                 llvm::Twine(S.Seq) + ": too many positions (at most " +
+                 llvm::Twine(MaxDim) + ")");
   if (S.Batch)
     if (auto E = checkDim("--batch", *S.Batch))
       return std::move(E);
@@ -153,11 +166,14 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
                  "positions, no position table");
   if (S.MaxPositions == 0 && !IsLlama)
     S.MaxPositions =
-        S.Fam == Family::Bert ? std::max<int64_t>(S.Seq, 512) : S.Seq;
-  if (!IsLlama && S.MaxPositions < S.Seq)
+        S.Fam == Family::Bert ? std::max<int64_t>(S.Seq, 512) : Positions;
+  if (!IsLlama && S.MaxPositions < Positions) {
+    std::string Need = "--seq " + std::to_string(S.Seq);
+    if (S.Past > 0)
+      Need = "--past " + std::to_string(S.Past) + " + " + Need;
     return error("--max-positions " + llvm::Twine(S.MaxPositions) +
-                 " is less than --seq " + llvm::Twine(S.Seq) +
-                 ": every position needs a row");
+                 " is less than " + Need + ": every position needs a row");
+  }
   if (S.Fam != Family::Bert && S.Head != BertHead::Pooler)
     return error("--head " + name(S.Head) + " is for bert: " + name(S.Fam) +
                  " ends in its LM head");
@@ -176,14 +192,21 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
     double Elements;
     const char *What;
   } Largest[] = {
-      {Batch * Dbl(S.Heads) * Dbl(S.Seq) * Dbl(S.Seq),
-       "the attention scores [batch, heads, seq, seq]: lower --seq"},
+      {Batch * Dbl(S.Heads) * Dbl(S.Seq) * Dbl(Positions),
+       S.Past > 0 ? "the attention scores [batch, heads, seq, past+seq]: "
+                    "lower --seq or --past"
+                  : "the attention scores [batch, heads, seq, seq]: lower "
+                    "--seq"},
       {Batch * Dbl(S.Seq) * Dbl(S.Vocab),
        "the logits [batch, seq, vocab]: lower --seq or --vocab"},
       {Batch * Dbl(S.Seq) * Dbl(std::max(S.Ffn, 3 * S.Hidden)),
        "the MLP activations [batch, seq, ffn]: lower --seq or --ffn"},
       {Dbl(S.Hidden) * Dbl(std::max(S.Ffn, S.Vocab)),
        "a weight: lower --hidden, --ffn or --vocab"},
+      // Under the MLP's bound without a cache (K*d <= H).
+      {Batch * Dbl(Positions) * Dbl(S.KvHeads * headDim(S)),
+       "a layer's key/value cache [batch, kv-heads, past+seq, head-dim]: "
+       "lower --past"},
   };
   for (const auto &L : Largest)
     if (L.Elements * Bytes > Limit)
@@ -203,8 +226,10 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
              std::to_string(S.Hidden) + "_A" + std::to_string(S.Heads);
     if (S.KvHeads != S.Heads)
       S.Name += "_K" + std::to_string(S.KvHeads);
-    S.Name += "_F" + std::to_string(S.Ffn) + "_S" + std::to_string(S.Seq) +
-              "_V" + std::to_string(S.Vocab);
+    S.Name += "_F" + std::to_string(S.Ffn) + "_S" + std::to_string(S.Seq);
+    if (S.Past > 0)
+      S.Name += "_P" + std::to_string(S.Past);
+    S.Name += "_V" + std::to_string(S.Vocab);
     if (S.Head != BertHead::Pooler)
       S.Name += "_" + name(S.Head).str();
   }

@@ -10,6 +10,11 @@ architecture: GPT-2/Megatron GPT, BERT, and Llama as Hugging Face writes it
       --vocab 97 -o /tmp/l.onnx
   /usr/bin/python3 tools/modelgen/check_numerics.py /tmp/l.onnx llama 2 128 8 2 97
 
+A model written with --past P (one decoding step after P cached tokens) is
+checked against the reference run on all P+S tokens: the step is fed the
+reference's keys and values of the first P as past.{i}.key/value and must
+give its logits of the last S and its keys and values of all P+S.
+
 Arguments: FILE FAMILY LAYERS HIDDEN HEADS KV_HEADS VOCAB. Needs numpy and
 onnx (Debian's python3-numpy, python3-onnx); fp32 models only."""
 import math, sys
@@ -41,8 +46,8 @@ def attrs(n):
     return d
 
 erf = np.vectorize(math.erf)
-def run(m, W, ids):
-    env = dict(W); env['input_ids'] = ids
+def run(m, W, ids, feeds={}):
+    env = dict(W); env.update(feeds); env['input_ids'] = ids
     for n in m.graph.node:
         i = [env[x] if x else None for x in n.input]; a = attrs(n); op = n.op_type
         if op == 'Range': o = np.arange(i[0], i[1], i[2]).astype(i[0].dtype)
@@ -95,7 +100,10 @@ def run(m, W, ids):
 def ln(x, w, b, eps): mu = x.mean(-1, keepdims=True); v = ((x-mu)**2).mean(-1, keepdims=True); return (x-mu)/np.sqrt(v+eps)*w+b
 def softmax(x): e = np.exp(x - x.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
 
-def ref(fam, W, ids, L, H, A, K):
+def ref(fam, W, ids, L, H, A, K, cache=None):
+    """The outputs on ids; appends each layer's k and v [B, K, S, d] (after
+    rotary, before repeat_kv) to cache if given."""
+    if cache is None: cache = []
     W = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in W.items()}
     B, S = ids.shape; d = H // A
     def heads(x, n): return x.reshape(B, S, n, d).transpose(0, 2, 1, 3)
@@ -111,6 +119,7 @@ def ref(fam, W, ids, L, H, A, K):
             h = rms(x, W[p+'ln1.weight'])
             q = heads(h @ W[p+'attn.q.weight'], A); k = heads(h @ W[p+'attn.k.weight'], K); v = heads(h @ W[p+'attn.v.weight'], K)
             q = q*cos + rot(q)*sin; k = k*cos + rot(k)*sin
+            cache += [k, v]
             k = np.repeat(k, A//K, axis=1); v = np.repeat(v, A//K, axis=1)
             s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d); s = np.where(causal, -np.inf, s)
             o = (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(B, S, H)
@@ -127,6 +136,7 @@ def ref(fam, W, ids, L, H, A, K):
     def attn(h, p):
         qkv = h @ W[p+'attn.qkv.weight'] + W[p+'attn.qkv.bias']
         q, k, v = (heads(qkv[..., j*H:(j+1)*H], A) for j in range(3))
+        cache.extend([k, v])
         s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
         if not bert: s = np.where(causal, -np.inf, s)
         o = (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(B, S, H)
@@ -154,8 +164,18 @@ if __name__ == '__main__':
     path, fam, L, H, A, K, V = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:8])
     m = load(path); W = fill(m)
     S = m.graph.input[0].type.tensor_type.shape.dim[1].dim_value
-    ids = np.random.default_rng(1).integers(0, V, (2, S)).astype(np.int64)
-    got = run(m, W, ids); want = ref(fam, W, ids, L, H, A, K)
+    # past.0.key [batch, K, P, d] follows input_ids in a decoding step.
+    P = m.graph.input[1].type.tensor_type.shape.dim[2].dim_value if len(m.graph.input) > 1 else 0
+    ids = np.random.default_rng(1).integers(0, V, (2, P + S)).astype(np.int64)
+    cache = []; want = ref(fam, W, ids, L, H, A, K, cache)
+    feeds = {}
+    if P:
+        want = [want[0][:, P:]] + cache
+        for l in range(L):
+            feeds[f'past.{l}.key'] = cache[2*l][:, :, :P].astype(np.float32)
+            feeds[f'past.{l}.value'] = cache[2*l+1][:, :, :P].astype(np.float32)
+    got = run(m, W, ids[:, P:], feeds)
+    assert len(got) == len(want), 'outputs'
     for g, w in zip(got, want):
         err = np.abs(g - w).max() / (np.abs(w).max() + 1e-30)
         print(path, g.shape, 'max rel err %.2e' % err)
