@@ -229,13 +229,16 @@ private:
            (N->opType() == "Transpose" || N->opType() == "Split");
   }
 
-  /// Whether every user of V (through views) is in Allowed.
+  /// Whether every user of V (through views) is in Allowed. Users folded
+  /// at load time (a Shape of a static tensor) do not read it at run time.
   bool onlyUsedBy(const ir::Value *V,
                   const llvm::SmallVectorImpl<const ir::Node *> &Allowed,
                   unsigned Depth = 0) const {
     if (V->isGraphOutput() || Depth > 16)
       return false;
     for (const ir::Node *U : V->users()) {
+      if (Plan.Exec[U->index()] == NodeExec::Folded)
+        continue;
       if (Plan.Exec[U->index()] == NodeExec::View) {
         for (const ir::Value *Out : U->outputs())
           if (Out && !onlyUsedBy(Out, Allowed, Depth + 1))
@@ -247,39 +250,86 @@ private:
     return true;
   }
 
-  /// From an operand of an attention product back through views and
-  /// Transpose/Split kernels used only by this attention: those join the
-  /// attention kernel (Chain); the node before them, a projection, goes to
-  /// Projections.
-  void absorbLayout(const ir::Value *V,
-                    llvm::SmallVectorImpl<const ir::Node *> &Chain,
-                    llvm::SmallVectorImpl<const ir::Node *> &Projections) {
-    for (unsigned Depth = 0; V && Depth < 8; ++Depth) {
-      const ir::Node *P = dataProducer(V);
+  /// An op a fused attention kernel applies to an operand as it loads it:
+  /// the head split (Transpose, a packed QKV's Split) and the rotary
+  /// position embedding between it and the product (x*cos +
+  /// rotate_half(x)*sin, rotate_half a Slice, Neg and Concat), which
+  /// TensorRT-LLM's attention plugin and ONNX Runtime's GroupQueryAttention
+  /// (do_rotary) apply to the tiles they load. Only where its kernel runs
+  /// nothing else (a bias Add fused into its GEMM is the GEMM's).
+  bool isOperandPrologue(const ir::Node *N) const {
+    const int K = N ? Plan.KernelOf[N->index()] : -1;
+    if (K < 0)
+      return false;
+    for (unsigned M : Plan.Kernels[K].Members) {
+      const ir::Node *Member = G.nodes()[M];
+      const llvm::StringRef Op = Member->opType();
+      if (!isLayoutOp(Member) && Op != "Slice" && Op != "Concat" &&
+          Work.Nodes[M].Class != OpClass::Elementwise)
+        return false;
+    }
+    return true;
+  }
+
+  /// From an operand of an attention product back over its prologue (views,
+  /// head split, rotary embedding) as far as only this attention reads it:
+  /// those nodes join the attention kernel (Chain); the kernels that feed
+  /// them, the projections, go to Projections.
+  void absorbOperand(const ir::Value *V,
+                     llvm::SmallVectorImpl<const ir::Node *> &Chain,
+                     llvm::SmallVectorImpl<const ir::Node *> &Projections) {
+    const size_t First = Chain.size();
+    // The prologue's nodes (appended to Chain) and, for each kernel beyond
+    // it, the prologue node that reads it (null: the operand itself).
+    llvm::SmallVector<std::pair<const ir::Node *, const ir::Node *>, 4> Ends;
+    llvm::SmallVector<std::pair<const ir::Value *, const ir::Node *>, 8> Stack{
+        {V, nullptr}};
+    while (!Stack.empty() && Chain.size() - First < 32) {
+      const auto [X, Via] = Stack.pop_back_val();
+      const ir::Node *P = dataProducer(X);
       if (!P || llvm::is_contained(Chain, P) || llvm::is_contained(Pending, P))
-        return;
-      if (!isLayoutOp(P)) {
-        if (Plan.KernelOf[P->index()] >= 0 &&
-            !llvm::is_contained(Projections, P))
-          Projections.push_back(P);
-        return;
+        continue;
+      if (!isOperandPrologue(P)) {
+        if (Plan.KernelOf[P->index()] >= 0)
+          Ends.push_back({P, Via});
+        continue;
       }
       Chain.push_back(P);
-      bool Private = true;
-      for (const ir::Value *Out : P->outputs())
-        if (Out && !onlyUsedBy(Out, Chain))
-          Private = false;
-      if (!Private) {
-        Chain.pop_back();
-        // A Split of a packed QKV feeds all three operands: it qualifies
-        // once the other operands' Transposes have joined (checked after
-        // all three). Anything else read elsewhere stays its own kernel.
-        if (P->opType() == "Split")
-          Pending.push_back(P);
-        return;
-      }
-      V = P->input(0);
+      for (const ir::Value *In : P->inputs())
+        if (In && !isLoadTimeConstant(dataRoot(In)))
+          Stack.push_back({In, P});
     }
+    // Keep what only the attention and the kept nodes read, and whose
+    // kernel joins whole; to a fixed point, since dropping a node exposes
+    // what feeds it.
+    auto Kept = [&](const ir::Node *N) {
+      for (const ir::Value *Out : N->outputs())
+        if (Out && !onlyUsedBy(Out, Chain))
+          return false;
+      for (unsigned M : Plan.Kernels[Plan.KernelOf[N->index()]].Members)
+        if (!llvm::is_contained(Chain, G.nodes()[M]))
+          return false;
+      return true;
+    };
+    for (bool Changed = true; Changed;) {
+      Changed = false;
+      for (size_t I = First; I < Chain.size(); ++I) {
+        if (Kept(Chain[I]))
+          continue;
+        // A Split of a packed QKV feeds all three operands: it qualifies
+        // once the other operands' prologues have joined (checked after
+        // all three).
+        if (Chain[I]->opType() == "Split")
+          Pending.push_back(Chain[I]);
+        Chain.erase(Chain.begin() + I);
+        Changed = true;
+        break;
+      }
+    }
+    for (const auto &[End, Via] : Ends)
+      if ((!Via || llvm::is_contained(Chain, Via)) &&
+          !llvm::is_contained(Projections, End))
+        Projections.push_back(End);
   }
 
   /// The Transpose merging the heads of P.V's output, if only it reads it.
@@ -467,7 +517,7 @@ private:
           A); // already in the kernel; a user the layout ops may have
       for (const ir::Value *In : {A->input(0), A->input(1), B->input(1)})
         if (In)
-          absorbLayout(In, Chain, Projections);
+          absorbOperand(In, Chain, Projections);
       if (const ir::Node *M = layoutConsumer(B->output(0)))
         Chain.push_back(M);
       for (const ir::Node *Sp : Pending) {

@@ -24,8 +24,9 @@
 // at most MaxFusedNodes nodes. Everything else starts its own kernel. Finally,
 // attention (Q.K^T, pointwise scaling and masking, Softmax, dropout, P.V)
 // becomes one kernel, as FlashAttention and the runtimes' fused attention
-// kernels run it; the head split/merge Transposes (and a packed QKV's
-// Split) that only it reads run inside it, and the Q, K, V projections of
+// kernels run it; the head split/merge Transposes, a packed QKV's Split or
+// Slices and the rotary embedding of Q and K that only it reads run inside
+// it, and the Q, K, V projections of
 // one input run as one GEMM (N summed), as TensorRT's fused QKV and ONNX
 // Runtime's packed-QKV Attention do.
 //

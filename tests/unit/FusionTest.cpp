@@ -240,6 +240,85 @@ TEST_SUITE("fusion") {
     CHECK(Unfused.Kernels.size() == 7);
   }
 
+  TEST_CASE("the rotary embedding of q and k runs inside the attention "
+            "kernel") {
+    // Two heads of 16: each projection's output is split into heads
+    // (Reshape, Transpose), and q and k are rotated: x*cos +
+    // rotate_half(x)*sin with rotate_half(x) = Concat(-x[..., 8:],
+    // x[..., :8]), as Llama exports and perfc zoo write it.
+    const std::initializer_list<int64_t> Heads = {1, 2, 64, 16},
+                                         Half = {1, 2, 64, 8};
+    auto Rope = [&](GraphBuilder &B, ir::Value *X, const std::string &P) {
+      ir::Node *C = B.node("Mul", {X, B.weight(P + "cos", {64, 16})}, Heads);
+      ir::Node *Hi =
+          B.node("Slice",
+                 {X, B.constInts(P + "b8", {8}), B.constInts(P + "e16", {16}),
+                  B.constInts(P + "ax", {3})},
+                 Half);
+      ir::Node *Lo =
+          B.node("Slice",
+                 {X, B.constInts(P + "b0", {0}), B.constInts(P + "e8", {8}),
+                  B.constInts(P + "ax2", {3})},
+                 Half);
+      ir::Node *Neg = B.node("Neg", {B.out(Hi)}, Half);
+      ir::Node *Cat = B.node("Concat", {B.out(Neg), B.out(Lo)}, Heads);
+      Cat->addAttr(ir::Attr("axis", int64_t(3)));
+      ir::Node *S =
+          B.node("Mul", {B.out(Cat), B.weight(P + "sin", {64, 16})}, Heads);
+      return B.node("Add", {B.out(C), B.out(S)}, Heads);
+    };
+    auto Build = [&](GraphBuilder &B, bool KeepRotatedQ) {
+      ir::Value *X = B.input("x", {1, 64, 32});
+      auto Project = [&](const std::string &Name, ir::Node *&Proj) {
+        Proj =
+            B.node("MatMul", {X, B.weight("w" + Name, {32, 32})}, {1, 64, 32});
+        ir::Node *R =
+            B.node("Reshape",
+                   {B.out(Proj), B.constInts(Name + "shape", {1, 64, 2, 16})},
+                   {1, 64, 2, 16});
+        ir::Node *T = B.node("Transpose", {B.out(R)}, Heads);
+        T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+        return B.out(T);
+      };
+      ir::Node *Q, *K, *V;
+      ir::Node *Qr = Rope(B, Project("q", Q), "q");
+      ir::Node *Kr = Rope(B, Project("k", K), "k");
+      ir::Value *Vh = Project("v", V);
+      ir::Node *Kt = B.node("Transpose", {B.out(Kr)}, {1, 2, 16, 64});
+      Kt->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 1, 3, 2}));
+      ir::Node *S = B.node("MatMul", {B.out(Qr), B.out(Kt)}, {1, 2, 64, 64});
+      ir::Node *P = B.node("Softmax", {B.out(S)}, {1, 2, 64, 64});
+      ir::Node *O = B.node("MatMul", {B.out(P), Vh}, Heads);
+      B.G.markOutput(B.out(O));
+      if (KeepRotatedQ) // read outside the attention: it must be written
+        B.G.markOutput(B.out(Qr));
+      return std::make_tuple(S, Q, K);
+    };
+    GraphBuilder B;
+    const auto [S, Q, K] = Build(B, false);
+    const KernelPlan P = plan(B.G);
+    // One QKV GEMM and one attention kernel: the two products, Softmax,
+    // the three head-split Transposes, K^T and both rotary embeddings (7
+    // nodes each).
+    REQUIRE(P.Kernels.size() == 2);
+    const int Attn = P.KernelOf[S->index()];
+    CHECK(P.Kernels[Attn].Attention);
+    CHECK(P.Kernels[Attn].Members.size() == 7 + 2 * 7);
+    CHECK(P.Kernels[P.KernelOf[Q->index()]].Work.Gemm.N == 96);
+    CHECK(P.Kernels[Attn].Work.BytesWritten == doctest::Approx(64 * 32 * 4));
+
+    // A rotated q that is also a graph output stays outside (the attention
+    // would have to write it), and with it q's embedding and head split;
+    // k's still join, and the K and V projections fuse without Q's.
+    GraphBuilder B2;
+    const auto [S2, Q2, K2] = Build(B2, true);
+    const KernelPlan P2 = plan(B2.G);
+    const int Attn2 = P2.KernelOf[S2->index()];
+    CHECK(P2.Kernels[Attn2].Members.size() == 6 + 7);
+    CHECK(P2.KernelOf[Q2->index()] != P2.KernelOf[K2->index()]);
+    CHECK(P2.Kernels[P2.KernelOf[K2->index()]].Work.Gemm.N == 64);
+  }
+
   TEST_CASE("Einsum attention fuses, and only triangular constant masks are "
             "causal") {
     // softmax(einsum(q, k) + mask) . v, the mask made by MakeMask from

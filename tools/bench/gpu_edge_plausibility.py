@@ -259,24 +259,27 @@ figures are no longer counted (item 8).
 12. **Large-language-model prefill (counted apart, `llm`: not the zoo)**:
    TensorRT-LLM v0.5's first-token latency at batch 1 (its Low Latency
    table) for LLaMA 7B and GPT-J 6B, priced as `perfc zoo` graphs of their
-   shapes (2026-12-06): 6 of 8 within 20% (storage). At 2048 tokens
-   prefill is compute-bound (94-100% of the predicted time) and all four
-   rows sit at +5% to -20% (H100 GPT-J -20.5%, just out); perfc's graph
-   also computes logits for every position where TensorRT-LLM computes the
-   last one only (0.5-0.8 TFLOP, 1-2% of these predictions). At 128 tokens
-   the figures say something perfc does not model: both models take the
-   same 7 ms on H100 (and 12 vs 16 ms on A100), though their weights
-   differ by 12% and H100 streams either in under 2.5 ms, so about 3-5 ms
-   of each figure is a per-request cost of the benchmark (gptSessionBenchmark
-   with one output token: the session's set-up, the input copy, sampling),
-   not GPU time. perfc's Llama graph runs 24 kernels a layer (rotary as
-   12: the Slice, Neg, Concat and Mul of q and k, which fusion leaves
-   alone; Q, K, V as three GEMMs, since rotary stands between them and the
-   attention; the head transposes) where TensorRT-LLM's plugins run about
-   8-10, and those launch costs happen to
-   stand in for the per-request cost (Llama -13% / -5%); GPT-J's 7 kernels
-   a layer do not (-16% / -54%). The Llama rows at 128 tokens therefore
-   agree for a wrong reason, and nothing was fitted to any of them.
+   shapes (2026-12-06): 3 of 8 within 20% (storage). At 2048 tokens
+   prefill is compute-bound (99% of the predicted time): A100 FP16 +0%
+   (LLaMA) and -10% (GPT-J), H100 FP8 -26% and -20%; v0.5 was
+   TensorRT-LLM's first release with FP8, and how much of its context
+   phase ran in FP8 rather than FP16 (perfc prices every product in FP8)
+   is not stated. perfc's graph also computes logits for every position
+   where TensorRT-LLM computes the last one only (0.5-0.8 TFLOP, 1-2% of
+   these predictions). At 128 tokens the figures hold something perfc
+   does not model: both models take the same 7 ms on H100 (12 and 16 ms
+   on A100), though their weights differ by 12%, where perfc puts the GPU
+   work at 3.2-3.8 ms: about 3-4 ms of each figure is the benchmark's
+   per-request cost (gptSessionBenchmark with one output token: the
+   session's set-up, the input copy, sampling), not GPU time. Until
+   rotary embeddings ran inside the attention kernel (passes/Fusion.cpp,
+   2026-12-06), perfc's Llama graph ran 24 kernels a layer (rotary as 12
+   of Slice, Neg, Concat and Mul; Q, K and V as three GEMMs) and their
+   launch costs made the 128-token Llama rows agree (-13% / -5%, 6 of 8)
+   for a wrong reason; it now runs 8 a layer (RMSNorm, one QKV GEMM,
+   attention with its head split and rotary, the output projection,
+   RMSNorm, gate, up, down), as TensorRT-LLM's plugins run about 9-11.
+   Nothing was fitted to these rows.
 """
 
 
