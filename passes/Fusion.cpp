@@ -40,8 +40,11 @@ public:
   KernelPlan run() {
     for (const auto &N : G.nodes())
       place(*N);
+    if (Options.Fuse)
+      fuseCacheAppends();
     if ((Options.Fuse && Options.FuseAttention) || Options.FlashAttention)
       fuseAttention();
+    dropEmptyKernels();
     for (Kernel &K : Plan.Kernels)
       combineWork(K);
     return std::move(Plan);
@@ -250,6 +253,48 @@ private:
     return true;
   }
 
+  /// Merges the kernels of Nodes into kernel Into (whole kernels: every
+  /// member of each joins).
+  void mergeInto(int Into, llvm::ArrayRef<const ir::Node *> Nodes) {
+    for (const ir::Node *N : Nodes) {
+      const int From = Plan.KernelOf[N->index()];
+      if (From < 0 || From == Into)
+        continue;
+      for (unsigned M : Plan.Kernels[From].Members) {
+        Plan.Kernels[Into].Members.push_back(M);
+        Plan.KernelOf[M] = Into;
+      }
+      Plan.Kernels[From].Members.clear();
+    }
+  }
+
+  /// Key/value cache appends (Fusion.h): a two-input Concat of a graph
+  /// input and new rows whose output is a graph output. The kernel writes
+  /// the new rows in place and takes in their prologue (the head split and
+  /// rotary embedding only it reads, as TensorRT-LLM's and vLLM's cache
+  /// update kernels apply them); the projections it reads are remembered
+  /// for the attention that reads the cache (one QKV GEMM).
+  void fuseCacheAppends() {
+    for (const auto &NPtr : G.nodes()) {
+      const ir::Node *N = NPtr;
+      if (N->opType() != "Concat" || N->numInputs() != 2 || !N->input(0) ||
+          !N->input(1) || !N->output(0) || !N->output(0)->isGraphOutput() ||
+          Plan.KernelOf[N->index()] < 0)
+        continue;
+      const ir::Value *Past = dataRoot(N->input(0));
+      if (Past->kind() != ir::ValueKind::Input ||
+          Past->type() != N->output(0)->type())
+        continue;
+      llvm::SmallVector<const ir::Node *, 16> Chain{N};
+      llvm::SmallVector<const ir::Node *, 2> Projections;
+      absorbOperand(N->input(1), Chain, Projections);
+      const int Into = Plan.KernelOf[N->index()];
+      mergeInto(Into, Chain);
+      Plan.Kernels[Into].AppendsTo = Past;
+      AppendProjections[N] = Projections;
+    }
+  }
+
   /// An op a fused attention kernel applies to an operand as it loads it:
   /// the head split (Transpose, a packed QKV's Split) and the rotary
   /// position embedding between it and the product (x*cos +
@@ -289,6 +334,13 @@ private:
       const ir::Node *P = dataProducer(X);
       if (!P || llvm::is_contained(Chain, P) || llvm::is_contained(Pending, P))
         continue;
+      // A cache the append wrote in place: its projections are this
+      // operand's.
+      if (auto It = AppendProjections.find(P); It != AppendProjections.end()) {
+        for (const ir::Node *E : It->second)
+          Ends.push_back({E, Via});
+        continue;
+      }
       if (!isOperandPrologue(P)) {
         if (Plan.KernelOf[P->index()] >= 0)
           Ends.push_back({P, Via});
@@ -457,7 +509,6 @@ private:
   /// two activation products (through pointwise ops, views and dropout) and
   /// merges their kernels into the first product's.
   void fuseAttention() {
-    bool Merged = false;
     for (const auto &SPtr : G.nodes()) {
       const ir::Node *S = SPtr;
       if (S->opType() != "Softmax" || Plan.KernelOf[S->index()] < 0)
@@ -535,26 +586,20 @@ private:
             Projections.push_back(P);
       }
       Pending.clear();
-      for (const ir::Node *N : Chain) {
-        const int From = Plan.KernelOf[N->index()];
-        if (From < 0 || From == Into)
-          continue;
-        for (unsigned M : Plan.Kernels[From].Members) {
-          Plan.Kernels[Into].Members.push_back(M);
-          Plan.KernelOf[M] = Into;
-        }
-        Plan.Kernels[From].Members.clear();
-        Merged = true;
-      }
+      mergeInto(Into, Chain);
       Kernel &Fused = Plan.Kernels[Into];
       Fused.Attention = true;
       Fused.Causal = hasConstantSquareMask(Fused);
       if (Options.Fuse)
-        Merged |= fuseProjections(Projections);
+        fuseProjections(Projections);
     }
-    if (!Merged)
+  }
+
+  /// Drops the kernels merging emptied, keeping the order of the rest.
+  void dropEmptyKernels() {
+    if (llvm::none_of(Plan.Kernels,
+                      [](const Kernel &K) { return K.Members.empty(); }))
       return;
-    // Drop the emptied kernels, keeping the order of the rest.
     std::vector<int> NewIndex(Plan.Kernels.size(), -1);
     std::vector<Kernel> Kept;
     for (unsigned K = 0; K < Plan.Kernels.size(); ++K)
@@ -605,6 +650,31 @@ private:
   }
 
   void combineWork(Kernel &K) {
+    combineMembers(K);
+    if (K.AppendsTo)
+      appendInPlace(K);
+  }
+
+  /// A cache append's kernel reads and writes the new rows only: the cache
+  /// stays where it is, and its output shares its buffer.
+  void appendInPlace(Kernel &K) {
+    const ir::Value *Present = G.nodes()[K.Head]->output(0);
+    const double Cache = static_cast<double>(K.AppendsTo->bytes());
+    for (auto *It = K.Reads.begin(); It != K.Reads.end(); ++It)
+      if (It->V == K.AppendsTo) {
+        K.Work.BytesRead = std::max(0.0, K.Work.BytesRead - It->Bytes);
+        K.Reads.erase(It);
+        break;
+      }
+    for (auto *It = K.Writes.begin(); It != K.Writes.end(); ++It)
+      if (It->V == Present) {
+        K.Work.BytesWritten = std::max(0.0, K.Work.BytesWritten - Cache);
+        K.Writes.erase(It);
+        break;
+      }
+  }
+
+  void combineMembers(Kernel &K) {
     const OpWork &Head = Work.Nodes[K.Head];
     K.Work = Head;
     const int Self = Plan.KernelOf[K.Head];
@@ -673,6 +743,10 @@ private:
   KernelPlan Plan;
   /// Splits of a packed QKV seen while absorbing one attention's operands.
   llvm::SmallVector<const ir::Node *, 2> Pending;
+  /// The projections each cache append's new rows come from, by its
+  /// Concat.
+  llvm::DenseMap<const ir::Node *, llvm::SmallVector<const ir::Node *, 2>>
+      AppendProjections;
   /// Horizontally fused projections: the N of the other GEMMs, by the
   /// kernel's head.
   llvm::DenseMap<unsigned, double> ExtraN;

@@ -28,7 +28,12 @@
 // Slices and the rotary embedding of Q and K that only it reads run inside
 // it, and the Q, K, V projections of
 // one input run as one GEMM (N summed), as TensorRT's fused QKV and ONNX
-// Runtime's packed-QKV Attention do.
+// Runtime's packed-QKV Attention do. A decoder's key/value cache append
+// (Concat(past, new) returned as the next step's cache) writes the new rows
+// in place, with the rotary embedding and head split that only it reads, as
+// serving runtimes keep the cache in one buffer (TensorRT-LLM, vLLM, ONNX
+// Runtime's GroupQueryAttention); without Fuse (an eager framework's
+// torch.cat) it copies the whole cache.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_FUSION_H
@@ -81,6 +86,12 @@ struct Kernel {
   /// write them; BERT's padding mask is an input): causal attention, whose
   /// FlashAttention-style kernels skip the blocks above the diagonal.
   bool Causal = false;
+  /// A key/value cache append (Concat of a graph input, the cache, and the
+  /// new rows, returned as a graph output) run in place: the new rows are
+  /// written into the cache's buffer, which the output shares, so neither
+  /// the cache's read nor its copy is in Work, Reads or Writes. The cache
+  /// (a graph input) is AppendsTo.
+  const ir::Value *AppendsTo = nullptr;
 };
 
 struct KernelPlan {

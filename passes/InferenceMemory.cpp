@@ -6,6 +6,7 @@
 #include "passes/Fusion.h"
 #include "passes/StorageType.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <vector>
@@ -37,9 +38,21 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
     return M;
   std::vector<Life> Lives(G.numValues());
   std::vector<unsigned> Touched;
+  // A cache appended in place (Kernel::AppendsTo) and the next step's
+  // cache are one buffer: the graph input's, alive to the end.
+  llvm::DenseMap<const ir::Value *, const ir::Value *> SharedWith;
+  for (const Kernel &Ker : Plan.Kernels)
+    if (Ker.AppendsTo)
+      SharedWith[G.nodes()[Ker.Head]->output(0)] = Ker.AppendsTo;
+  M.SharedCaches = SharedWith.size();
   auto use = [&](const ir::Value *V, int K, bool Write) {
     if (!V || V->index() >= Lives.size())
       return;
+    const bool Returned = V->isGraphOutput();
+    if (auto It = SharedWith.find(V); It != SharedWith.end()) {
+      V = It->second;
+      Write = false;
+    }
     Life &L = Lives[V->index()];
     if (L.First < 0) {
       Touched.push_back(V->index());
@@ -53,7 +66,7 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       L.First = Write ? K : 0;
     }
     L.Last = std::max(L.Last, K);
-    if (V->isGraphOutput())
+    if (Returned)
       L.Last = N - 1;
   };
   for (int K = 0; K < N; ++K) {
@@ -135,8 +148,12 @@ std::string explain(const InferenceMemory &M, const std::string &HeadName,
   S += "); each buffer lives from the kernel that writes it (graph inputs: "
        "from the start) to the last that reads it (graph outputs: to the "
        "end), views share their source's, fused intermediates stay on chip, "
-       "none is reused in place; allocator padding, library workspaces and "
-       "the runtime's own memory are not counted";
+       "none is reused in place";
+  if (M.SharedCaches > 0)
+    S += " but the " + std::to_string(M.SharedCaches) +
+         " key/value caches appended in place, which the next step's share";
+  S += "; allocator padding, library workspaces and the runtime's own memory "
+       "are not counted";
   if (!M.Complete)
     S += "; tensors of unknown shape are not counted (a lower bound)";
   return S;

@@ -6,7 +6,9 @@
 // lives from the kernel that writes it (a graph input: from the start) to
 // the last kernel that reads it (a graph output: to the end), as ONNX
 // Runtime's and TensorRT's memory planners lay them out; views share their
-// source's buffer and fused intermediates never reach memory. A kernel's
+// source's buffer and fused intermediates never reach memory; a key/value
+// cache appended in place and the next step's cache share the graph
+// input's buffer (passes/Fusion.h). A kernel's
 // inputs and outputs are alive together (no in-place reuse), so the figure
 // is what the tensors need, not what an allocator's arena adds on top
 // (alignment, fragmentation), nor library workspaces (cuDNN, cuBLAS) or the
@@ -41,6 +43,8 @@ struct InferenceMemory {
   /// The largest tensor alive there, and its bytes.
   std::string LargestLive;
   double LargestLiveBytes = 0;
+  /// Key/value caches appended in place, sharing the graph input's buffer.
+  unsigned SharedCaches = 0;
   /// False when some tensor a kernel touches has a shape not fully known:
   /// its bytes are not counted, so the peak is a lower bound.
   bool Complete = true;

@@ -3,6 +3,7 @@
 
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
+#include "passes/InferenceMemory.h"
 #include "passes/Predict.h"
 #include "passes/WorkPass.h"
 
@@ -317,6 +318,72 @@ TEST_SUITE("fusion") {
     CHECK(P2.Kernels[Attn2].Members.size() == 6 + 7);
     CHECK(P2.KernelOf[Q2->index()] != P2.KernelOf[K2->index()]);
     CHECK(P2.Kernels[P2.KernelOf[K2->index()]].Work.Gemm.N == 64);
+  }
+
+  TEST_CASE("a key/value cache append writes the new rows in place") {
+    // One decoding step of one token after 7 cached, two heads of 16 (as
+    // perfc zoo --past writes it): q, k, v projections split into heads;
+    // k and v appended to past_k, past_v (graph inputs) as present_k,
+    // present_v (graph outputs), which the attention reads.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 1, 32});
+    auto Heads = [&](const std::string &Name, ir::Node *&Proj) {
+      Proj = B.node("MatMul", {X, B.weight("w" + Name, {32, 32})}, {1, 1, 32});
+      ir::Node *R = B.node(
+          "Reshape", {B.out(Proj), B.constInts(Name + "shape", {1, 1, 2, 16})},
+          {1, 1, 2, 16});
+      ir::Node *T = B.node("Transpose", {B.out(R)}, {1, 2, 1, 16});
+      T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+      return T;
+    };
+    auto Append = [&](const std::string &Name, ir::Node *New) {
+      ir::Node *C =
+          B.node("Concat", {B.input("past_" + Name, {1, 2, 7, 16}), B.out(New)},
+                 {1, 2, 8, 16});
+      C->addAttr(ir::Attr("axis", int64_t(2)));
+      B.G.markOutput(B.out(C));
+      return C;
+    };
+    ir::Node *Q, *K, *V;
+    ir::Node *Qh = Heads("q", Q), *Kh = Heads("k", K), *Vh = Heads("v", V);
+    ir::Node *Kc = Append("k", Kh), *Vc = Append("v", Vh);
+    ir::Node *Kt = B.node("Transpose", {B.out(Kc)}, {1, 2, 16, 8});
+    Kt->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 1, 3, 2}));
+    ir::Node *S = B.node("MatMul", {B.out(Qh), B.out(Kt)}, {1, 2, 1, 8});
+    ir::Node *P = B.node("Softmax", {B.out(S)}, {1, 2, 1, 8});
+    ir::Node *O = B.node("MatMul", {B.out(P), B.out(Vc)}, {1, 2, 1, 16});
+    B.G.markOutput(B.out(O));
+
+    const KernelPlan F = plan(B.G);
+    // QKV GEMM, k append (with k's head split), v append, attention.
+    REQUIRE(F.Kernels.size() == 4);
+    const Kernel &KA = F.Kernels[F.KernelOf[Kc->index()]];
+    CHECK(KA.AppendsTo == Kc->input(0));
+    CHECK(F.KernelOf[Kh->index()] == F.KernelOf[Kc->index()]);
+    // Reads the new row (2 heads x 16 fp32 = 128 B), writes it in place.
+    CHECK(KA.Work.BytesRead == doctest::Approx(128));
+    CHECK(KA.Work.BytesWritten == doctest::Approx(128));
+    CHECK(KA.Reads.size() == 1);
+    CHECK(KA.Writes.empty());
+    // The attention reads both caches (8 rows: 1024 B each) and q.
+    const Kernel &At = F.Kernels[F.KernelOf[S->index()]];
+    CHECK(At.Attention);
+    CHECK(At.Work.BytesRead == doctest::Approx(2 * 1024 + 128));
+    CHECK(F.KernelOf[K->index()] == F.KernelOf[Q->index()]);
+    CHECK(F.KernelOf[V->index()] == F.KernelOf[Q->index()]);
+    CHECK(F.Kernels[F.KernelOf[Q->index()]].Work.Gemm.N == 96);
+    // One buffer per cache: at the QKV GEMM, x (128 B), q, k, v (384 B)
+    // and the two caches (896 B each, from the start) are alive.
+    const InferenceMemory M = inferenceMemory(B.G, F);
+    CHECK(M.SharedCaches == 2);
+    CHECK(M.ActivationsBytes == doctest::Approx(128 + 384 + 2 * 896));
+
+    // Eager (no fusion): torch.cat copies the whole cache.
+    const KernelPlan E = plan(B.G, false);
+    const Kernel &KE = E.Kernels[E.KernelOf[Kc->index()]];
+    CHECK_FALSE(KE.AppendsTo);
+    CHECK(KE.Work.BytesRead == doctest::Approx(896 + 128));
+    CHECK(KE.Work.BytesWritten == doctest::Approx(1024));
   }
 
   TEST_CASE("Einsum attention fuses, and only triangular constant masks are "
