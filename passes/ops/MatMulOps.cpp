@@ -122,10 +122,24 @@ static GemmDims gemmDims(const MatMulDims &D) {
   return {D.Batch, D.M, D.N, D.K};
 }
 
+/// The GEMM a runtime runs for A x B: where B has no batch dimensions (a
+/// weight), A's batch dimensions are rows of one product ([b, s, h] x
+/// [h, n] is a [b*s, h] x [h, n] GEMM: ONNX Runtime's MatMul helper,
+/// cuBLAS callers, torch.matmul all fold them), not b products of s rows.
+static GemmDims runtimeGemm(const ir::Node &N, const MatMulDims &D) {
+  GemmDims G = gemmDims(D);
+  const ir::Value *B = N.input(1);
+  if (G.Batch > 1 && B && B->shape().isRanked() && B->shape().rank() <= 2) {
+    G.M *= G.Batch;
+    G.Batch = 1;
+  }
+  return G;
+}
+
 static void matMulWork(const ir::Node &N, OpWork &W) {
   const MatMulDims D = matMulDims(N.input(0), N.input(1));
   W.Macs = D.macs();
-  W.Gemm = gemmDims(D);
+  W.Gemm = runtimeGemm(N, D);
   W.Flops = 2 * W.Macs;
   W.Formula = "2*batch*M*K*N";
 }

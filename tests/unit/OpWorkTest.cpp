@@ -475,6 +475,25 @@ TEST_CASE("MatMul: batch broadcasting and 1-D operands") {
   CHECK(workOf(B.node("MatMul", {V, V}, {})).Macs == 16.0);
 }
 
+TEST_CASE("MatMul: a weight's product folds the batch into its rows") {
+  // [64, 1, 4096] x [4096, 32000] (a decoding step's LM head at batch 64)
+  // runs as one [64, 4096] x [4096, 32000] GEMM, not 64 of one row; a
+  // batched right operand keeps its batch.
+  GraphBuilder B;
+  ir::Value *X = B.input("x", {64, 1, 4096});
+  const OpWork Head = workOf(
+      B.node("MatMul", {X, B.weight("w", {4096, 32000})}, {64, 1, 32000}));
+  CHECK(Head.Gemm.Batch == 1);
+  CHECK(Head.Gemm.M == 64);
+  CHECK(Head.Gemm.N == 32000);
+  CHECK(Head.Gemm.K == 4096);
+  CHECK(Head.Macs == 64.0 * 4096 * 32000);
+  const OpWork Batched =
+      workOf(B.node("MatMul", {X, B.input("y", {64, 4096, 8})}, {64, 1, 8}));
+  CHECK(Batched.Gemm.Batch == 64);
+  CHECK(Batched.Gemm.M == 1);
+}
+
 TEST_CASE("MatMul: batched attention scores") {
   GraphBuilder B;
   ir::Value *Q = B.input("q", {12, 128, 64});
