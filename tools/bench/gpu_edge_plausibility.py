@@ -68,13 +68,15 @@ class Models:
     def __init__(self, perfc, tmp):
         self.perfc, self.tmp, self.cache = perfc, tmp, {}
 
-    def path(self, model, seq):
-        key = (model, seq)
+    def path(self, model, seq, past=""):
+        key = (model, seq, past)
         if key in self.cache:
             return self.cache[key]
         if model in GENERATED:  # not in the zoo: written by perfc zoo
-            p = os.path.join(self.tmp, "%s_%s.onnx" % (model, seq))
+            p = os.path.join(self.tmp, "%s_%s_%s.onnx" % (model, seq, past or 0))
             cmd = [self.perfc, "zoo"] + GENERATED[model] + ["--seq", str(seq), "-o", p]
+            if past:  # one decoding step after `past` cached tokens
+                cmd += ["--past", str(past)]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         else:
             p = os.path.join(ZOO, model + ".onnx")
@@ -280,6 +282,21 @@ figures are no longer counted (item 8).
    attention with its head split and rotary, the output projection,
    RMSNorm, gate, up, down), as TensorRT-LLM's plugins run about 9-11.
    Nothing was fitted to these rows.
+13. **Large-language-model decoding (counted apart, `llm`)**: LMDeploy
+   v0.1.0a1's TurboMind on an A100-80G in FP16 (its static inference
+   benchmark of llama2-7b: the median per-token latency of 128-token
+   requests, rounded to 1 ms), priced as one `perfc zoo llama --past P`
+   step at the request's middle (P = 64 after a 1-token prompt, 2112 after
+   2048): batch 1 +8% and +4%, batch 16 +1%, 32 -4%, 64 -5%, and the
+   2048-token prefill -4%: 6 of 6 within 8% (2026-12-06). A step streams
+   the 13.5 GB of weights (85-94% of the predicted time memory-bound) and,
+   at 2112 cached tokens, 1.1 GB of cache. Three changes made these
+   figures mean something, none fitted to them: the cache append runs in
+   place with its rotary embedding (passes/Fusion.h; the graph's Concat had
+   copied the whole cache each step, 13.3 -> 10.4 ms at 2047 tokens), a
+   product with a weight folds the batch into its rows (a batch-64 step's
+   GEMMs had been 64 one-row products on CUDA cores: 23.5 -> 11.4 ms), and
+   rotary embeddings run inside the attention (item 12).
 """
 
 
@@ -307,7 +324,7 @@ def main():
             pred, detail = {}, {}
             trt = "TensorRT" in r["runtime"]
             for v in variants:
-                m = models.path(r["model"], seq)
+                m = models.path(r["model"], seq, r.get("past", ""))
                 hw = r["hw"]
                 launch = ASYNC_LAUNCH_US if (v == "async" and trt) else None
                 dimseq = seq if r["model"] not in GENERATED else ""  # perfc zoo fixes seq
@@ -346,15 +363,17 @@ def main():
     for r, pub, pred, err, is_counted, k, mix in table:
         b = r["batch"] + ("/s" if r["metric"] == "per_sample" else "")
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %+.0f%% | %s | %+.0f%% | %s | %+.0f%% | %d | %s | %s |" % (
-            r["id"], r["hw"], r["model"], r["seq"] or "-", b, r["precision"], r["runtime"], fmt_ms(pub),
+            r["id"], r["hw"], r["model"],
+            (r["seq"] or "-") + (" after %s" % r["past"] if r.get("past") else ""), b, r["precision"], r["runtime"], fmt_ms(pub),
             fmt_ms(pred["asis"]), 100 * err["asis"], fmt_ms(pred["storage"]), 100 * err["storage"],
             fmt_ms(pred["async"]), 100 * err["async"], k, mix,
             "yes" if is_counted else "llm" if r["counted"] == "llm" else "no"))
     out.append("")
     out.append("Within %d%% (of %d counted figures): asis %d, storage %d, async %d.\n" % (
         100 * TOLERANCE, counted, within["asis"], within["storage"], within["async"]))
-    out.append("Large-language-model prefill beyond the zoo (`counted` llm, TensorRT-LLM's first-token "
-               "latency; item 12): storage %d of %d within %d%%.\n" % (llm_within, llm_counted, 100 * TOLERANCE))
+    out.append("Large language models beyond the zoo (`counted` llm: TensorRT-LLM's and LMDeploy's "
+               "first-token latency, LMDeploy's decoding steps; items 12 and 13): storage %d of %d "
+               "within %d%%.\n" % (llm_within, llm_counted, 100 * TOLERANCE))
     out.append("## Figures and what the runtime adds\n")
     out.append("| id | exact figure | source | what the runtime adds or omits |")
     out.append("|---|---|---|---|")
