@@ -7,6 +7,7 @@
 #include "passes/StorageType.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <vector>
@@ -75,12 +76,15 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       use(U.V, K, /*Write=*/false);
     for (const TensorUse &U : Ker.Writes)
       use(U.V, K, /*Write=*/true);
+    // A tensor of unknown shape has no elements on record (an empty one is
+    // static); most have some, which is cheap to ask.
+    const auto Known = [](const ir::Value *V) {
+      return !V || V->numElements() > 0 || V->shape().isStatic();
+    };
     for (unsigned Member : Ker.Members) {
       const ir::Node &Node = *G.nodes()[Member];
-      for (const ir::Value *V : Node.inputs())
-        M.Complete &= !V || V->shape().isStatic();
-      for (const ir::Value *V : Node.outputs())
-        M.Complete &= !V || V->shape().isStatic();
+      M.Complete = M.Complete && llvm::all_of(Node.inputs(), Known) &&
+                   llvm::all_of(Node.outputs(), Known);
     }
   }
   // Sweep the kernel order: +bytes where a buffer is born, -bytes after
@@ -109,6 +113,7 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
   // rounding.
   const int P = static_cast<int>(M.PeakKernel);
   double Activations = 0;
+  const ir::Value *Largest = nullptr;
   for (unsigned I : Touched) {
     const Life &L = Lives[I];
     if (L.Weight || L.First > P || L.Last < P || L.Bytes <= 0)
@@ -120,9 +125,11 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       M.InputsBytes += L.Bytes;
     if (L.Bytes > M.LargestLiveBytes) {
       M.LargestLiveBytes = L.Bytes;
-      M.LargestLive = V.name().str();
+      Largest = &V;
     }
   }
+  if (Largest)
+    M.LargestLive = Largest->name().str();
   M.ActivationsBytes = Activations;
   M.PeakBytes = M.WeightsBytes + M.ActivationsBytes;
   return M;
