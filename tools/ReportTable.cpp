@@ -98,8 +98,17 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   OS << fmt::format("model     {}  ({} nodes, opset {}, {})\n", M.Name,
                     R.Nodes.size(), M.Opset,
                     M.Producer.empty() ? "unknown producer" : M.Producer);
-  for (const TensorInfo &T : M.Inputs)
-    OS << fmt::format("input     {} {} {}\n", T.Name, T.DType, T.Shape);
+  // A decoder step's key/value caches are dozens of inputs: the first few
+  // and a count (the JSON lists them all).
+  constexpr size_t ShownInputs = 4;
+  const size_t InputsShown =
+      M.Inputs.size() > 2 * ShownInputs ? ShownInputs : M.Inputs.size();
+  for (size_t I = 0; I < InputsShown; ++I)
+    OS << fmt::format("input     {} {} {}\n", M.Inputs[I].Name,
+                      M.Inputs[I].DType, M.Inputs[I].Shape);
+  if (InputsShown < M.Inputs.size())
+    OS << fmt::format("input     ... {} more, to {} (all in --format json)\n",
+                      M.Inputs.size() - InputsShown, M.Inputs.back().Name);
   if (R.Hardware) {
     // What the run was told besides the device: each changes the numbers.
     std::string Given;
