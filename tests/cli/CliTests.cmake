@@ -309,6 +309,20 @@ set_tests_properties(cli.zoo_write PROPERTIES FIXTURES_SETUP zoo_llama
 add_test(NAME cli.zoo_import COMMAND $<TARGET_FILE:perfc> ${ZOO_OUT} --format json)
 set_tests_properties(cli.zoo_import PROPERTIES FIXTURES_REQUIRED zoo_llama
   PASS_REGULAR_EXPRESSION "\"shape\": \"\\[1, 4096, 32000\\]\".*\"params\": 6738415616")
+# A decoding step (--past): 9 inputs, the table shows four and a count, and
+# the peak memory holds the weights and the 4 layers' key/value caches.
+set(ZOO_DECODE ${CMAKE_CURRENT_BINARY_DIR}/zoo_decode.onnx)
+add_test(NAME cli.zoo_decode_write
+         COMMAND $<TARGET_FILE:perfc> zoo llama --layers 4 --hidden 256
+                 --heads 4 --seq 1 --past 63 --vocab 1000 --batch 1
+                 -o ${ZOO_DECODE})
+set_tests_properties(cli.zoo_decode_write PROPERTIES FIXTURES_SETUP zoo_decode
+  PASS_REGULAR_EXPRESSION "seq 1 after 63 cached")
+add_test(NAME cli.zoo_decode_predict
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb)
+set_tests_properties(cli.zoo_decode_predict PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "input     \\.\\.\\. 5 more, to past\\.3\\.value.*memory    [0-9.]+ MB at peak \\(weights [0-9.]+ MB, activations [0-9.]+ KB")
 set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
 perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
                    zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})
