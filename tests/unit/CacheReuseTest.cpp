@@ -1,4 +1,5 @@
 //===- CacheReuseTest.cpp - Which memory level serves each kernel ---------===//
+#include "TestDevices.h"
 #include "TestGraphs.h"
 
 #include "hwdb/Loader.h"
@@ -32,9 +33,7 @@ const char *const CachedGpu = R"(device:
 )";
 
 hw::Device load(const char *Text) {
-  auto C = hw::loadHardwareFromString(Text, "cache-reuse-test.yaml");
-  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
-  return C->primaryDevice();
+  return deviceFromYaml(Text, "cache-reuse-test.yaml");
 }
 
 KernelPlan unfused(const ir::Graph &G) {

@@ -1,4 +1,6 @@
 //===- CollectivesTest.cpp - Collectives and gradient overlap, by hand ----===//
+#include "TestDevices.h"
+
 #include "costmodels/Collectives.h"
 #include "costmodels/Overlap.h"
 #include "hwdb/Loader.h"
@@ -9,6 +11,7 @@
 #include <string>
 
 using namespace perfc;
+using namespace perfc::test;
 using namespace perfc::cost;
 
 namespace {
@@ -40,9 +43,7 @@ const char *const OneNicCluster = R"(cluster:
 )";
 
 hw::Cluster load(const char *Text) {
-  auto C = hw::loadHardwareFromString(Text, "collectives-test.yaml");
-  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
-  return std::move(*C);
+  return clusterFromYaml(Text, "collectives-test.yaml");
 }
 
 hw::Cluster bundled(const char *Name) {

@@ -1,4 +1,6 @@
 //===- ConvAlgorithmTest.cpp - Winograd and layout costs, by hand ---------===//
+#include "TestDevices.h"
+
 #include "costmodels/Roofline.h"
 #include "hwdb/Loader.h"
 
@@ -7,6 +9,7 @@
 #include <string>
 
 using namespace perfc;
+using namespace perfc::test;
 using namespace perfc::cost;
 
 namespace {
@@ -30,9 +33,7 @@ std::string gpu(const char *Extra) {
 }
 
 hw::Device load(const std::string &Text) {
-  auto C = hw::loadHardwareFromString(Text, "conv-algorithm-test.yaml");
-  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
-  return C->primaryDevice();
+  return deviceFromYaml(Text, "conv-algorithm-test.yaml");
 }
 
 /// 1e9 MACs plus a 1e6-FLOP bias epilogue, 8 MB of activations in and out

@@ -7,6 +7,7 @@
 // (hwdb conv_activations), and the counts the work pass gives them.
 //
 //===----------------------------------------------------------------------===//
+#include "TestDevices.h"
 #include "TestGraphs.h"
 
 #include "costmodels/Roofline.h"
@@ -65,9 +66,7 @@ std::string cpu(const char *Extra) {
 }
 
 hw::Device load(const std::string &Text) {
-  auto C = hw::loadHardwareFromString(Text, "cpu-conv-test.yaml");
-  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
-  return C->primaryDevice();
+  return deviceFromYaml(Text, "cpu-conv-test.yaml");
 }
 
 } // namespace

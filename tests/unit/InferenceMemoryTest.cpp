@@ -1,4 +1,5 @@
 //===- InferenceMemoryTest.cpp - Peak memory of one inference run ---------===//
+#include "TestDevices.h"
 #include "TestGraphs.h"
 
 #include "hwdb/Loader.h"
@@ -31,9 +32,7 @@ const char *const SmallGpu = R"(device:
 )";
 
 hw::Device load(const char *Text) {
-  auto C = hw::loadHardwareFromString(Text, "inference-memory-test.yaml");
-  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
-  return C->primaryDevice();
+  return deviceFromYaml(Text, "inference-memory-test.yaml");
 }
 
 KernelPlan plan(const ir::Graph &G, bool Fuse) {
