@@ -288,6 +288,8 @@ private:
       llvm::SmallVector<const ir::Node *, 16> Chain{N};
       llvm::SmallVector<const ir::Node *, 2> Projections;
       absorbOperand(N->input(1), Chain, Projections);
+      // A packed QKV's Split is the attention's to take or leave.
+      Pending.clear();
       const int Into = Plan.KernelOf[N->index()];
       mergeInto(Into, Chain);
       Plan.Kernels[Into].AppendsTo = Past;
@@ -296,12 +298,14 @@ private:
   }
 
   /// An op a fused attention kernel applies to an operand as it loads it:
-  /// the head split (Transpose, a packed QKV's Split) and the rotary
-  /// position embedding between it and the product (x*cos +
-  /// rotate_half(x)*sin, rotate_half a Slice, Neg and Concat), which
-  /// TensorRT-LLM's attention plugin and ONNX Runtime's GroupQueryAttention
-  /// (do_rotary) apply to the tiles they load. Only where its kernel runs
-  /// nothing else (a bias Add fused into its GEMM is the GEMM's).
+  /// the head split (Transpose, a packed QKV's Split), the rotary position
+  /// embedding between it and the product (x*cos + rotate_half(x)*sin,
+  /// rotate_half a Slice, Neg and Concat), which TensorRT-LLM's attention
+  /// plugin and ONNX Runtime's GroupQueryAttention (do_rotary) apply to the
+  /// tiles they load, and grouped-query attention's Expand of K and V
+  /// heads (those kernels read each shared head where it is). Only where
+  /// its kernel runs nothing else (a bias Add fused into its GEMM is the
+  /// GEMM's).
   bool isOperandPrologue(const ir::Node *N) const {
     const int K = N ? Plan.KernelOf[N->index()] : -1;
     if (K < 0)
@@ -310,7 +314,7 @@ private:
       const ir::Node *Member = G.nodes()[M];
       const llvm::StringRef Op = Member->opType();
       if (!isLayoutOp(Member) && Op != "Slice" && Op != "Concat" &&
-          Work.Nodes[M].Class != OpClass::Elementwise)
+          Op != "Expand" && Work.Nodes[M].Class != OpClass::Elementwise)
         return false;
     }
     return true;

@@ -386,6 +386,54 @@ TEST_SUITE("fusion") {
     CHECK(KE.Work.BytesWritten == doctest::Approx(1024));
   }
 
+  TEST_CASE("grouped-query attention reads each shared head where it is") {
+    // Four query heads over two key/value heads: k and v expanded to four
+    // (Unsqueeze, Expand, Reshape) inside the attention kernel; the three
+    // projections are one GEMM.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {1, 8, 64});
+    auto Heads = [&](const std::string &Name, int64_t N, ir::Node *&Proj) {
+      Proj = B.node("MatMul", {X, B.weight("w" + Name, {64, N * 16})},
+                    {1, 8, N * 16});
+      ir::Node *R = B.node(
+          "Reshape", {B.out(Proj), B.constInts(Name + "shape", {1, 8, N, 16})},
+          {1, 8, N, 16});
+      ir::Node *T = B.node("Transpose", {B.out(R)}, {1, N, 8, 16});
+      T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+      return T;
+    };
+    auto Expand = [&](const std::string &Name, ir::Node *Kv) {
+      ir::Node *U =
+          B.node("Unsqueeze", {B.out(Kv), B.constInts(Name + "ax", {2})},
+                 {1, 2, 1, 8, 16});
+      ir::Node *E = B.node(
+          "Expand", {B.out(U), B.constInts(Name + "to", {1, 2, 2, 8, 16})},
+          {1, 2, 2, 8, 16});
+      return B.node("Reshape",
+                    {B.out(E), B.constInts(Name + "merge", {1, 4, 8, 16})},
+                    {1, 4, 8, 16});
+    };
+    ir::Node *Q, *K, *V;
+    ir::Node *Qh = Heads("q", 4, Q);
+    ir::Node *Kx = Expand("k", Heads("k", 2, K));
+    ir::Node *Vx = Expand("v", Heads("v", 2, V));
+    ir::Node *Kt = B.node("Transpose", {B.out(Kx)}, {1, 4, 16, 8});
+    Kt->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 1, 3, 2}));
+    ir::Node *S = B.node("MatMul", {B.out(Qh), B.out(Kt)}, {1, 4, 8, 8});
+    ir::Node *P = B.node("Softmax", {B.out(S)}, {1, 4, 8, 8});
+    ir::Node *O = B.node("MatMul", {B.out(P), B.out(Vx)}, {1, 4, 8, 16});
+    B.G.markOutput(B.out(O));
+    const KernelPlan F = plan(B.G);
+    REQUIRE(F.Kernels.size() == 2);
+    const Kernel &At = F.Kernels[F.KernelOf[S->index()]];
+    CHECK(At.Attention);
+    // Reads q (4 heads), k and v (2 heads each) as the GEMM wrote them, and
+    // the Expands' target shapes (5 int64 each).
+    CHECK(At.Work.BytesRead ==
+          doctest::Approx((4 + 2 + 2) * 8 * 16 * 4 + 2 * 5 * 8));
+    CHECK(F.Kernels[F.KernelOf[Q->index()]].Work.Gemm.N == 64 + 32 + 32);
+  }
+
   TEST_CASE("Einsum attention fuses, and only triangular constant masks are "
             "causal") {
     // softmax(einsum(q, k) + mask) . v, the mask made by MakeMask from
