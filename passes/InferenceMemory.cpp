@@ -101,8 +101,10 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
     Delta[L.Last + 1] -= L.Bytes;
   }
   double Live = 0;
+  M.LiveBytes.resize(N);
   for (int K = 0; K < N; ++K) {
     Live += Delta[K];
+    M.LiveBytes[K] = M.WeightsBytes + Live;
     if (Live > M.ActivationsBytes) {
       M.ActivationsBytes = Live;
       M.PeakKernel = static_cast<unsigned>(K);

@@ -23,6 +23,7 @@
 #include "llvm/ADT/Optional.h"
 
 #include <string>
+#include <vector>
 
 namespace perfc {
 namespace ir {
@@ -40,6 +41,9 @@ struct InferenceMemory {
   double InputsBytes = 0; ///< Of ActivationsBytes: graph inputs.
   /// The kernel (index in the plan) at whose run the activations peak.
   unsigned PeakKernel = 0;
+  /// Weights and activations alive while each kernel of the plan runs, in
+  /// its order (the trace's memory counter).
+  std::vector<double> LiveBytes;
   /// The largest tensor alive there, and its bytes.
   std::string LargestLive;
   double LargestLiveBytes = 0;

@@ -2,7 +2,8 @@
 //
 // Chrome's Trace Event Format (JSON object form, "X" complete events in
 // microseconds), which chrome://tracing and https://ui.perfetto.dev open.
-// One process per device (pipeline stage), one thread per stream.
+// One process per device (pipeline stage), one thread per stream; for
+// inference, a "memory" counter of the bytes the run holds.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ReportWriters.h"
@@ -83,6 +84,20 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
         metadata(J, "thread_name", 0, 2, "host input");
       for (const TimelineEvent &E : T.Events)
         event(J, E);
+      // Inference: the memory one run holds (weights and live
+      // activations) as a counter track, a value from each kernel's start.
+      if (!Training && R.Memory &&
+          R.Memory->Usage.LiveBytes.size() == T.Events.size())
+        for (size_t I = 0; I < T.Events.size(); ++I)
+          J.object([&] {
+            J.attribute("name", "memory");
+            J.attribute("ph", "C");
+            J.attribute("pid", int64_t(0));
+            J.attribute("ts", T.Events[I].Start * 1e6);
+            J.attributeObject("args", [&] {
+              J.attribute("bytes", R.Memory->Usage.LiveBytes[I]);
+            });
+          });
     });
   });
   OS << "\n";

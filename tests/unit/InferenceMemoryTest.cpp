@@ -7,6 +7,10 @@
 #include "passes/InferenceMemory.h"
 #include "passes/Predict.h"
 #include "passes/WorkPass.h"
+#include "tools/ReportWriters.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <doctest/doctest.h>
 
@@ -85,6 +89,10 @@ TEST_SUITE("inference memory") {
     const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
     CHECK(M.ActivationsBytes == doctest::Approx(3 * Kb400));
     CHECK(M.PeakKernel == 2);
+    REQUIRE(M.LiveBytes.size() == 4);
+    CHECK(M.LiveBytes[0] == doctest::Approx(2 * Kb400)); // x, a
+    CHECK(M.LiveBytes[1] == doctest::Approx(2 * Kb400)); // a, b
+    CHECK(M.LiveBytes[3] == doctest::Approx(3 * Kb400)); // a, c, e
     CHECK(M.LiveTensors == 3);
     CHECK(M.InputsBytes == 0);
     // Fused into one kernel (x in, e out), the intermediates never reach
@@ -149,6 +157,22 @@ TEST_SUITE("inference memory") {
           std::string::npos);
     CHECK(R.Warnings[0].Message.find("small-gpu has 1 MB") !=
           std::string::npos);
+    // The trace carries the live bytes as a counter from each kernel's
+    // start.
+    std::string Trace;
+    llvm::raw_string_ostream OS(Trace);
+    writeChromeTrace(R, OS);
+    OS.flush();
+    llvm::Expected<llvm::json::Value> Doc = llvm::json::parse(Trace);
+    REQUIRE_MESSAGE(bool(Doc), llvm::toString(Doc.takeError()));
+    std::vector<double> Counter;
+    for (const llvm::json::Value &E :
+         *Doc->getAsObject()->getArray("traceEvents"))
+      if (E.getAsObject()->getString("ph") == llvm::StringRef("C"))
+        Counter.push_back(
+            *E.getAsObject()->getObject("args")->getNumber("bytes"));
+    CHECK(Counter ==
+          std::vector<double>{2 * Kb400, 2 * Kb400, 3 * Kb400, 3 * Kb400});
     // A training step's forward pass leaves memory to the step.
     O.Memory = false;
     const Report T = predict(B.G, O);
