@@ -154,6 +154,10 @@ NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
   if (Explain && K.Members.size() > 1)
     NT.Explain +=
         " [kernel of " + std::to_string(K.Members.size()) + " fused nodes]";
+  if (Explain && K.AppendsTo)
+    NT.Explain += " [appends its new rows to the cache '" +
+                  K.AppendsTo->name().str() +
+                  "' in place: the output shares its buffer]";
   NT.PeakFlops = T.PeakFlops;
   NT.ComputeEfficiency = T.ComputeEfficiency;
   NT.Bandwidth = T.Bandwidth;
