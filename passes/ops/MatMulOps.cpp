@@ -126,9 +126,8 @@ static GemmDims gemmDims(const MatMulDims &D) {
 /// weight), A's batch dimensions are rows of one product ([b, s, h] x
 /// [h, n] is a [b*s, h] x [h, n] GEMM: ONNX Runtime's MatMul helper,
 /// cuBLAS callers, torch.matmul all fold them), not b products of s rows.
-static GemmDims runtimeGemm(const ir::Node &N, const MatMulDims &D) {
+static GemmDims runtimeGemm(const MatMulDims &D, const ir::Value *B) {
   GemmDims G = gemmDims(D);
-  const ir::Value *B = N.input(1);
   if (G.Batch > 1 && B && B->shape().isRanked() && B->shape().rank() <= 2) {
     G.M *= G.Batch;
     G.Batch = 1;
@@ -139,21 +138,23 @@ static GemmDims runtimeGemm(const ir::Node &N, const MatMulDims &D) {
 static void matMulWork(const ir::Node &N, OpWork &W) {
   const MatMulDims D = matMulDims(N.input(0), N.input(1));
   W.Macs = D.macs();
-  W.Gemm = runtimeGemm(N, D);
+  W.Gemm = runtimeGemm(D, N.input(1));
   W.Flops = 2 * W.Macs;
   W.Formula = "2*batch*M*K*N";
 }
 
 GemmDims matMulGemmDims(const ir::Value *A, const ir::Value *B,
                         const MatMulTransposes &T) {
-  return gemmDims(matMulDims(A, B, T));
+  const MatMulDims D = matMulDims(A, B, T);
+  // A's batch folds into its rows only where they are contiguous.
+  return T.TransA || T.TransBatchA ? gemmDims(D) : runtimeGemm(D, B);
 }
 
 static void qLinearMatMulWork(const ir::Node &N, OpWork &W) {
   // Inputs: a, a_scale, a_zero_point, b, b_scale, b_zero_point, ...
   const MatMulDims D = matMulDims(N.input(0), N.input(3));
   W.Macs = D.macs();
-  W.Gemm = gemmDims(D);
+  W.Gemm = runtimeGemm(D, N.input(3));
   W.Flops = 2 * W.Macs + RequantizeFlops * elems(N.output(0));
   W.Formula = "2*batch*M*K*N + 3*out_elems (requantize)";
 }

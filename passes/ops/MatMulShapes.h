@@ -24,7 +24,9 @@ struct MatMulTransposes {
 };
 
 /// The batched GEMM A x B is: batch = the broadcast batch dimensions, M, N,
-/// K; MACs = Batch * M * N * K. Unknown sizes read as 0.
+/// K; MACs = Batch * M * N * K. Where B has no batch dimensions (a weight)
+/// and A is not transposed, A's batch is rows of one GEMM (Batch 1), as
+/// runtimes run it. Unknown sizes read as 0.
 GemmDims matMulGemmDims(const ir::Value *A, const ir::Value *B,
                         const MatMulTransposes &T);
 

@@ -492,6 +492,17 @@ TEST_CASE("MatMul: a weight's product folds the batch into its rows") {
       workOf(B.node("MatMul", {X, B.input("y", {64, 4096, 8})}, {64, 1, 8}));
   CHECK(Batched.Gemm.Batch == 64);
   CHECK(Batched.Gemm.M == 1);
+  // The quantized product folds the same way.
+  ir::Value *Xq = B.input("xq", {8, 16, 32}, ir::DType::U8);
+  ir::Value *Scale = B.weight("s", {}),
+            *Zero = B.weight("z", {}, ir::DType::U8);
+  const OpWork Q =
+      workOf(B.node("QLinearMatMul",
+                    {Xq, Scale, Zero, B.weight("wq", {32, 4}, ir::DType::U8),
+                     Scale, Zero, Scale, Zero},
+                    {8, 16, 4}, ir::DType::U8));
+  CHECK(Q.Gemm.Batch == 1);
+  CHECK(Q.Gemm.M == 8 * 16);
 }
 
 TEST_CASE("MatMul: batched attention scores") {
