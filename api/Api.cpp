@@ -262,7 +262,7 @@ Prediction predict(const Model &M, const Hardware *Hw,
 std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                                                  const Hardware *Hw,
                                                  const PredictOptions &Options,
-                                                 bool Explain) {
+                                                 bool Explain, bool ForStep) {
   const Model::Impl &MI = M.impl();
   perfc::PredictOptions PO;
   PO.Explain = Explain;
@@ -277,7 +277,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("unknown conv layout '" + Options.convLayout +
                "': use native, nchw or nhwc");
   PO.Fusion.Fuse = Options.fusion;
-  PO.Memory = !Options.train; // a step's memory is the step's
+  PO.Memory = !Options.train && !ForStep; // a step's memory is the step's
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
   // A launch cost of another runtime: the prediction's own copy of the
   // devices (the handle stays immutable and shared).
@@ -393,7 +393,7 @@ std::optional<TrainSummary> Prediction::train() const {
 }
 
 std::optional<MemorySummary> Prediction::memory() const {
-  if (!P->R.Memory || P->R.Train)
+  if (!P->R.Memory)
     return std::nullopt;
   const InferenceMemoryReport &M = *P->R.Memory;
   MemorySummary S;

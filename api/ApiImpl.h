@@ -65,11 +65,14 @@ struct Prediction::Impl {
 };
 
 /// predict(), with or without NodeTime::Explain strings (the JSON's
-/// formulas; formatting them takes most of a prediction's time).
+/// formulas; formatting them takes most of a prediction's time). ForStep:
+/// the report becomes a training step's (plan()), whose memory is the
+/// step's, as with Options.train: no inference memory, no warning for it.
 std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                                                  const Hardware *Hw,
                                                  const PredictOptions &Options,
-                                                 bool Explain);
+                                                 bool Explain,
+                                                 bool ForStep = false);
 
 /// Throws Error with E's message.
 [[noreturn]] void throwError(llvm::Error E);

@@ -78,7 +78,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   PO.computeType = Options.computeType;
   PO.fusion = Options.fusion;
   PO.timings = Options.timings;
-  Report R = makePrediction(M, &Hw, PO, /*Explain=*/true)->R;
+  Report R = makePrediction(M, &Hw, PO, /*Explain=*/true, /*ForStep=*/true)->R;
 
   TrainOptions Base;
   Base.globalBatch = Options.globalBatch;

@@ -160,7 +160,8 @@ struct Report {
   OpWork Total;
   llvm::Optional<double> LatencySeconds;
   llvm::Optional<KernelSummary> Kernels;
-  /// Inference with a device: peak memory of one run.
+  /// Inference with a device: peak memory of one run (never with Train:
+  /// a step's memory is TrainReport's; PredictOptions::Memory is off).
   llvm::Optional<InferenceMemoryReport> Memory;
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;

@@ -272,7 +272,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         });
       }
     });
-    if (R.Memory && !R.Train) {
+    if (R.Memory) {
       const InferenceMemoryReport &M = *R.Memory;
       J.attributeObject("memory", [&] {
         J.attribute("peak_bytes", count(M.Usage.PeakBytes));

@@ -149,7 +149,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                         100 * K.MemoryBoundSeconds / T,
                         100 * K.OverheadBoundSeconds / T);
   }
-  if (R.Memory && !R.Train) {
+  if (R.Memory) {
     const InferenceMemoryReport &Mem = *R.Memory;
     OS << fmt::format("memory    {} at peak (weights {}, activations {} at "
                       "'{}'){} {} {}\n",

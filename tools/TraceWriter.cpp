@@ -86,8 +86,7 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
         event(J, E);
       // Inference: the memory one run holds (weights and live
       // activations) as a counter track, a value from each kernel's start.
-      if (!Training && R.Memory &&
-          R.Memory->Usage.LiveBytes.size() == T.Events.size())
+      if (R.Memory && R.Memory->Usage.LiveBytes.size() == T.Events.size())
         for (size_t I = 0; I < T.Events.size(); ++I)
           J.object([&] {
             J.attribute("name", "memory");

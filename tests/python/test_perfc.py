@@ -236,6 +236,28 @@ def test_plan_is_the_clis_plan():
         assert c["vp"] == 1
 
 
+def test_plan_report_has_no_inference_memory(tmp_path):
+    # 25.8 B parameters: the fp32 forward alone (103 GB) overflows one
+    # A100, but the plan's step (bf16 over 8 GPUs) fits. The plan's report
+    # is a step's: no inference memory, and no warning that one run does
+    # not fit; plain predict() keeps both.
+    exe = os.environ.get("PERFC_BIN")
+    if not exe:
+        pytest.skip("needs PERFC_BIN to write the model")
+    path = str(tmp_path / "big.onnx")
+    subprocess.run([exe, "zoo", "gpt", "--layers", "8", "--hidden", "16384",
+                    "--heads", "128", "--seq", "512", "--vocab", "1000",
+                    "-o", path], check=True, capture_output=True)
+    m = perfc.Model.from_onnx(path, batch=1)
+    dgx = perfc.load_hw("dgx-a100")
+    r = perfc.plan(m, dgx, {"global_batch": 8, "dtype": "bf16"}, report=True)
+    assert r["memory"]["fits"] and "stage" in r["memory"]
+    assert not [w for w in r["warnings"] if "one run needs" in w["message"]]
+    d = perfc.predict(m, dgx, ops=False)
+    assert d["memory"]["fits"] is False
+    assert [w for w in d["warnings"] if "one run needs" in w]
+
+
 def test_training_json_explains_its_communication():
     """predict_json gives the CLI's JSON: each collective behind the step's
     communication with its formula, counts adding up to tp_comm_s."""
