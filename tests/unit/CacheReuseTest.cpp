@@ -1,6 +1,6 @@
 //===- CacheReuseTest.cpp - Which memory level serves each kernel ---------===//
 #include "TestDevices.h"
-#include "TestGraphs.h"
+#include "TestKernels.h"
 
 #include "hwdb/Loader.h"
 #include "passes/CacheReuse.h"
@@ -36,25 +36,8 @@ hw::Device load(const char *Text) {
   return deviceFromYaml(Text, "cache-reuse-test.yaml");
 }
 
-KernelPlan unfused(const ir::Graph &G) {
-  FusionOptions O;
-  O.Fuse = false;
-  return planKernels(G, computeWork(G), O);
-}
-
 // 100,000 fp32 elements: 400 KB.
 constexpr int64_t N = 100000;
-
-/// a = Relu(x); b = Relu(a); c = Relu(b); e = Add(a, c), e returned: the
-/// residual a waits over the branch. Returns the Add.
-ir::Node *residualBlock(GraphBuilder &B) {
-  ir::Node *A = B.node("Relu", {B.input("x", {N})}, {N});
-  ir::Node *Bn = B.node("Relu", {B.out(A)}, {N});
-  ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
-  ir::Node *E = B.node("Add", {B.out(A), B.out(C)}, {N});
-  B.G.markOutput(B.out(E));
-  return E;
-}
 
 } // namespace
 
@@ -67,7 +50,7 @@ TEST_SUITE("cache reuse") {
     ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
     B.G.markOutput(B.out(C));
     const hw::Device D = load(CachedGpu);
-    const KernelPlan P = unfused(B.G);
+    const KernelPlan P = planOf(B.G, false);
     REQUIRE(P.Kernels.size() == 3);
     const std::vector<LevelShares> S = cacheResidency(B.G, P, D);
     REQUIRE(S.size() == 3);
@@ -88,10 +71,10 @@ TEST_SUITE("cache reuse") {
     // At the Add, a's stack distance is a + c = 800 KB > 700 KB (b died
     // after its reader), c's is 400 KB.
     GraphBuilder B;
-    const ir::Node *E = residualBlock(B);
+    const ir::Node *E = residualBlock(B, N);
     const ir::Node *Bn = B.G.nodes()[1];
     const hw::Device D = load(CachedGpu);
-    const KernelPlan P = unfused(B.G);
+    const KernelPlan P = planOf(B.G, false);
     REQUIRE(P.Kernels.size() == 4);
     const std::vector<LevelShares> S = cacheResidency(B.G, P, D);
     // Kernel 0: x from HBM, and a written back to HBM (its second reader
@@ -128,7 +111,7 @@ TEST_SUITE("cache reuse") {
     ir::Node *R = B.node("Relu", {B.out(Mm)}, {1, 256});
     B.G.markOutput(B.out(R));
     const hw::Device D = load(CachedGpu);
-    const KernelPlan P = unfused(B.G);
+    const KernelPlan P = planOf(B.G, false);
     const std::vector<LevelShares> S = cacheResidency(B.G, P, D);
     REQUIRE(S.size() == 2);
     // Reads: x (1 KB, HBM) and W (256 KB, L2); writes y (1 KB, L2).
@@ -142,7 +125,7 @@ TEST_SUITE("cache reuse") {
         {1, 512});
     Big.G.markOutput(Big.out(BigMm));
     const std::vector<LevelShares> SB =
-        cacheResidency(Big.G, unfused(Big.G), D);
+        cacheResidency(Big.G, planOf(Big.G, false), D);
     REQUIRE(SB.size() == 1);
     CHECK(SB[0][0] == doctest::Approx(1));
   }
@@ -150,9 +133,9 @@ TEST_SUITE("cache reuse") {
   TEST_CASE("storage in a narrower type shrinks the stack distances") {
     // The residual case in fp16: a + c = 400 KB fit the 700 KB L2.
     GraphBuilder B;
-    residualBlock(B);
-    const std::vector<LevelShares> S =
-        cacheResidency(B.G, unfused(B.G), load(CachedGpu), ir::DType::F16);
+    residualBlock(B, N);
+    const std::vector<LevelShares> S = cacheResidency(
+        B.G, planOf(B.G, false), load(CachedGpu), ir::DType::F16);
     REQUIRE(S.size() == 4);
     CHECK(S[3][0] == doctest::Approx(1.0 / 3)); // only e goes to HBM
     CHECK(S[0][0] == doctest::Approx(0.5));     // x in, a stays in L2
@@ -166,6 +149,6 @@ TEST_SUITE("cache reuse") {
     GraphBuilder B;
     ir::Node *A = B.node("Relu", {B.input("x", {N})}, {N});
     B.G.markOutput(B.out(A));
-    CHECK(cacheResidency(B.G, unfused(B.G), load(Text.c_str())).empty());
+    CHECK(cacheResidency(B.G, planOf(B.G, false), load(Text.c_str())).empty());
   }
 }

@@ -1,5 +1,5 @@
 //===- FusionTest.cpp - Kernel planning and the latency of kernels --------===//
-#include "TestGraphs.h"
+#include "TestKernels.h"
 
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
@@ -14,10 +14,21 @@ using namespace perfc::test;
 
 namespace {
 
-KernelPlan plan(const ir::Graph &G, bool Fuse = true) {
-  FusionOptions O;
-  O.Fuse = Fuse;
-  return planKernels(G, computeWork(G), O);
+/// X [1, Rows, In] projected by a weight ("w" + Name) to Heads heads of 16
+/// and split into them as exporters write it (Reshape, Transpose to
+/// [1, Heads, Rows, 16]); Proj is the projection. Returns the Transpose.
+ir::Node *projectHeads(GraphBuilder &B, ir::Value *X, const std::string &Name,
+                       int64_t Heads, ir::Node *&Proj) {
+  const int64_t Rows = X->shape()[1].Value, In = X->shape()[2].Value;
+  Proj = B.node("MatMul", {X, B.weight("w" + Name, {In, Heads * 16})},
+                {1, Rows, Heads * 16});
+  ir::Node *R =
+      B.node("Reshape",
+             {B.out(Proj), B.constInts(Name + "shape", {1, Rows, Heads, 16})},
+             {1, Rows, Heads, 16});
+  ir::Node *T = B.node("Transpose", {B.out(R)}, {1, Heads, Rows, 16});
+  T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
+  return T;
 }
 
 /// 1 FLOP/ns, 1 byte/ns, 1 us per kernel: times below are hand sums.
@@ -48,7 +59,7 @@ TEST_SUITE("fusion") {
                           {1, 4, 6, 6});
     ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {1, 4, 6, 6});
     B.G.markOutput(B.out(Relu));
-    KernelPlan P = plan(B.G);
+    KernelPlan P = planOf(B.G);
     REQUIRE(P.Kernels.size() == 1);
     CHECK(P.Kernels[0].Head == Conv->index());
     CHECK(P.Kernels[0].Members.size() == 3);
@@ -58,7 +69,7 @@ TEST_SUITE("fusion") {
     CHECK(P.Kernels[0].Work.BytesRead == doctest::Approx(Read));
     CHECK(P.Kernels[0].Work.BytesWritten == doctest::Approx(4 * 6 * 6 * 4));
     // Without fusion, three kernels.
-    CHECK(plan(B.G, /*Fuse=*/false).Kernels.size() == 3);
+    CHECK(planOf(B.G, /*Fuse=*/false).Kernels.size() == 3);
   }
 
   TEST_CASE("without FoldBatchNorm, BatchNormalization heads its own kernel "
@@ -97,7 +108,7 @@ TEST_SUITE("fusion") {
         B.node("MatMul", {B.out(Exp), B.weight("w", {1024, 2})}, {2});
     B.G.markOutput(B.out(Neg));
     B.G.markOutput(B.out(Mm));
-    KernelPlan P = plan(B.G);
+    KernelPlan P = planOf(B.G);
     REQUIRE(P.Kernels.size() == 2);
     CHECK(P.Kernels[0].Members.size() == 2);
     CHECK(P.Kernels[0].Work.BytesRead == doctest::Approx(4096));
@@ -113,7 +124,7 @@ TEST_SUITE("fusion") {
         B.node("ReduceMean", {B.out(Add), B.constInts("axes", {1})}, {4, 1});
     ir::Node *Sub = B.node("Sub", {B.out(Add), B.out(Mean)}, {4, 8});
     B.G.markOutput(B.out(Sub));
-    KernelPlan P = plan(B.G);
+    KernelPlan P = planOf(B.G);
     REQUIRE(P.Kernels.size() == 2);
     CHECK(P.KernelOf[Add->index()] == P.KernelOf[Mm->index()]);
     CHECK(P.KernelOf[Mean->index()] != P.KernelOf[Mm->index()]);
@@ -132,7 +143,7 @@ TEST_SUITE("fusion") {
     ir::Node *Reshape = B.node("Reshape", {X, B.out(Concat)}, {2, 12});
     ir::Node *Relu = B.node("Relu", {B.out(Reshape)}, {2, 12});
     B.G.markOutput(B.out(Relu));
-    KernelPlan P = plan(B.G);
+    KernelPlan P = planOf(B.G);
     CHECK(P.Exec[Shape->index()] == NodeExec::Folded);
     CHECK(P.Exec[Gather->index()] == NodeExec::Folded);
     CHECK(P.Exec[Concat->index()] == NodeExec::Folded);
@@ -151,7 +162,7 @@ TEST_SUITE("fusion") {
         B.node("MatMul", {B.out(Exp), B.weight("w", {4, 4})}, {4, 4});
     ir::Node *Add = B.node("Add", {B.out(Exp), B.out(Mm)}, {4, 4});
     B.G.markOutput(B.out(Add));
-    KernelPlan P = plan(B.G);
+    KernelPlan P = planOf(B.G);
     CHECK(P.KernelOf[Add->index()] == P.KernelOf[Mm->index()]);
     CHECK(P.KernelOf[Add->index()] != P.KernelOf[Exp->index()]);
   }
@@ -209,7 +220,7 @@ TEST_SUITE("fusion") {
     ir::Node *P = B.node("Softmax", {B.out(Scale)}, {1, 64, 64});
     ir::Node *O = B.node("MatMul", {B.out(P), B.out(V)}, {1, 64, 32});
     B.G.markOutput(B.out(O));
-    KernelPlan Fused = plan(B.G);
+    KernelPlan Fused = planOf(B.G);
     const int Attn = Fused.KernelOf[S->index()];
     CHECK(Fused.KernelOf[P->index()] == Attn);
     CHECK(Fused.KernelOf[O->index()] == Attn);
@@ -271,15 +282,7 @@ TEST_SUITE("fusion") {
     auto Build = [&](GraphBuilder &B, bool KeepRotatedQ) {
       ir::Value *X = B.input("x", {1, 64, 32});
       auto Project = [&](const std::string &Name, ir::Node *&Proj) {
-        Proj =
-            B.node("MatMul", {X, B.weight("w" + Name, {32, 32})}, {1, 64, 32});
-        ir::Node *R =
-            B.node("Reshape",
-                   {B.out(Proj), B.constInts(Name + "shape", {1, 64, 2, 16})},
-                   {1, 64, 2, 16});
-        ir::Node *T = B.node("Transpose", {B.out(R)}, Heads);
-        T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
-        return B.out(T);
+        return B.out(projectHeads(B, X, Name, 2, Proj));
       };
       ir::Node *Q, *K, *V;
       ir::Node *Qr = Rope(B, Project("q", Q), "q");
@@ -297,7 +300,7 @@ TEST_SUITE("fusion") {
     };
     GraphBuilder B;
     const auto [S, Q, K] = Build(B, false);
-    const KernelPlan P = plan(B.G);
+    const KernelPlan P = planOf(B.G);
     // One QKV GEMM and one attention kernel: the two products, Softmax,
     // the three head-split Transposes, K^T and both rotary embeddings (7
     // nodes each).
@@ -313,7 +316,7 @@ TEST_SUITE("fusion") {
     // k's still join, and the K and V projections fuse without Q's.
     GraphBuilder B2;
     const auto [S2, Q2, K2] = Build(B2, true);
-    const KernelPlan P2 = plan(B2.G);
+    const KernelPlan P2 = planOf(B2.G);
     const int Attn2 = P2.KernelOf[S2->index()];
     CHECK(P2.Kernels[Attn2].Members.size() == 6 + 7);
     CHECK(P2.KernelOf[Q2->index()] != P2.KernelOf[K2->index()]);
@@ -328,13 +331,7 @@ TEST_SUITE("fusion") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {1, 1, 32});
     auto Heads = [&](const std::string &Name, ir::Node *&Proj) {
-      Proj = B.node("MatMul", {X, B.weight("w" + Name, {32, 32})}, {1, 1, 32});
-      ir::Node *R = B.node(
-          "Reshape", {B.out(Proj), B.constInts(Name + "shape", {1, 1, 2, 16})},
-          {1, 1, 2, 16});
-      ir::Node *T = B.node("Transpose", {B.out(R)}, {1, 2, 1, 16});
-      T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
-      return T;
+      return projectHeads(B, X, Name, 2, Proj);
     };
     auto Append = [&](const std::string &Name, ir::Node *New) {
       ir::Node *C =
@@ -354,7 +351,7 @@ TEST_SUITE("fusion") {
     ir::Node *O = B.node("MatMul", {B.out(P), B.out(Vc)}, {1, 2, 1, 16});
     B.G.markOutput(B.out(O));
 
-    const KernelPlan F = plan(B.G);
+    const KernelPlan F = planOf(B.G);
     // QKV GEMM, k append (with k's head split), v append, attention.
     REQUIRE(F.Kernels.size() == 4);
     const Kernel &KA = F.Kernels[F.KernelOf[Kc->index()]];
@@ -379,7 +376,7 @@ TEST_SUITE("fusion") {
     CHECK(M.ActivationsBytes == doctest::Approx(128 + 384 + 2 * 896));
 
     // Eager (no fusion): torch.cat copies the whole cache.
-    const KernelPlan E = plan(B.G, false);
+    const KernelPlan E = planOf(B.G, false);
     const Kernel &KE = E.Kernels[E.KernelOf[Kc->index()]];
     CHECK_FALSE(KE.AppendsTo);
     CHECK(KE.Work.BytesRead == doctest::Approx(896 + 128));
@@ -392,16 +389,6 @@ TEST_SUITE("fusion") {
     // projections are one GEMM.
     GraphBuilder B;
     ir::Value *X = B.input("x", {1, 8, 64});
-    auto Heads = [&](const std::string &Name, int64_t N, ir::Node *&Proj) {
-      Proj = B.node("MatMul", {X, B.weight("w" + Name, {64, N * 16})},
-                    {1, 8, N * 16});
-      ir::Node *R = B.node(
-          "Reshape", {B.out(Proj), B.constInts(Name + "shape", {1, 8, N, 16})},
-          {1, 8, N, 16});
-      ir::Node *T = B.node("Transpose", {B.out(R)}, {1, N, 8, 16});
-      T->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 2, 1, 3}));
-      return T;
-    };
     auto Expand = [&](const std::string &Name, ir::Node *Kv) {
       ir::Node *U =
           B.node("Unsqueeze", {B.out(Kv), B.constInts(Name + "ax", {2})},
@@ -414,16 +401,16 @@ TEST_SUITE("fusion") {
                     {1, 4, 8, 16});
     };
     ir::Node *Q, *K, *V;
-    ir::Node *Qh = Heads("q", 4, Q);
-    ir::Node *Kx = Expand("k", Heads("k", 2, K));
-    ir::Node *Vx = Expand("v", Heads("v", 2, V));
+    ir::Node *Qh = projectHeads(B, X, "q", 4, Q);
+    ir::Node *Kx = Expand("k", projectHeads(B, X, "k", 2, K));
+    ir::Node *Vx = Expand("v", projectHeads(B, X, "v", 2, V));
     ir::Node *Kt = B.node("Transpose", {B.out(Kx)}, {1, 4, 16, 8});
     Kt->addAttr(ir::Attr("perm", std::vector<int64_t>{0, 1, 3, 2}));
     ir::Node *S = B.node("MatMul", {B.out(Qh), B.out(Kt)}, {1, 4, 8, 8});
     ir::Node *P = B.node("Softmax", {B.out(S)}, {1, 4, 8, 8});
     ir::Node *O = B.node("MatMul", {B.out(P), B.out(Vx)}, {1, 4, 8, 16});
     B.G.markOutput(B.out(O));
-    const KernelPlan F = plan(B.G);
+    const KernelPlan F = planOf(B.G);
     REQUIRE(F.Kernels.size() == 2);
     const Kernel &At = F.Kernels[F.KernelOf[S->index()]];
     CHECK(At.Attention);
@@ -456,7 +443,7 @@ TEST_SUITE("fusion") {
     };
     auto AttentionOf = [](const ir::Graph &G, const ir::Node *S,
                           const ir::Node *O) {
-      KernelPlan P = plan(G);
+      KernelPlan P = planOf(G);
       REQUIRE(P.KernelOf[S->index()] >= 0);
       CHECK(P.KernelOf[O->index()] == P.KernelOf[S->index()]);
       return P.Kernels[P.KernelOf[S->index()]];

@@ -1,6 +1,6 @@
 //===- InferenceMemoryTest.cpp - Peak memory of one inference run ---------===//
 #include "TestDevices.h"
-#include "TestGraphs.h"
+#include "TestKernels.h"
 
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
@@ -39,24 +39,9 @@ hw::Device load(const char *Text) {
   return deviceFromYaml(Text, "inference-memory-test.yaml");
 }
 
-KernelPlan plan(const ir::Graph &G, bool Fuse) {
-  FusionOptions O;
-  O.Fuse = Fuse;
-  return planKernels(G, computeWork(G), O);
-}
-
 // 100,000 fp32 elements: 400 KB.
 constexpr int64_t N = 100000;
 constexpr double Kb400 = 400000;
-
-/// a = Relu(x); b = Relu(a); c = Relu(b); e = Add(a, c), e returned.
-void residualBlock(GraphBuilder &B) {
-  ir::Node *A = B.node("Relu", {B.input("x", {N})}, {N});
-  ir::Node *Bn = B.node("Relu", {B.out(A)}, {N});
-  ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
-  ir::Node *E = B.node("Add", {B.out(A), B.out(C)}, {N});
-  B.G.markOutput(B.out(E));
-}
 
 } // namespace
 
@@ -71,7 +56,7 @@ TEST_SUITE("inference memory") {
     ir::Node *Bn = B.node("Relu", {B.out(A)}, {N});
     ir::Node *C = B.node("Relu", {B.out(Bn)}, {N});
     B.G.markOutput(B.out(C));
-    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    const InferenceMemory M = inferenceMemory(B.G, planOf(B.G, false));
     CHECK(M.WeightsBytes == 0);
     CHECK(M.ActivationsBytes == doctest::Approx(2 * Kb400));
     CHECK(M.PeakBytes == doctest::Approx(2 * Kb400));
@@ -85,8 +70,8 @@ TEST_SUITE("inference memory") {
     // Kernel 2 (c = Relu(b)) holds a (read again by the Add), b and c:
     // 1.2 MB; kernels 0 and 1 hold two tensors; kernel 3 holds a, c, e.
     GraphBuilder B;
-    residualBlock(B);
-    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    residualBlock(B, N);
+    const InferenceMemory M = inferenceMemory(B.G, planOf(B.G, false));
     CHECK(M.ActivationsBytes == doctest::Approx(3 * Kb400));
     CHECK(M.PeakKernel == 2);
     REQUIRE(M.LiveBytes.size() == 4);
@@ -97,7 +82,7 @@ TEST_SUITE("inference memory") {
     CHECK(M.InputsBytes == 0);
     // Fused into one kernel (x in, e out), the intermediates never reach
     // memory.
-    const InferenceMemory F = inferenceMemory(B.G, plan(B.G, true));
+    const InferenceMemory F = inferenceMemory(B.G, planOf(B.G, true));
     CHECK(F.ActivationsBytes == doctest::Approx(2 * Kb400));
     CHECK(F.LiveTensors == 2);
   }
@@ -111,7 +96,7 @@ TEST_SUITE("inference memory") {
                {1, 256});
     ir::Node *R = B.node("Relu", {B.out(Mm)}, {1, 256});
     B.G.markOutput(B.out(R));
-    const KernelPlan P = plan(B.G, false);
+    const KernelPlan P = planOf(B.G, false);
     const InferenceMemory M = inferenceMemory(B.G, P);
     CHECK(M.WeightsBytes == doctest::Approx(262144));
     CHECK(M.WeightTensors == 1);
@@ -130,7 +115,7 @@ TEST_SUITE("inference memory") {
         {B.weight("table", {1000, 64}), B.input("ids", {4}, ir::DType::I64)},
         {4, 64});
     B.G.markOutput(B.out(G));
-    const InferenceMemory M = inferenceMemory(B.G, plan(B.G, false));
+    const InferenceMemory M = inferenceMemory(B.G, planOf(B.G, false));
     CHECK(M.WeightsBytes == doctest::Approx(256000));
     CHECK(M.ActivationsBytes == doctest::Approx(4 * 8 + 4 * 64 * 4));
   }
@@ -138,7 +123,7 @@ TEST_SUITE("inference memory") {
   TEST_CASE("predict reports the peak against the device and warns when it "
             "does not fit") {
     GraphBuilder B;
-    residualBlock(B);
+    residualBlock(B, N);
     const hw::Device D = load(SmallGpu);
     PredictOptions O;
     O.Device = &D;
