@@ -25,8 +25,9 @@
 // attention (Q.K^T, pointwise scaling and masking, Softmax, dropout, P.V)
 // becomes one kernel, as FlashAttention and the runtimes' fused attention
 // kernels run it; the head split/merge Transposes, a packed QKV's Split or
-// Slices and the rotary embedding of Q and K that only it reads run inside
-// it, and the Q, K, V projections of
+// Slices, the rotary embedding of Q and K and grouped-query attention's
+// Expand of the K and V heads that only it reads run inside it, and the Q,
+// K, V projections of
 // one input run as one GEMM (N summed), as TensorRT's fused QKV and ONNX
 // Runtime's packed-QKV Attention do. A decoder's key/value cache append
 // (Concat(past, new) returned as the next step's cache) writes the new rows
