@@ -323,6 +323,13 @@ add_test(NAME cli.zoo_decode_predict
 set_tests_properties(cli.zoo_decode_predict PROPERTIES
   FIXTURES_REQUIRED zoo_decode
   PASS_REGULAR_EXPRESSION "input     \\.\\.\\. 5 more, to past\\.3\\.value.*memory    [0-9.]+ MB at peak \\(weights [0-9.]+ MB, activations [0-9.]+ KB")
+# --explain names the cache a cache-append kernel writes into in place.
+add_test(NAME cli.zoo_decode_explain
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --explain --ops 0)
+set_tests_properties(cli.zoo_decode_explain PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "appends its new rows to the cache 'past\\.0\\.key' in place")
 set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
 perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
                    zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})
