@@ -5,6 +5,7 @@
 #include "passes/LoadTimeConstants.h"
 #include "passes/Views.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
@@ -84,6 +85,7 @@ public:
   explicit Analyzer(const ir::Graph &G) : G(G), Constants(G) {}
 
   BlockInfo run() {
+    findInputOnly();
     assignUnits();
     Info.Tp.assign(G.numNodes(), TpRole::Replicated);
     Info.AttentionCore.assign(G.numNodes(), false);
@@ -97,6 +99,41 @@ public:
   }
 
 private:
+  /// Values computed from the graph's inputs and load-time constants
+  /// alone, reading no parameter: a key/value cache passed in, an attention
+  /// mask and what is derived from it. Each rank holds its own share of a
+  /// cache and the whole of a mask, so a node between a column and a row
+  /// GEMM may read them and stay sharded.
+  void findInputOnly() {
+    InputOnly.resize(G.numValues());
+    for (const ir::Value *In : G.inputs())
+      if (In)
+        InputOnly.set(In->index());
+    for (const auto &N : G.nodes()) {
+      bool FromInputs = false, Only = true;
+      for (const ir::Value *In : N->inputs()) {
+        if (!In)
+          continue;
+        if (parameterBehind(In))
+          Only = false; // an embedding lookup: the residual stream
+        else if (Constants.contains(In))
+          continue;
+        else if (InputOnly.test(In->index()))
+          FromInputs = true;
+        else
+          Only = false;
+      }
+      if (FromInputs && Only)
+        for (const ir::Value *Out : N->outputs())
+          if (Out)
+            InputOnly.set(Out->index());
+    }
+  }
+
+  bool isInputOnly(const ir::Value *V) const {
+    return V->index() < InputOnly.size() && InputOnly.test(V->index());
+  }
+
   void assignUnits() {
     const unsigned N = G.numNodes();
     std::vector<int> Block(N, -1);
@@ -156,8 +193,9 @@ private:
         if (const ir::Value *In = activationInput(*N))
           Groups[In].push_back(N);
     for (auto &[Input, Gemms] : Groups) {
-      // Forward: nodes of the block computed only from the group's outputs
-      // and constants, stopping at parameter GEMMs.
+      // Forward: nodes of the block computed only from the group's outputs,
+      // constants and values of the graph's inputs alone (a cache, a
+      // mask), stopping at parameter GEMMs.
       llvm::DenseSet<const ir::Node *> Visited(Gemms.begin(), Gemms.end());
       std::vector<const ir::Node *> Rows, Order;
       for (const auto &N : G.nodes()) {
@@ -171,7 +209,7 @@ private:
           const ir::Node *P = In->producer();
           if (P && Visited.count(P))
             FromGroup = true;
-          else
+          else if (!isInputOnly(In))
             Only = false;
         }
         if (!FromGroup || !Only)
@@ -292,6 +330,7 @@ private:
 
   const ir::Graph &G;
   const LoadTimeConstants Constants;
+  llvm::BitVector InputOnly;
   BlockInfo Info;
 };
 

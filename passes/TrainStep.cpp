@@ -8,6 +8,7 @@
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
+#include "passes/TpShard.h"
 #include "passes/TrainExplain.h"
 #include "passes/WorkPass.h"
 
@@ -248,45 +249,12 @@ private:
 
   /// The share of a node's work one tensor-parallel rank does.
   double tpScale(unsigned Node) const {
-    if (O.Tp == 1)
-      return 1;
-    const TpRole R = Blocks.Tp[Node];
-    if (R != TpRole::Replicated)
-      return 1.0 / O.Tp;
-    const unsigned U = Blocks.UnitOf[Node];
-    if (O.SequenceParallel && U >= 1 && U <= Blocks.NumBlocks)
-      return 1.0 / O.Tp;
-    return 1;
+    return tpShare(Blocks, Node, O.Tp, O.SequenceParallel);
   }
 
   OpWork shard(const OpWork &W, unsigned Node) const {
-    OpWork S = W;
-    const double T = tpScale(Node);
-    S.Macs *= T;
-    S.Flops *= T;
-    const double Bytes = byteScale(W.Type) * T;
-    S.BytesRead *= Bytes;
-    S.BytesWritten *= Bytes;
-    S.LayoutBytes *= Bytes;
-    if (O.Tp > 1 && S.Gemm.valid()) {
-      switch (Blocks.Tp[Node]) {
-      case TpRole::Column:
-      case TpRole::Vocab:
-        S.Gemm.N /= O.Tp;
-        break;
-      case TpRole::Row:
-        S.Gemm.K /= O.Tp;
-        break;
-      case TpRole::Sharded:
-        S.Gemm.Batch /= O.Tp;
-        break;
-      case TpRole::Replicated:
-        if (T < 1)
-          S.Gemm.M /= O.Tp;
-        break;
-      }
-    }
-    return S;
+    return shardWork(W, Blocks.Tp[Node], O.Tp, tpScale(Node),
+                     byteScale(W.Type));
   }
 
   double time(const OpWork &W) const {
