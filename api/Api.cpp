@@ -298,6 +298,33 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("a training prediction needs hardware (a device or cluster)");
   if (Options.train && Options.place)
     throwError("place places inference kernels; for training use plan");
+  if (Options.tensorParallel == 0)
+    throwError("tensorParallel 0: give the number of devices the model is "
+               "split over, 1 or more");
+  if (Options.tensorParallel > 1) {
+    if (Options.train)
+      throwError("tensorParallel splits inference; a training step's tensor "
+                 "parallelism is train.tp");
+    if (Options.place)
+      throwError("place and tensorParallel: place puts each kernel on one "
+                 "processor of a SoC, tensorParallel splits every kernel "
+                 "over a cluster's devices; give one");
+    if (!Cluster)
+      throwError("tensorParallel needs hardware: a cluster whose devices the "
+                 "model is split over");
+    if (Options.tensorParallel > Cluster->numDevices())
+      throwError(llvm::formatv("tensorParallel {0} splits the model over {0} "
+                               "devices, but '{1}' has {2}",
+                               Options.tensorParallel, Cluster->Name,
+                               Cluster->numDevices())
+                     .str());
+    auto Group = cost::groupOf(*Cluster, Options.tensorParallel, 1);
+    if (!Group)
+      throwError(Group.takeError());
+    if (llvm::Error E = checkTensorParallel(MI.Graph, Options.tensorParallel))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    PO.TensorParallel = *Group;
+  }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
       throwError(std::move(E));
@@ -405,6 +432,20 @@ std::optional<MemorySummary> Prediction::memory() const {
   S.fits = M.Fits;
   S.complete = M.Usage.Complete;
   S.peakAt = M.PeakAt;
+  return S;
+}
+
+std::optional<TensorParallelSummary> Prediction::tensorParallel() const {
+  if (!P->R.TensorParallel)
+    return std::nullopt;
+  const TensorParallelReport &TP = *P->R.TensorParallel;
+  TensorParallelSummary S;
+  S.degree = TP.Degree;
+  S.link = TP.Link;
+  S.allReduces = TP.AllReduces;
+  S.allGathers = TP.AllGathers;
+  S.kernelSeconds = TP.KernelSeconds;
+  S.commSeconds = TP.CommSeconds;
   return S;
 }
 

@@ -32,7 +32,8 @@ bool isWeight(const ir::Value &V, const KernelPlan &Plan) {
 } // namespace
 
 InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
-                                llvm::Optional<ir::DType> Storage) {
+                                llvm::Optional<ir::DType> Storage,
+                                llvm::ArrayRef<KernelShare> Shares) {
   InferenceMemory M;
   const int N = static_cast<int>(Plan.Kernels.size());
   if (N == 0)
@@ -55,16 +56,30 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       Write = false;
     }
     Life &L = Lives[V->index()];
+    const bool Weight = isWeight(*V, Plan);
+    // One rank's share: of a weight as its reader splits it, of what a
+    // kernel writes and of a floating-point graph input as the kernel
+    // splits its activations.
+    double Share = 1;
+    if (!Shares.empty())
+      Share = Weight ? Shares[K].Weights
+              : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
+                  ? Shares[K].Activations
+                  : 1;
+    // The whole tensor is held, whatever share of it a kernel reads (a
+    // Gather's rows of an embedding table).
+    const double Bytes =
+        storedBytes(static_cast<double>(V->bytes()), V->type(), Storage) *
+        Share;
     if (L.First < 0) {
       Touched.push_back(V->index());
-      // The whole tensor is held, whatever share of it a kernel reads (a
-      // Gather's rows of an embedding table).
-      L.Bytes =
-          storedBytes(static_cast<double>(V->bytes()), V->type(), Storage);
-      L.Weight = isWeight(*V, Plan);
+      L.Bytes = Bytes;
+      L.Weight = Weight;
       // Read before any kernel writes it: a graph input, there from the
       // start (weights are there for good, handled apart).
       L.First = Write ? K : 0;
+    } else {
+      L.Bytes = std::max(L.Bytes, Bytes);
     }
     L.Last = std::max(L.Last, K);
     if (Returned)

@@ -20,6 +20,7 @@
 
 #include "ir/DType.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/Optional.h"
 
 #include <string>
@@ -54,10 +55,22 @@ struct InferenceMemory {
   bool Complete = true;
 };
 
+/// What one tensor-parallel rank holds of what a kernel touches
+/// (passes/TpShard.h): the share of the weights it reads, and of the
+/// activations it writes and the floating-point graph inputs it reads (a
+/// key/value cache split by heads). A tensor several kernels touch is held
+/// at the largest share any of them asks.
+struct KernelShare {
+  double Weights = 1;
+  double Activations = 1;
+};
+
 /// The peak memory of one run of Plan (planned over G), floating-point
-/// tensors stored in Storage (their own types if none).
+/// tensors stored in Storage (their own types if none); with Shares (one
+/// per kernel of Plan), one tensor-parallel rank's.
 InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
-                                llvm::Optional<ir::DType> Storage = llvm::None);
+                                llvm::Optional<ir::DType> Storage = llvm::None,
+                                llvm::ArrayRef<KernelShare> Shares = {});
 
 /// "peak 1.2 GB at kernel '/layer1/Conv' (12 of 56) = weights ... +
 /// activations ...": how M adds up, with the rule (the JSON's

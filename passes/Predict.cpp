@@ -8,6 +8,8 @@
 #include "passes/CpuLayout.h"
 #include "passes/InferenceMemory.h"
 #include "passes/StorageType.h"
+#include "passes/TpShard.h"
+#include "passes/TpSizes.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -35,9 +37,10 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
 /// The peak memory of one run against the device's main memory; a warning
 /// where it does not fit (reported, never hidden).
 void addMemory(const ir::Graph &G, const KernelPlan &Plan,
-               const PredictOptions &O, Report &R) {
+               const PredictOptions &O, llvm::ArrayRef<KernelShare> Shares,
+               Report &R) {
   InferenceMemoryReport M;
-  M.Usage = inferenceMemory(G, Plan, O.StorageType);
+  M.Usage = inferenceMemory(G, Plan, O.StorageType, Shares);
   M.Device = O.Device->Name;
   M.CapacityBytes =
       O.Device->Memory.empty() ? 0 : O.Device->Memory[0].CapacityBytes;
@@ -56,9 +59,108 @@ void addMemory(const ir::Graph &G, const KernelPlan &Plan,
                        hw::formatDataBytes(M.Usage.PeakBytes),
                        hw::formatDataBytes(M.Usage.WeightsBytes),
                        hw::formatDataBytes(M.Usage.ActivationsBytes), M.PeakAt,
-                       M.Device, hw::formatDataBytes(M.CapacityBytes))
+                       M.Device, hw::formatDataBytes(M.CapacityBytes),
+                       Shares.empty() ? "" : " per tensor-parallel rank")
              .str()});
   R.Memory = std::move(M);
+}
+
+/// Tensor-parallel inference: the exchanges after the kernels that write
+/// a reduced or gathered output (PredictOptions::TensorParallel), added to
+/// those kernels' TpCommSeconds; returns their sum.
+double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
+                                  const BlockInfo &Blocks,
+                                  const PredictOptions &O, double KernelSeconds,
+                                  Report &R) {
+  const cost::CommGroup &Group = *O.TensorParallel;
+  TensorParallelReport TP;
+  TP.Degree = Group.Size;
+  TP.Link = Group.Intra   ? Group.Intra->Name
+            : Group.Inter ? Group.Inter->Name
+                          : std::string();
+  TP.KernelSeconds = KernelSeconds;
+  // Row-parallel outputs and the embedding's lookups are summed over the
+  // ranks; the vocabulary-parallel head's logits are gathered, as
+  // TensorRT-LLM's and vLLM's output layers gather them for sampling.
+  std::vector<std::pair<const ir::Value *, cost::Collective>> Exchanges;
+  for (const auto &Unit : Blocks.ForwardReduced)
+    for (const ir::Value *V : Unit)
+      Exchanges.push_back({V, cost::Collective::AllReduce});
+  for (const auto &N : G.nodes())
+    if (Blocks.Tp[N->index()] == TpRole::Vocab && N->opType() != "Gather" &&
+        N->output(0))
+      Exchanges.push_back({N->output(0), cost::Collective::AllGather});
+  llvm::sort(Exchanges, [](const auto &A, const auto &B) {
+    return A.first->index() < B.first->index();
+  });
+  // Each exchange is a kernel of the communication library on the
+  // model's stream: it pays a launch like any other kernel.
+  const double Launch = O.Device->LaunchOverheadSeconds;
+  const std::string LaunchText =
+      Launch > 0
+          ? " + " + hw::formatQuantity(Launch, hw::Quantity::Time) + " launch"
+          : std::string();
+  double Total = 0, Largest = -1;
+  std::string LargestExplain;
+  for (const auto &[V, Kind] : Exchanges) {
+    const ir::Node *P = V->producer();
+    if (!P || Plan.KernelOf[P->index()] < 0)
+      continue;
+    const double Bytes =
+        storedBytes(static_cast<double>(V->bytes()), V->type(), O.StorageType);
+    NodeTime &T = *R.Nodes[Plan.Kernels[Plan.KernelOf[P->index()]].Head].Time;
+    double Seconds = 0;
+    if (O.Explain) {
+      const cost::CommTime CT = cost::collectiveTime(Kind, Bytes, Group);
+      Seconds = CT.Seconds + Launch;
+      T.Explain += llvm::formatv(" [then an {0} of '{1}' over the {2} "
+                                 "tensor-parallel ranks: {3}{4}]",
+                                 cost::name(Kind), V->name(), Group.Size,
+                                 CT.Explain, LaunchText)
+                       .str();
+      if (Seconds > Largest) {
+        Largest = Seconds;
+        LargestExplain = llvm::formatv("{0} of '{1}': {2}{3}", cost::name(Kind),
+                                       V->name(), CT.Explain, LaunchText);
+      }
+    } else {
+      Seconds = cost::collectiveSeconds(Kind, Bytes, Group) + Launch;
+    }
+    T.TpCommSeconds += Seconds;
+    Total += Seconds;
+    if (Kind == cost::Collective::AllReduce) {
+      ++TP.AllReduces;
+      TP.AllReduceBytes += Bytes;
+    } else {
+      ++TP.AllGathers;
+      TP.AllGatherBytes += Bytes;
+    }
+  }
+  TP.CommSeconds = Total;
+  if (O.Explain) {
+    TP.Explain =
+        llvm::formatv(
+            "one rank of {0} (Megatron-LM's split, as TensorRT-LLM and vLLM "
+            "run "
+            "it): column-parallel GEMMs compute 1/{0} of their output columns, "
+            "row-parallel ones 1/{0} of their input rows, attention 1/{0} of "
+            "the "
+            "heads and its key/value cache, the embedding and the output head "
+            "1/{0} of the vocabulary; norms and residual adds run whole on "
+            "every "
+            "rank. Then {1} all-reduce{6} ({2} in all) and {3} all-gather{7} "
+            "({4}) over {5}, each after the kernel that writes it, on the same "
+            "stream (none overlaps a kernel) and launched as a kernel",
+            Group.Size, TP.AllReduces, hw::formatDataBytes(TP.AllReduceBytes),
+            TP.AllGathers, hw::formatDataBytes(TP.AllGatherBytes),
+            TP.Link.empty() ? std::string("the group's link") : TP.Link,
+            TP.AllReduces == 1 ? "" : "s", TP.AllGathers == 1 ? "" : "s")
+            .str();
+    if (!LargestExplain.empty())
+      TP.Explain += "; the largest: " + LargestExplain;
+  }
+  R.TensorParallel = std::move(TP);
+  return Total;
 }
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
@@ -71,11 +173,31 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   TO.Notes = TO.Notes && O.Explain;
   const std::vector<LevelShares> Residency =
       cacheResidency(G, Plan, *O.Device, O.StorageType);
+  // Tensor parallelism: each kernel's share on one rank, as its head's
+  // role splits it (a kernel's fused members go with their head).
+  const unsigned Tp = O.TensorParallel ? O.TensorParallel->Size : 1;
+  llvm::Optional<BlockInfo> Blocks;
+  std::vector<KernelShare> Shares;
+  if (Tp > 1) {
+    Blocks = analyzeBlocks(G, Work);
+    Shares.resize(Plan.Kernels.size());
+  }
   KernelSummary Summary;
   double Total = 0;
   for (size_t I = 0; I < Plan.Kernels.size(); ++I) {
     const Kernel &K = Plan.Kernels[I];
-    const OpWork KW = storedWork(K.Work, O.StorageType);
+    OpWork Rank = K.Work;
+    if (Blocks) {
+      const TpRole Role = Blocks->Tp[K.Head];
+      const double Share = tpShare(*Blocks, K.Head, Tp, false);
+      Rank = shardWork(K.Work, Role, Tp, Share, 1.0);
+      // A row-parallel GEMM's output is whole after its all-reduce, the
+      // vocabulary's after its all-gather.
+      Shares[I] = {Share, Role == TpRole::Column || Role == TpRole::Sharded
+                              ? Share
+                              : 1.0};
+    }
+    const OpWork KW = storedWork(Rank, O.StorageType);
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
     const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
@@ -126,12 +248,14 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   }
   Total += Layout.TotalSeconds;
   Summary.MemoryBoundSeconds += Layout.TotalSeconds;
+  if (Blocks)
+    Total += addTensorParallelExchanges(G, Plan, *Blocks, O, Total, R);
   Summary.Kernels = Plan.Kernels.size();
   Summary.Fused = Plan.numFused();
   R.LatencySeconds = Total;
   R.Kernels = Summary;
   if (O.Memory)
-    addMemory(G, Plan, O, R);
+    addMemory(G, Plan, O, Shares, R);
 }
 
 } // namespace
@@ -195,6 +319,23 @@ void describeNodes(const ir::Graph &G, Report &R) {
     if (const ir::Value *Out = N->output(0))
       NR.OutputShape = Out->shape().str();
   }
+}
+
+llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
+  if (Tp <= 1)
+    return llvm::Error::success();
+  const GraphWork Work = computeWork(G);
+  const BlockInfo Blocks = analyzeBlocks(G, Work);
+  if (!Blocks.HasTensorParallelPattern)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("--tp {0}: the model has no Megatron tensor-parallel "
+                      "pattern (a MatMul on weights feeding, through "
+                      "non-GEMM ops, another MatMul on weights within a "
+                      "block), so there is nothing to split; use --tp 1",
+                      Tp));
+  return checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
+                      /*SequenceParallel=*/false);
 }
 
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }

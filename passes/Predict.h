@@ -10,6 +10,7 @@
 #ifndef PERFC_PASSES_PREDICT_H
 #define PERFC_PASSES_PREDICT_H
 
+#include "costmodels/Collectives.h"
 #include "costmodels/Roofline.h"
 #include "passes/Fusion.h"
 #include "passes/Report.h"
@@ -43,7 +44,19 @@ struct PredictOptions {
   /// warning where it exceeds the device's. Off for a training step's
   /// forward pass, whose memory is the step's (TrainReport).
   bool Memory = true;
+  /// Tensor parallelism (--tp): the ranks of one tensor-parallel group
+  /// (Size of them, the links of a hw::Cluster that must outlive the
+  /// prediction). Each kernel runs its share on one rank (passes/TpShard.h)
+  /// and the row-parallel outputs are all-reduced, the
+  /// vocabulary-parallel logits all-gathered, after the kernels that write
+  /// them. None, or Size 1: one device. checkTensorParallel first.
+  llvm::Optional<cost::CommGroup> TensorParallel;
 };
+
+/// Whether G can be split over Tp ranks: it has Megatron's column/row GEMM
+/// pairs (passes/Blocks.h) and Tp divides every size they split
+/// (passes/TpSizes.h). The error says which and what to give instead.
+llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

@@ -38,6 +38,11 @@ struct NodeTime {
   /// a graph output it writes), kernels of their own; in Seconds.
   double ReorderSeconds = 0;
   unsigned Reorders = 0;
+  /// Tensor-parallel inference (--tp): the all-reduce (row-parallel GEMM,
+  /// vocabulary-parallel embedding) or all-gather (vocabulary-parallel
+  /// logits) of this kernel's output over the ranks, which follows it on
+  /// the same stream. Not in Seconds; in the report's latency.
+  double TpCommSeconds = 0;
   /// Winograd's divisor of the products' FLOPs (cost::OpTime); 1: none.
   double WinogradReduction = 1;
   /// "compute", "memory" or "overhead" for a kernel; "none" for nodes that
@@ -154,6 +159,21 @@ struct InferenceMemoryReport {
   std::string Explain; ///< How the peak adds up (with Explain).
 };
 
+/// With --tp N for inference: the model split over N devices as Megatron-LM,
+/// TensorRT-LLM and vLLM split it (passes/TpShard.h). The nodes' times and
+/// the memory are one rank's; the latency adds the exchanges, which run on
+/// the kernels' stream (none overlaps a kernel).
+struct TensorParallelReport {
+  unsigned Degree = 1;
+  std::string Link;        ///< The link the ranks exchange over.
+  unsigned AllReduces = 0; ///< Row-parallel outputs, embedding lookups.
+  unsigned AllGathers = 0; ///< Vocabulary-parallel logits.
+  double AllReduceBytes = 0, AllGatherBytes = 0; ///< Summed, per rank.
+  double KernelSeconds = 0;                      ///< One rank's kernels.
+  double CommSeconds = 0;                        ///< The exchanges.
+  std::string Explain; ///< The rule and the largest exchange's formula.
+};
+
 struct Report {
   ModelInfo Model;
   llvm::Optional<HardwareInfo> Hardware;
@@ -163,6 +183,9 @@ struct Report {
   /// Inference with a device: peak memory of one run (never with Train:
   /// a step's memory is TrainReport's; PredictOptions::Memory is off).
   llvm::Optional<InferenceMemoryReport> Memory;
+  /// Inference with --tp: the split and its exchanges (LatencySeconds
+  /// includes them).
+  llvm::Optional<TensorParallelReport> TensorParallel;
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;
   llvm::Optional<TrainReport> Train;

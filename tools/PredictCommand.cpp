@@ -149,8 +149,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                               cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Dp("dp", cl::desc("Data-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
-  cl::opt<unsigned> Tp("tp", cl::desc("Tensor-parallel degree"), cl::init(1),
-                       cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Tp(
+      "tp",
+      cl::desc("Tensor-parallel degree; without --train, with --hw naming a "
+               "cluster: inference split over that many of its devices "
+               "(Megatron-style, as TensorRT-LLM and vLLM run it)"),
+      cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Vp("vp",
@@ -405,15 +409,30 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail(timeLimitError(TimeLimit));
   } else if (Plan || !StrategyPath.empty()) {
     return fail("--plan and --strategy need --train");
-  } else if (Dp.getNumOccurrences() || Tp.getNumOccurrences() ||
-             Pp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
+  } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
+             GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences() ||
              FlashAttentionOpt.getNumOccurrences()) {
-    return fail("training options (--dp, --tp, --pp, --global-batch, "
+    return fail("training options (--dp, --pp, --global-batch, "
                 "--micro-batch, --recompute, --zero, --input-rate, "
                 "--flash-attention) need --train");
+  } else if (Tp.getNumOccurrences()) {
+    // Inference split over a tensor-parallel group.
+    if (Tp == 0)
+      return fail("--tp 0: give the number of devices the model is split "
+                  "over, 1 or more");
+    if (Hw.empty())
+      return fail("--tp needs --hw naming a cluster whose devices the model "
+                  "is split over (e.g. dgx-a100)");
+    if (Place)
+      return fail("--place and --tp: --place puts each kernel on one "
+                  "processor of a SoC, --tp splits every kernel over a "
+                  "cluster's devices; give one");
+    if (Sp)
+      return fail("--sp splits training activations by sequence; for "
+                  "inference give --tp alone");
   }
 
   frontend::ImportOptions Import;
@@ -481,6 +500,22 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
+  if (!Train && Tp > 1) {
+    if (Tp > Cluster->numDevices())
+      return fail(llvm::formatv("--tp {0} splits the model over {0} devices, "
+                                "but '{1}' has {2}: give --hw a cluster with "
+                                "at least {0} (e.g. dgx-a100)",
+                                unsigned(Tp), Cluster->Name,
+                                Cluster->numDevices())
+                      .str());
+    auto Group = cost::groupOf(*Cluster, Tp, /*Stride=*/1);
+    if (!Group)
+      return fail("--tp " + std::to_string(Tp) + ": " +
+                  llvm::toString(Group.takeError()));
+    if (llvm::Error E = checkTensorParallel(Model->Graph, Tp))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
+    Options.TensorParallel = *Group;
+  }
   Report R = predict(Model->Graph, Options);
   R.Timings = Timings;
   if (Place)

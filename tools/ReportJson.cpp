@@ -286,6 +286,23 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("complete", M.Usage.Complete);
         if (!M.Explain.empty())
           J.attribute("explain", jsonText(M.Explain));
+        if (R.TensorParallel)
+          J.attribute("per_rank", true);
+      });
+    }
+    if (R.TensorParallel) {
+      const TensorParallelReport &TP = *R.TensorParallel;
+      J.attributeObject("tensor_parallel", [&] {
+        J.attribute("degree", int64_t(TP.Degree));
+        J.attribute("link", jsonText(TP.Link));
+        J.attribute("all_reduces", int64_t(TP.AllReduces));
+        J.attribute("all_reduce_bytes", count(TP.AllReduceBytes));
+        J.attribute("all_gathers", int64_t(TP.AllGathers));
+        J.attribute("all_gather_bytes", count(TP.AllGatherBytes));
+        J.attribute("kernels_s", TP.KernelSeconds);
+        J.attribute("comm_s", TP.CommSeconds);
+        if (!TP.Explain.empty())
+          J.attribute("explain", jsonText(TP.Explain));
       });
     }
     if (R.Train && R.Strategy) {
@@ -442,6 +459,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             }
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
+            if (N.Time->TpCommSeconds > 0)
+              J.attribute("tp_comm_s", N.Time->TpCommSeconds);
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())
               J.attribute("fused_into", jsonText(N.Time->FusedInto));

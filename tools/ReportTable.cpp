@@ -149,11 +149,25 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                         100 * K.MemoryBoundSeconds / T,
                         100 * K.OverheadBoundSeconds / T);
   }
+  if (R.TensorParallel) {
+    const TensorParallelReport &TP = *R.TensorParallel;
+    OS << fmt::format("tp        {} ranks over {}: kernels {} + {} "
+                      "all-reduce{} and {} all-gather{} {} (per rank; "
+                      "latency includes them)\n",
+                      TP.Degree, TP.Link.empty() ? "their link" : TP.Link,
+                      formatSeconds(TP.KernelSeconds), TP.AllReduces,
+                      TP.AllReduces == 1 ? "" : "s", TP.AllGathers,
+                      TP.AllGathers == 1 ? "" : "s",
+                      formatSeconds(TP.CommSeconds));
+    if (Options.Explain && !TP.Explain.empty())
+      OS << "          " << TP.Explain << "\n";
+  }
   if (R.Memory) {
     const InferenceMemoryReport &Mem = *R.Memory;
-    OS << fmt::format("memory    {} at peak (weights {}, activations {} at "
+    OS << fmt::format("memory    {} at peak{} (weights {}, activations {} at "
                       "'{}'){} {} {}\n",
                       formatBytes(Mem.Usage.PeakBytes),
+                      R.TensorParallel ? " per rank" : "",
                       formatBytes(Mem.Usage.WeightsBytes),
                       formatBytes(Mem.Usage.ActivationsBytes), Mem.PeakAt,
                       Mem.Usage.Complete ? "," : " (at least),",

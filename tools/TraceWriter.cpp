@@ -3,7 +3,8 @@
 // Chrome's Trace Event Format (JSON object form, "X" complete events in
 // microseconds), which chrome://tracing and https://ui.perfetto.dev open.
 // One process per device (pipeline stage), one thread per stream; for
-// inference, a "memory" counter of the bytes the run holds.
+// inference, a "memory" counter of the bytes the run holds, and under
+// tensor parallelism one rank's exchanges on a communication track.
 //
 //===----------------------------------------------------------------------===//
 #include "tools/ReportWriters.h"
@@ -41,8 +42,12 @@ void event(llvm::json::OStream &J, const TimelineEvent &E) {
   });
 }
 
-/// Inference: the kernels in order on one stream.
-Timeline kernelTimeline(const Report &R) {
+/// Inference: the kernels in order on one stream; under tensor
+/// parallelism each exchange after the kernel that writes its tensor
+/// (Exchanges, drawn on a communication track: the same stream, so the
+/// next kernel waits for it).
+Timeline kernelTimeline(const Report &R,
+                        std::vector<TimelineEvent> &Exchanges) {
   Timeline T;
   double Now = 0;
   for (const NodeReport &N : R.Nodes) {
@@ -50,6 +55,11 @@ Timeline kernelTimeline(const Report &R) {
       continue;
     T.Events.push_back({N.Name, N.Op, 0, 0, Now, N.Time->Seconds, -1});
     Now += N.Time->Seconds;
+    if (N.Time->TpCommSeconds > 0) {
+      Exchanges.push_back({N.Name + " (exchange)", "tensor-parallel", 0, 1, Now,
+                           N.Time->TpCommSeconds, -1});
+      Now += N.Time->TpCommSeconds;
+    }
   }
   T.End = Now;
   return T;
@@ -59,7 +69,8 @@ Timeline kernelTimeline(const Report &R) {
 
 void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
   const bool Training = R.Train.hasValue();
-  const Timeline T = Training ? R.Train->Trace : kernelTimeline(R);
+  std::vector<TimelineEvent> Exchanges;
+  const Timeline T = Training ? R.Train->Trace : kernelTimeline(R, Exchanges);
   const std::string Device =
       R.Hardware ? R.Hardware->Device : std::string("device");
   unsigned Devices = Training ? R.Train->Stages.size() : 1;
@@ -77,12 +88,14 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
                  Training ? "stage " + std::to_string(D) + " (" + Device + ")"
                           : Device);
         metadata(J, "thread_name", D, 0, "compute");
-        if (Training)
+        if (Training || !Exchanges.empty())
           metadata(J, "thread_name", D, 1, "communication");
       }
       if (Training && R.Train->InputSeconds > 0)
         metadata(J, "thread_name", 0, 2, "host input");
       for (const TimelineEvent &E : T.Events)
+        event(J, E);
+      for (const TimelineEvent &E : Exchanges)
         event(J, E);
       // Inference: the memory one run holds (weights and live
       // activations) as a counter track, a value from each kernel's start.

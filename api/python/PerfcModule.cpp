@@ -40,6 +40,7 @@ struct PredictKwargs {
   std::string ConvLayout = "native";
   bool Place = false;
   bool Timings = false; ///< predict_json: the placement's solve_s.
+  unsigned Tp = 1;      ///< Tensor-parallel inference (as --tp).
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -52,6 +53,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.convLayout = Extra.ConvLayout;
   O.place = Extra.Place;
   O.timings = Extra.Timings;
+  O.tensorParallel = Extra.Tp;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -173,6 +175,17 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     MD["complete"] = Mem->complete;
     MD["peak_at"] = text(Mem->peakAt);
     D["memory"] = MD;
+  }
+  if (auto TP = P.tensorParallel()) {
+    // The JSON's "tensor_parallel" keys, without the explanation.
+    py::dict TD;
+    TD["degree"] = TP->degree;
+    TD["link"] = text(TP->link);
+    TD["all_reduces"] = TP->allReduces;
+    TD["all_gathers"] = TP->allGathers;
+    TD["kernels_s"] = TP->kernelSeconds;
+    TD["comm_s"] = TP->commSeconds;
+    D["tensor_parallel"] = TD;
   }
   if (auto Pl = P.placement()) {
     // The JSON's "placement" keys, without the per-kernel assignment
@@ -434,11 +447,12 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place) {
+         bool Place, unsigned Tp) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H,
-                           predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout, Place}));
+        Prediction P =
+            run(M, H,
+                predictOptions(ComputeType, Fusion, Train, Launch,
+                               {StorageType, ConvLayout, Place, false, Tp}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -446,6 +460,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("train") = py::none(), py::arg("ops") = true,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
+      py::arg("tp") = 1,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -453,20 +468,21 @@ PYBIND11_MODULE(perfc, m) {
       "or int8 tensors, as a deployed engine stores them (as "
       "--storage-type); conv_layout: native, nchw or nhwc (as "
       "--conv-layout). place: each kernel on the processor of a SoC or "
-      "mixed machine that minimizes latency (as --place). Returns a dict: "
-      "totals, latency_s, train, memory, placement, ops (unless ops=False), "
-      "warnings.");
+      "mixed machine that minimizes latency (as --place). tp: inference "
+      "split over that many devices of hw's cluster (as --tp). Returns a "
+      "dict: totals, latency_s, train, memory, tensor_parallel, placement, "
+      "ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, bool Timings) {
+         bool Place, bool Timings, unsigned Tp) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
-                               {StorageType, ConvLayout, Place, Timings}));
+                               {StorageType, ConvLayout, Place, Timings, Tp}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -475,9 +491,10 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("train") = py::none(), py::arg("compact") = false,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
-      py::arg("timings") = false,
+      py::arg("timings") = false, py::arg("tp") = 1,
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
-      "timings: with place, the solver's run time too (as --timings).");
+      "timings: with place, the solver's run time too (as --timings); tp: "
+      "as --tp.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

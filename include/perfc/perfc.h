@@ -243,6 +243,12 @@ struct PredictOptions {
   /// As --timings: toJson() also gives the placement solver's run time
   /// (placement.solve_s), which differs from run to run.
   bool timings = false;
+  /// As --tp without --train: inference split over this many devices of
+  /// the hardware's cluster by tensor parallelism (Megatron's column/row
+  /// GEMM pairs); latencySeconds() is one rank's kernels plus its
+  /// exchanges, memory() one rank's, tensorParallel() the split. 1: one
+  /// device. Not with train (its tp is TrainOptions::tp) or place.
+  unsigned tensorParallel = 1;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".
@@ -304,6 +310,16 @@ struct MemorySummary {
   std::string peakAt;   ///< The node heading the kernel at the peak.
 };
 
+/// Inference with PredictOptions::tensorParallel > 1: the split and its
+/// exchanges (the JSON's "tensor_parallel").
+struct TensorParallelSummary {
+  unsigned degree = 1;
+  std::string link; ///< The link the ranks exchange over.
+  unsigned allReduces = 0, allGathers = 0;
+  double kernelSeconds = 0; ///< One rank's kernels.
+  double commSeconds = 0;   ///< The exchanges (latency = the two summed).
+};
+
 /// What predict() found: the CLI's report. Immutable.
 class PERFC_API Prediction {
 public:
@@ -317,8 +333,11 @@ public:
   std::optional<TrainSummary> train() const;
   /// With PredictOptions::place.
   std::optional<PlacementSummary> placement() const;
-  /// With hardware, inference only (a step's memory is in train()).
+  /// With hardware, inference only (a step's memory is in train()); with
+  /// tensorParallel, one rank's.
   std::optional<MemorySummary> memory() const;
+  /// With PredictOptions::tensorParallel > 1.
+  std::optional<TensorParallelSummary> tensorParallel() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

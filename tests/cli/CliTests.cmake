@@ -330,6 +330,35 @@ add_test(NAME cli.zoo_decode_explain
 set_tests_properties(cli.zoo_decode_explain PROPERTIES
   FIXTURES_REQUIRED zoo_decode
   PASS_REGULAR_EXPRESSION "appends its new rows to the cache 'past\\.0\\.key' in place")
+# Inference split over tensor-parallel ranks (--tp without --train): one
+# rank's kernels, two all-reduces per layer and the embedding's, the logits
+# gathered, and each rank's memory.
+add_test(NAME cli.tp_inference
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 2)
+set_tests_properties(cli.tp_inference PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "tp        2 ranks over nvswitch-gen2: kernels [0-9.]+ us \\+ 9 all-reduces and 1 all-gather [0-9.]+ us \\(per rank; latency includes them\\)\nmemory    [0-9.]+ MB at peak per rank")
+add_test(NAME cli.tp_inference_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 4
+                 --format json)
+set_tests_properties(cli.tp_inference_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"per_rank\": true[ \n]+},[ \n]+\"tensor_parallel\": {[ \n]+\"degree\": 4,[ \n]+\"link\": \"nvswitch-gen2\",[ \n]+\"all_reduces\": 9,[ \n]+\"all_reduce_bytes\": [0-9]+,[ \n]+\"all_gathers\": 1,.*\"tp_comm_s\"")
+perfc_expect_error(tp_inference_needs_hw
+  "--tp needs --hw naming a cluster whose devices the model is split over"
+  ${ZOO}/gpt2_small.onnx --tp 2)
+perfc_expect_error(tp_inference_one_device
+  "--tp 2 splits the model over 2 devices, but 'a100-sxm4-80gb' has 1: give --hw a cluster with at least 2"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw a100-sxm4-80gb --tp 2)
+perfc_expect_error(tp_inference_no_pattern
+  "resnet18.onnx: --tp 2: the model has no Megatron tensor-parallel pattern"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --tp 2)
+perfc_expect_error(tp_inference_heads
+  "gpt2_small.onnx: --tp 8 does not divide the 12 heads"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --tp 8)
+perfc_expect_error(tp_inference_place
+  "--place and --tp: .* give one"
+  ${ZOO}/gpt2_small.onnx --hw jetson-agx-orin --place --tp 2)
 set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
 perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
                    zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})

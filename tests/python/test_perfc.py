@@ -258,6 +258,39 @@ def test_plan_report_has_no_inference_memory(tmp_path):
     assert [w for w in d["warnings"] if "one run needs" in w]
 
 
+def test_tensor_parallel_inference_is_the_clis(tmp_path):
+    # tp=4 splits a decoding step over 4 GPUs of a DGX: the dict has the
+    # CLI's tensor_parallel figures, the latency adds the exchanges to one
+    # rank's kernels, and each rank holds about a quarter of the weights.
+    exe = os.environ.get("PERFC_BIN")
+    if not exe:
+        pytest.skip("needs PERFC_BIN to write the model")
+    path = str(tmp_path / "decode.onnx")
+    subprocess.run([exe, "zoo", "llama", "--layers", "2", "--hidden", "512",
+                    "--heads", "8", "--seq", "1", "--past", "31", "--vocab",
+                    "1000", "--batch", "1", "-o", path], check=True,
+                   capture_output=True)
+    m = perfc.Model.from_onnx(path)
+    dgx = perfc.load_hw("dgx-a100")
+    one = perfc.predict(m, dgx, ops=False)
+    four = perfc.predict(m, dgx, ops=False, tp=4)
+    assert "tensor_parallel" not in one
+    tp = four["tensor_parallel"]
+    assert tp["degree"] == 4 and tp["link"] == "nvswitch-gen2"
+    assert tp["all_reduces"] == 2 * 2 + 1 and tp["all_gathers"] == 1
+    assert four["latency_s"] == pytest.approx(tp["kernels_s"] + tp["comm_s"])
+    w1, w4 = one["memory"]["weights_bytes"], four["memory"]["weights_bytes"]
+    assert w1 / 4 < w4 < w1 / 4 * 1.05
+    cli = subprocess.run([exe, path, "--hw", "dgx-a100", "--tp", "4",
+                          "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    assert perfc.predict_json(m, dgx, tp=4) == cli
+    with pytest.raises(perfc.Error, match="splits the model over 16"):
+        perfc.predict(m, dgx, tp=16)
+    with pytest.raises(perfc.Error, match="training step's tensor"):
+        perfc.predict(m, dgx, tp=2, train={"dp": 1})
+
+
 def test_training_json_explains_its_communication():
     """predict_json gives the CLI's JSON: each collective behind the step's
     communication with its formula, counts adding up to tp_comm_s."""

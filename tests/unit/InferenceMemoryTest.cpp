@@ -1,16 +1,13 @@
 //===- InferenceMemoryTest.cpp - Peak memory of one inference run ---------===//
 #include "TestDevices.h"
 #include "TestKernels.h"
+#include "TestTrace.h"
 
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
 #include "passes/InferenceMemory.h"
 #include "passes/Predict.h"
 #include "passes/WorkPass.h"
-#include "tools/ReportWriters.h"
-
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <doctest/doctest.h>
 
@@ -144,15 +141,8 @@ TEST_SUITE("inference memory") {
           std::string::npos);
     // The trace carries the live bytes as a counter from each kernel's
     // start.
-    std::string Trace;
-    llvm::raw_string_ostream OS(Trace);
-    writeChromeTrace(R, OS);
-    OS.flush();
-    llvm::Expected<llvm::json::Value> Doc = llvm::json::parse(Trace);
-    REQUIRE_MESSAGE(bool(Doc), llvm::toString(Doc.takeError()));
     std::vector<double> Counter;
-    for (const llvm::json::Value &E :
-         *Doc->getAsObject()->getArray("traceEvents"))
+    for (const llvm::json::Value &E : traceEvents(R))
       if (E.getAsObject()->getString("ph") == llvm::StringRef("C"))
         Counter.push_back(
             *E.getAsObject()->getObject("args")->getNumber("bytes"));
