@@ -61,6 +61,14 @@ GENERATED = {
     # parameters the prefill gathers 1 row each of).
     "gptj_6b": ["gpt", "--layers", "28", "--hidden", "4096", "--heads", "16", "--vocab", "50400",
                 "--untied"],
+    # Llama-2-13B (FFN 13824, the llama rule's default for 5120) and
+    # Llama-2-70B (grouped-query attention, 8 key/value heads; FFN 28672).
+    "llama2_13b": ["llama", "--layers", "40", "--hidden", "5120", "--heads", "40", "--vocab", "32000"],
+    "llama2_70b": ["llama", "--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads", "8",
+                   "--ffn", "28672", "--vocab", "32000"],
+    # InternLM-20B: Llama's layer (RMSNorm, SwiGLU, rotary) at 60 x 5120.
+    "internlm_20b": ["llama", "--layers", "60", "--hidden", "5120", "--heads", "40", "--ffn", "13824",
+                     "--vocab", "103168"],
 }
 
 
@@ -84,8 +92,10 @@ class Models:
         return p
 
 
-def predict(perfc, model_path, hw, batch, seq, precision, storage=None, launch_us=None):
+def predict(perfc, model_path, hw, batch, seq, precision, storage=None, launch_us=None, tp=1):
     cmd = [perfc, model_path, "--hw", hw, "--batch", str(batch), "--compute-type", precision, "--format", "json"]
+    if tp > 1:  # split over tp GPUs of the cluster `hw` (tensor-parallel inference)
+        cmd += ["--tp", str(tp)]
     if launch_us is not None:
         cmd += ["--launch-overhead", "%g us" % launch_us]
     if storage:
@@ -297,6 +307,32 @@ figures are no longer counted (item 8).
    product with a weight folds the batch into its rows (a batch-64 step's
    GEMMs had been 64 one-row products on CUDA cores: 23.5 -> 11.4 ms), and
    rotary embeddings run inside the attention (item 12).
+14. **Large language models split over GPUs (`tp`, counted apart, `llm`;
+   2026-12-06)**: `perfc MODEL --hw dgx-a100 --tp N` prices one rank of
+   Megatron's split (passes/TpShard.h: column GEMMs 1/N of their columns,
+   row GEMMs 1/N of their rows, 1/N of the heads and of the key/value
+   cache, the vocabulary split) and, after each row-parallel GEMM and the
+   embedding, an all-reduce over the cluster's NVSwitch (the collective
+   model of issue 4, plus one kernel launch), the logits all-gathered. The
+   published systems do not name their interconnect; both are priced on
+   the bundled DGX (NVSwitch). TensorRT-LLM v0.5, LLaMA 70B on 4 GPUs:
+   2048-token prefill A100 +1%, H100 FP8 -26% (as at TP 1, item 12); the
+   128-token rows -35% / -54%, the per-request cost of item 12 again.
+   LMDeploy v0.1.0a1 on A100-80G: Llama-2-13B on one GPU (5 decoding rows
+   and the prefill) within 9%; InternLM-20B on 2 GPUs within 14%;
+   Llama-2-70B on 4 GPUs: prefill -5%, decoding -10% (batch 1) to -22%
+   (batch 64). The decoding rows fall further below the figures as the
+   degree and the batch grow (tp 1: +5% to +9%, tp 2: -1% to -14%, tp 4:
+   -10% to -22%): a step of Llama-2-70B on 4 GPUs runs 161 all-reduces of
+   16 KB (batch 1) to 1 MB (batch 64), which perfc prices at 7 to 15 us
+   each (alpha-beta at the link's full efficiency, plus a launch). From
+   batch 1 to 64 the figures grow by 8 ms, perfc by 2.7 ms; were the
+   all-reduces all of the difference, each would take about 33 us more
+   than priced at batch 64. The collective model leaves out NCCL's protocols (LL, LL128,
+   Simple: below ~1 MB NCCL's LL protocol moves half the bytes per line
+   and its tuning model adds a base latency of 3.6-6.6 us per collective,
+   src/graph/tuning.cc) and is cited as such in costmodels/Collectives.h;
+   it was not changed to fit these rows.
 """
 
 
@@ -331,7 +367,8 @@ def main():
                 # The engines store tensors in the published precision
                 # (INT8 engines: INT8 activations and weights).
                 ms, kernels, bounds = predict(a.perfc, m, hw, batch, dimseq, prec,
-                                              None if v == "asis" else prec, launch)
+                                              None if v == "asis" else prec, launch,
+                                              int(r.get("tp") or 1))
                 pred[v] = ms / per
                 detail[v] = (kernels, bounds)
             err = {v: pred[v] / pub - 1 for v in variants}
@@ -363,7 +400,7 @@ def main():
     for r, pub, pred, err, is_counted, k, mix in table:
         b = r["batch"] + ("/s" if r["metric"] == "per_sample" else "")
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %+.0f%% | %s | %+.0f%% | %s | %+.0f%% | %d | %s | %s |" % (
-            r["id"], r["hw"], r["model"],
+            r["id"], r["hw"] + (" (tp %s)" % r["tp"] if r.get("tp") else ""), r["model"],
             (r["seq"] or "-") + (" after %s" % r["past"] if r.get("past") else ""), b, r["precision"], r["runtime"], fmt_ms(pub),
             fmt_ms(pred["asis"]), 100 * err["asis"], fmt_ms(pred["storage"]), 100 * err["storage"],
             fmt_ms(pred["async"]), 100 * err["async"], k, mix,
@@ -372,8 +409,9 @@ def main():
     out.append("Within %d%% (of %d counted figures): asis %d, storage %d, async %d.\n" % (
         100 * TOLERANCE, counted, within["asis"], within["storage"], within["async"]))
     out.append("Large language models beyond the zoo (`counted` llm: TensorRT-LLM's and LMDeploy's "
-               "first-token latency, LMDeploy's decoding steps; items 12 and 13): storage %d of %d "
-               "within %d%%.\n" % (llm_within, llm_counted, 100 * TOLERANCE))
+               "first-token latency, LMDeploy's decoding steps, on one GPU and split over 2 or 4 "
+               "(`tp`); items 12-14): storage %d of %d within %d%%.\n"
+               % (llm_within, llm_counted, 100 * TOLERANCE))
     out.append("## Figures and what the runtime adds\n")
     out.append("| id | exact figure | source | what the runtime adds or omits |")
     out.append("|---|---|---|---|")
