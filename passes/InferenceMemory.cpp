@@ -20,7 +20,9 @@ namespace {
 struct Life {
   int First = -1;
   int Last = -1;
-  double Bytes = 0;
+  double Bytes = 0; ///< Held: Full, or one rank's Share of it.
+  double Full = 0;
+  double Share = 0; ///< With kernel shares: the largest asked so far.
   bool Weight = false;
 };
 
@@ -56,30 +58,30 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       Write = false;
     }
     Life &L = Lives[V->index()];
-    const bool Weight = isWeight(*V, Plan);
-    // One rank's share: of a weight as its reader splits it, of what a
-    // kernel writes and of a floating-point graph input as the kernel
-    // splits its activations.
-    double Share = 1;
-    if (!Shares.empty())
-      Share = Weight ? Shares[K].Weights
-              : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
-                  ? Shares[K].Activations
-                  : 1;
-    // The whole tensor is held, whatever share of it a kernel reads (a
-    // Gather's rows of an embedding table).
-    const double Bytes =
-        storedBytes(static_cast<double>(V->bytes()), V->type(), Storage) *
-        Share;
     if (L.First < 0) {
       Touched.push_back(V->index());
-      L.Bytes = Bytes;
-      L.Weight = Weight;
+      // The whole tensor is held, whatever share of it a kernel reads (a
+      // Gather's rows of an embedding table).
+      L.Full = storedBytes(static_cast<double>(V->bytes()), V->type(), Storage);
+      L.Bytes = L.Full;
+      L.Weight = isWeight(*V, Plan);
       // Read before any kernel writes it: a graph input, there from the
       // start (weights are there for good, handled apart).
       L.First = Write ? K : 0;
-    } else {
-      L.Bytes = std::max(L.Bytes, Bytes);
+    }
+    if (!Shares.empty()) {
+      // One rank's share: of a weight as its reader splits it, of what a
+      // kernel writes and of a floating-point graph input as the kernel
+      // splits its activations; the largest any kernel asks.
+      const double Share =
+          L.Weight ? Shares[K].Weights
+          : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
+              ? Shares[K].Activations
+              : 1;
+      if (Share > L.Share) {
+        L.Share = Share;
+        L.Bytes = L.Full * Share;
+      }
     }
     L.Last = std::max(L.Last, K);
     if (Returned)

@@ -186,18 +186,19 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   double Total = 0;
   for (size_t I = 0; I < Plan.Kernels.size(); ++I) {
     const Kernel &K = Plan.Kernels[I];
-    OpWork Rank = K.Work;
-    if (Blocks) {
+    // One copy of the kernel's work on the library's fast path (no split).
+    const OpWork KW = [&] {
+      if (!Blocks)
+        return storedWork(K.Work, O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
       const double Share = tpShare(*Blocks, K.Head, Tp, false);
-      Rank = shardWork(K.Work, Role, Tp, Share, 1.0);
       // A row-parallel GEMM's output is whole after its all-reduce, the
       // vocabulary's after its all-gather.
       Shares[I] = {Share, Role == TpRole::Column || Role == TpRole::Sharded
                               ? Share
                               : 1.0};
-    }
-    const OpWork KW = storedWork(Rank, O.StorageType);
+      return storedWork(shardWork(K.Work, Role, Tp, Share, 1.0), O.StorageType);
+    }();
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
     const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
