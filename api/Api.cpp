@@ -312,13 +312,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("tensorParallel needs hardware: a cluster whose devices the "
                  "model is split over");
-    if (Options.tensorParallel > Cluster->numDevices())
-      throwError(llvm::formatv("tensorParallel {0} splits the model over {0} "
-                               "devices, but '{1}' has {2}",
-                               Options.tensorParallel, Cluster->Name,
-                               Cluster->numDevices())
-                     .str());
-    auto Group = cost::groupOf(*Cluster, Options.tensorParallel, 1);
+    auto Group =
+        tensorParallelGroup(*Cluster, Options.tensorParallel, "tensorParallel");
     if (!Group)
       throwError(Group.takeError());
     if (llvm::Error E = checkTensorParallel(MI.Graph, Options.tensorParallel))

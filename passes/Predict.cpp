@@ -322,6 +322,34 @@ void describeNodes(const ir::Graph &G, Report &R) {
   }
 }
 
+llvm::Expected<cost::CommGroup>
+tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What) {
+  const auto Fail = [](std::string Message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
+  };
+  if (Tp > C.numDevices())
+    return Fail(llvm::formatv("{0} {1} splits the model over {1} devices, but "
+                              "'{2}' has {3}: give a cluster with at least {1} "
+                              "(e.g. dgx-a100)",
+                              What, Tp, C.Name, C.numDevices()));
+  // The first Tp ranks, node-major: the first kind of device of the first
+  // nodes. A node of several kinds (a SoC) puts other kinds among them.
+  const hw::NodeGroup &First = C.Groups.front();
+  if (First.Devices.size() > 1 && Tp > First.Devices.front().Count)
+    return Fail(llvm::formatv(
+        "{0} {1}: the ranks of a split are devices of one kind, but '{2}' "
+        "has {3} {4} before its {5}; to spread a model over a SoC's "
+        "processors use --place",
+        What, Tp, C.Name, First.Devices.front().Count,
+        First.Devices.front().Dev->Name, First.Devices[1].Dev->Name));
+  auto Group = cost::groupOf(C, Tp, /*Stride=*/1);
+  if (!Group)
+    return Fail((What + " " + llvm::Twine(Tp) + ": " +
+                 llvm::toString(Group.takeError()))
+                    .str());
+  return *Group;
+}
+
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
   if (Tp <= 1)
     return llvm::Error::success();

@@ -53,6 +53,13 @@ struct PredictOptions {
   llvm::Optional<cost::CommGroup> TensorParallel;
 };
 
+/// The group of Tp devices of C that tensor-parallel inference splits a
+/// model over: C's first Tp devices, which must exist, be of one kind (a
+/// SoC's CPU, GPU and NPU are not ranks of one split) and be joined by a
+/// link. Errors name What (the option that asked: "--tp") and what to give.
+llvm::Expected<cost::CommGroup>
+tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What);
+
 /// Whether G can be split over Tp ranks: it has Megatron's column/row GEMM
 /// pairs (passes/Blocks.h) and Tp divides every size they split
 /// (passes/TpSizes.h). The error says which and what to give instead.

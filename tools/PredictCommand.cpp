@@ -501,17 +501,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
   if (!Train && Tp > 1) {
-    if (Tp > Cluster->numDevices())
-      return fail(llvm::formatv("--tp {0} splits the model over {0} devices, "
-                                "but '{1}' has {2}: give --hw a cluster with "
-                                "at least {0} (e.g. dgx-a100)",
-                                unsigned(Tp), Cluster->Name,
-                                Cluster->numDevices())
-                      .str());
-    auto Group = cost::groupOf(*Cluster, Tp, /*Stride=*/1);
+    auto Group = tensorParallelGroup(*Cluster, Tp, "--tp");
     if (!Group)
-      return fail("--tp " + std::to_string(Tp) + ": " +
-                  llvm::toString(Group.takeError()));
+      return fail(Group.takeError());
     if (llvm::Error E = checkTensorParallel(Model->Graph, Tp))
       return fail(ModelPath + ": " + llvm::toString(std::move(E)));
     Options.TensorParallel = *Group;

@@ -348,7 +348,7 @@ perfc_expect_error(tp_inference_needs_hw
   "--tp needs --hw naming a cluster whose devices the model is split over"
   ${ZOO}/gpt2_small.onnx --tp 2)
 perfc_expect_error(tp_inference_one_device
-  "--tp 2 splits the model over 2 devices, but 'a100-sxm4-80gb' has 1: give --hw a cluster with at least 2"
+  "--tp 2 splits the model over 2 devices, but 'a100-sxm4-80gb' has 1: give a cluster with at least 2"
   ${ZOO}/gpt2_small.onnx --dim seq=16 --hw a100-sxm4-80gb --tp 2)
 perfc_expect_error(tp_inference_no_pattern
   "resnet18.onnx: --tp 2: the model has no Megatron tensor-parallel pattern"
@@ -356,6 +356,9 @@ perfc_expect_error(tp_inference_no_pattern
 perfc_expect_error(tp_inference_heads
   "gpt2_small.onnx: --tp 8 does not divide the 12 heads"
   ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --tp 8)
+perfc_expect_error(tp_inference_soc
+  "--tp 2: the ranks of a split are devices of one kind, but 'jetson-agx-orin' has 1 jetson-agx-orin-cpu before its jetson-agx-orin-gpu; to spread a model over a SoC's processors use --place"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw jetson-agx-orin --tp 2)
 perfc_expect_error(tp_inference_place
   "--place and --tp: .* give one"
   ${ZOO}/gpt2_small.onnx --hw jetson-agx-orin --place --tp 2)
