@@ -118,5 +118,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   auto Step = perfc::predictTraining(A, fuzzCluster(), O);
   if (!Step)
     perfc::fuzz::checkError(Step.takeError(), "", "predictTraining");
+
+  // Inference split over 2 or 4 ranks, where the graph has Megatron's
+  // pairs and the degree divides what they split.
+  const unsigned Tp = 2u << (Size % 2);
+  if (llvm::Error E = perfc::checkTensorParallel(Model->Graph, Tp)) {
+    perfc::fuzz::checkError(std::move(E), "", "checkTensorParallel");
+    return 0;
+  }
+  auto Group = perfc::tensorParallelGroup(fuzzCluster(), Tp, "--tp");
+  if (!Group)
+    std::abort(); // the harness's cluster has 8 devices of one kind
+  perfc::PredictOptions Split = Timed;
+  Split.Device = &fuzzCluster().primaryDevice();
+  Split.TensorParallel = *Group;
+  perfc::Report S = perfc::predict(Model->Graph, Split);
+  perfc::writeReportJson(S, llvm::nulls());
+  perfc::writeChromeTrace(S, llvm::nulls());
   return 0;
 }
