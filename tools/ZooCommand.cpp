@@ -45,7 +45,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                              cl::value_desc("A"), cl::cat(Category));
   cl::opt<std::string> KvHeads(
       "kv-heads",
-      cl::desc("Key/value heads, grouped-query attention (llama; default A)"),
+      cl::desc("Key/value heads: grouped-query attention, 1 multi-query "
+               "(gpt, llama; default A)"),
       cl::value_desc("K"), cl::cat(Category));
   cl::opt<std::string> Ffn(
       "ffn", cl::desc("MLP width (default 4H; llama: 8H/3 rounded up to 256)"),

@@ -328,9 +328,9 @@ TEST_CASE("zoo: bad specs are one-line errors naming the option") {
   S = spec(Family::Llama, 2, 4096, 32, 128, 32000);
   S.KvHeads = 5;
   CHECK(contains(specError(S), "--kv-heads 5 does not divide --heads 32"));
-  S.Fam = Family::Gpt;
+  S.Fam = Family::Bert;
   S.KvHeads = 8;
-  CHECK(contains(specError(S), "--kv-heads is for llama"));
+  CHECK(contains(specError(S), "--kv-heads is for gpt and llama"));
   S = spec(Family::Llama, 2, 96, 32, 128, 32000); // head_dim 3
   CHECK(contains(specError(S), "even head dimension"));
   S = spec(Family::Gpt, 2, 64, 4, 1024, 100);
@@ -370,6 +370,27 @@ AttentionWork attentionWork(const Report &R) {
 }
 
 } // namespace
+
+TEST_CASE("zoo gpt: --kv-heads packs q and K key/value heads, expanded to "
+          "the query heads (Falcon, StarCoder)") {
+  TransformerSpec S = spec(Family::Gpt, 2, 64, 4, 8, 97);
+  S.KvHeads = 1; // multi-query
+  Costed C = costOf(S);
+  // Per layer the packed projection is 64 x (64 + 2 x 16) with its bias.
+  const uint64_t Mha = modelgen::parameterCount(
+      *modelgen::resolve(spec(Family::Gpt, 2, 64, 4, 8, 97)));
+  CHECK(C.R.Total.Params == modelgen::parameterCount(*modelgen::resolve(S)));
+  CHECK(C.R.Total.Params == Mha - 2 * (64 * 2 * 48 + 2 * 48));
+  unsigned Expands = 0;
+  for (const auto &N : C.Model.Graph.nodes())
+    Expands += N->opType() == "Expand";
+  CHECK(Expands == 2 * 2); // keys and values of each layer
+  // A decoding step caches the K heads: [b, 1, P, 16].
+  S.Past = 5;
+  S.Seq = 1;
+  Costed D = costOf(S);
+  CHECK(D.Model.Graph.inputs()[1]->shape() == ir::Shape({1, 1, 5, 16}));
+}
 
 TEST_CASE("zoo gpt: --past is one decoding step with the KV cache as inputs "
           "and outputs") {

@@ -173,6 +173,27 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
     onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
     GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
     Kt = T.output(0);
+  } else if (K != A) {
+    // Grouped-query or multi-query attention in a GPT layer (Falcon,
+    // StarCoder): one packed projection of q and K key/value heads; the
+    // keys and values, appended to their cache, are expanded to the A
+    // query heads.
+    std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, H + 2 * K * D);
+    onnx::NodeProto &Sp =
+        B.add("Split", P + "/Split", {QKV, B.ints({H, K * D, K * D})}, 3);
+    GraphBuilder::attr(Sp, "axis", int64_t(-1));
+    Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
+    std::string Kx = splitHeads(Sp.output(1), P + "/k_heads", K, {0, 2, 1, 3});
+    V = splitHeads(Sp.output(2), P + "/v_heads", K, {0, 2, 1, 3});
+    if (Past > 0) {
+      Kx = appendCache(Kx, P + "/k_cache", I, "key");
+      V = appendCache(V, P + "/v_cache", I, "value");
+    }
+    Kx = expandKv(Kx, P + "/kv_expand/k");
+    V = expandKv(V, P + "/kv_expand/v");
+    onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
+    GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+    Kt = T.output(0);
   } else {
     std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, 3 * H);
     onnx::NodeProto &Sp =

@@ -163,7 +163,8 @@ struct TransformerSpec {
   int64_t Layers = 0;
   int64_t Hidden = 0;
   int64_t Heads = 0;
-  /// Key/value heads (grouped-query attention, llama only); 0: Heads.
+  /// Key/value heads (grouped-query attention; 1: multi-query; gpt and
+  /// llama); 0: Heads.
   int64_t KvHeads = 0;
   /// MLP width; 0: the family's rule (4H; llama: 8H/3 rounded up to a
   /// multiple of 256).

@@ -148,9 +148,10 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
                  "channels");
   if (S.KvHeads == 0)
     S.KvHeads = S.Heads;
-  if (!IsLlama && S.KvHeads != S.Heads)
-    return error("--kv-heads is for llama (grouped-query attention): " +
-                 name(S.Fam) + " uses --heads for keys and values");
+  if (S.Fam == Family::Bert && S.KvHeads != S.Heads)
+    return error("--kv-heads is for gpt and llama (grouped-query and "
+                 "multi-query attention): bert uses --heads for keys and "
+                 "values");
   if (S.Heads % S.KvHeads != 0)
     return error("--kv-heads " + llvm::Twine(S.KvHeads) +
                  " does not divide --heads " + llvm::Twine(S.Heads) +
@@ -254,8 +255,9 @@ uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
     return N;
   }
   N += static_cast<uint64_t>(S.MaxPositions) * H;
+  const uint64_t Qkv = H + 2 * KvWidth;     // q, then k and v of K heads
   uint64_t Layer = 2 * H                    // ln1
-                   + 3 * H * H + 3 * H      // qkv
+                   + H * Qkv + Qkv          // qkv
                    + H * H + H              // out
                    + 2 * H                  // ln2
                    + H * F + F + F * H + H; // fc1, fc2

@@ -4,7 +4,8 @@ Fills the weights of a small generated model with random values, runs it
 through a small numpy ONNX interpreter (the ops the generator emits), and
 compares the outputs with an independent numpy reference of the
 architecture: GPT-2/Megatron GPT, BERT, and Llama as Hugging Face writes it
-(rotate_half rotary, repeat_kv for grouped-query attention).
+(rotate_half rotary, repeat_kv for grouped-query attention; GPT with
+--kv-heads repeats its K key/value heads the same way).
 
   perfc zoo llama --layers 2 --hidden 128 --heads 8 --kv-heads 2 --seq 16 \
       --vocab 97 -o /tmp/l.onnx
@@ -135,8 +136,10 @@ def ref(fam, W, ids, L, H, A, K, cache=None):
     if bert: x = ln(x + W['embed.type.weight'][0], W['embed.ln.weight'], W['embed.ln.bias'], eps)
     def attn(h, p):
         qkv = h @ W[p+'attn.qkv.weight'] + W[p+'attn.qkv.bias']
-        q, k, v = (heads(qkv[..., j*H:(j+1)*H], A) for j in range(3))
+        kw = K * d  # q, then K key and K value heads (K = A: multi-head)
+        q, k, v = heads(qkv[..., :H], A), heads(qkv[..., H:H+kw], K), heads(qkv[..., H+kw:], K)
         cache.extend([k, v])
+        k = np.repeat(k, A//K, axis=1); v = np.repeat(v, A//K, axis=1)
         s = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d)
         if not bert: s = np.where(causal, -np.inf, s)
         o = (softmax(s) @ v).transpose(0, 2, 1, 3).reshape(B, S, H)
