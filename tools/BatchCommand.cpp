@@ -6,12 +6,13 @@
 //   {"model": "m.onnx", "hw": "a100-sxm4-80gb", "batch": 8,
 //    "dims": {"seq": 128}, "compute_type": "fp16", "storage_type": "fp16",
 //    "conv_layout": "nchw", "fusion": true,
-//    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6,
+//    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6, "tp": 4,
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
-// the batch as --micro-batch does). Each output line is, in input order,
-// the JSON `perfc MODEL --format json` prints, on one line, or
+// the batch as --micro-batch does; "tp" splits an inference as --tp). Each
+// output line is, in input order, the JSON `perfc MODEL --format json` prints,
+// on one line, or
 // {"line":N,"error":"..."} for a line that fails; the others go on. Blank
 // lines and lines starting with '#' give no output. Hardware descriptions
 // are loaded once, models once per (path, batch, dims) and shared by the
@@ -28,6 +29,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <atomic>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,11 +68,11 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
-        K != "storage_type" && K != "conv_layout")
+        K != "storage_type" && K != "conv_layout" && K != "tp")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s");
+                  "launch_overhead_s, tp");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -124,6 +126,14 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!L)
       return Fail("'launch_overhead_s' must be a number of seconds");
     J.Predict.launchOverheadSeconds = *L;
+  }
+  if (O->get("tp")) {
+    // Tensor-parallel inference (--tp); the library checks the rest.
+    auto T = O->getInteger("tp");
+    if (!T || *T < 1 || *T > std::numeric_limits<unsigned>::max())
+      return Fail("'tp' must be an integer >= 1 (the devices an inference "
+                  "is split over)");
+    J.Predict.tensorParallel = unsigned(*T);
   }
   if (O->get("allow_unknown_shapes")) {
     auto F = O->getBoolean("allow_unknown_shapes");
