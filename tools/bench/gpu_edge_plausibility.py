@@ -342,6 +342,25 @@ figures are no longer counted (item 8).
    and its tuning model adds a base latency of 3.6-6.6 us per collective,
    src/graph/tuning.cc) and is cited as such in costmodels/Collectives.h;
    it was not changed to fit these rows.
+15. **Generation throughput (counted apart, `llm`; 2026-12-06)**:
+   TensorRT-LLM v0.6.1's Peak Throughput table for A100 in FP16 (static
+   batches of gptSessionBenchmark, up to 1,280 sequences), priced as the
+   prefill of the batch's prompts plus out_len - 1 decoding steps of the
+   batch at the output's middle (`/tok`: ms per generated token on all the
+   GPUs): 12 of 13 within 20%. On one GPU (GPT-J 6B, LLaMA 7B, 128 or
+   2048 tokens in and out) +0% to +10%: prefill and decoding priced apart,
+   each as items 12 and 13 checked them, add up to what the runtime
+   measures over a whole request; split over 2 GPUs -4% to +0%, LLaMA 70B
+   on 4 -5% to -15%, Falcon 180B on 8 -9% (128 tokens out) and -37%
+   (2048 out: decoding steps of batch 128 with 161 all-reduces of 3.8 MB
+   each over 8 GPUs, item 14's small-message costs). The A100 table's
+   unit says "out tok/s" where the H100 table says "out tok/s/GPU"; it is
+   read per GPU, which the document's own figures require: read as a
+   total, LLaMA 70B would run 16x faster per GPU on H100 (2,657 at TP 2)
+   than on A100 (670 / 4 at TP 4), beyond the 6.3x of H100's FP8 peak
+   over A100's FP16 peak. (Read as totals, the 7 rows on more than one
+   GPU come out 50-93% below the figures, by about their degrees; the 6
+   one-GPU rows are the same either way.)
 """
 
 
@@ -368,16 +387,32 @@ def main():
             pub = float(r["published_ms"])
             pred, detail = {}, {}
             trt = "TensorRT" in r["runtime"]
+            tp = int(r.get("tp") or 1)
             for v in variants:
-                m = models.path(r["model"], seq, r.get("past", ""))
                 hw = r["hw"]
                 launch = ASYNC_LAUNCH_US if (v == "async" and trt) else None
+                storage = None if v == "asis" else prec
+                if r["metric"] == "generation":
+                    # Static batching: the prefill of `batch` prompts of
+                    # `seq` tokens gives the first token, then out_len - 1
+                    # decoding steps of the batch, priced at the middle of
+                    # the output (past = seq + out_len / 2; a step grows
+                    # linearly with its cache); per generated token.
+                    out_len = int(r["out_len"])
+                    pre_ms, _, _ = predict(a.perfc, models.path(r["model"], seq), hw, batch, "",
+                                           prec, storage, launch, tp)
+                    past = str(int(seq) + out_len // 2)
+                    step_ms, kernels, bounds = predict(a.perfc, models.path(r["model"], "1", past), hw,
+                                                       batch, "", prec, storage, launch, tp)
+                    pred[v] = (pre_ms + (out_len - 1) * step_ms) / (batch * out_len)
+                    detail[v] = (kernels, bounds)
+                    continue
+                m = models.path(r["model"], seq, r.get("past", ""))
                 dimseq = seq if r["model"] not in GENERATED else ""  # perfc zoo fixes seq
                 # The engines store tensors in the published precision
                 # (INT8 engines: INT8 activations and weights).
                 ms, kernels, bounds = predict(a.perfc, m, hw, batch, dimseq, prec,
-                                              None if v == "asis" else prec, launch,
-                                              int(r.get("tp") or 1))
+                                              storage, launch, tp)
                 pred[v] = ms / per
                 detail[v] = (kernels, bounds)
             err = {v: pred[v] / pub - 1 for v in variants}
@@ -407,10 +442,11 @@ def main():
     out.append("| id | device (hw) | model | seq | batch | prec | runtime | published | asis | err | storage | err | async | err | kernels | bound mix c/m/o | counted |")
     out.append("|---|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for r, pub, pred, err, is_counted, k, mix in table:
-        b = r["batch"] + ("/s" if r["metric"] == "per_sample" else "")
+        b = r["batch"] + ("/s" if r["metric"] == "per_sample" else "/tok" if r["metric"] == "generation" else "")
         out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %+.0f%% | %s | %+.0f%% | %s | %+.0f%% | %d | %s | %s |" % (
             r["id"], r["hw"] + (" (tp %s)" % r["tp"] if r.get("tp") else ""), r["model"],
-            (r["seq"] or "-") + (" after %s" % r["past"] if r.get("past") else ""), b, r["precision"], r["runtime"], fmt_ms(pub),
+            (r["seq"] or "-") + (" after %s" % r["past"] if r.get("past") else "")
+            + (" -> %s" % r["out_len"] if r.get("out_len") else ""), b, r["precision"], r["runtime"], fmt_ms(pub),
             fmt_ms(pred["asis"]), 100 * err["asis"], fmt_ms(pred["storage"]), 100 * err["storage"],
             fmt_ms(pred["async"]), 100 * err["async"], k, mix,
             "yes" if is_counted else "llm" if r["counted"] == "llm" else "no"))
@@ -418,8 +454,8 @@ def main():
     out.append("Within %d%% (of %d counted figures): asis %d, storage %d, async %d.\n" % (
         100 * TOLERANCE, counted, within["asis"], within["storage"], within["async"]))
     out.append("Large language models beyond the zoo (`counted` llm: TensorRT-LLM's and LMDeploy's "
-               "first-token latency, LMDeploy's decoding steps, on one GPU and split over 2, 4 or 8 "
-               "(`tp`); items 12-14): storage %d of %d within %d%%.\n"
+               "first-token latency, LMDeploy's decoding steps, TensorRT-LLM's generation "
+               "throughput, on one GPU and split over 2, 4 or 8 (`tp`); items 12-15): storage %d of %d within %d%%.\n"
                % (llm_within, llm_counted, 100 * TOLERANCE))
     out.append("## Figures and what the runtime adds\n")
     out.append("| id | exact figure | source | what the runtime adds or omits |")
