@@ -265,12 +265,22 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     // tensor-core tiles would be mostly padding: take the faster. Both run
     // at the class's efficiency for this size on their unit (the CUDA-core
     // kernel is a GEMM too), so the peaks, those efficiencies and the
-    // tiles' padding decide.
-    const UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
+    // tiles' padding decide. FP8 has no CUDA-core arithmetic: those kernels
+    // (a decoding step's attention over an FP8 cache, TensorRT-LLM's
+    // masked multi-head attention) convert on load and compute in FP16, so
+    // the fallback is priced at the vector units' FP16 rate (FP32 where
+    // they have no FP16), the bytes staying FP8.
+    UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
+    if (!Vector.Unit &&
+        (U.Type == ir::DType::F8E4M3 || U.Type == ir::DType::F8E5M2))
+      for (ir::DType Wider : {ir::DType::F16, ir::DType::F32})
+        if (!Vector.Unit)
+          Vector = firstOf(D, /*Matrix=*/false, Wider);
     const double VectorEfficiency = E.compute(false).at(W.Flops);
     if (Vector.Unit && Vector.Peak * VectorEfficiency >
                            U.Peak * T.ComputeEfficiency * T.Quantization) {
       T.Unit = hw::name(Vector.Unit->Kind);
+      T.ComputeType = Vector.Type;
       T.PeakFlops = Vector.Peak;
       T.ComputeEfficiency = VectorEfficiency;
       T.Quantization = 1;
@@ -490,7 +500,14 @@ std::string perfc::cost::explain(const OpTime &T) {
              .str();
   else if (T.ComputeType != T.RequestedType &&
            T.RequestedType != ir::DType::TF32)
-    S += llvm::formatv("; {0} asked, run in {1}: the device computes no {0}",
+    S += llvm::formatv((T.RequestedType == ir::DType::F8E4M3 ||
+                        T.RequestedType == ir::DType::F8E5M2) &&
+                               llvm::StringRef(T.Unit) == "vector"
+                           ? "; {0} converted on load and computed in {1} on "
+                             "the vector units, which have no {0} and beat "
+                             "tensor-core tiles that would be mostly padding"
+                           : "; {0} asked, run in {1}: the device computes no "
+                             "{0}",
                        ir::name(T.RequestedType), ir::name(T.ComputeType))
              .str();
   return S + ")";

@@ -45,8 +45,12 @@
 // peak for it does; if none does, the op is priced at the fp32 vector peak
 // and OpTime::Fallback says so. TF32 is a matrix-unit mode of fp32
 // arithmetic: non-matrix ops, and devices without tf32 peaks, compute it as
-// fp32 (no fallback flag). A device whose `supports` list excludes the op's
-// class or type (an NPU) cannot run it at all: OpTime::Unsupported is set
+// fp32 (no fallback flag). On a GPU a GEMM whose tensor-core tiles would be
+// mostly padding (a GEMV, a decoding step's attention) runs on the vector
+// unit where that is faster (see quantization below); an FP8 one there
+// converts on load and computes in FP16 (FP32 where the vector unit has no
+// FP16), its bytes staying FP8. A device whose `supports` list excludes the
+// op's class or type (an NPU) cannot run it at all: OpTime::Unsupported is set
 // and Seconds is +infinity, so that a placement that ignores the flag can
 // never look cheap.
 //

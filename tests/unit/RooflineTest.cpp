@@ -551,6 +551,45 @@ TEST_SUITE("roofline") {
     CHECK(TB.ComputeEfficiency == doctest::Approx(TB.Quantization));
   }
 
+  TEST_CASE("an FP8 GEMV falls back to the vector units' FP16, its bytes "
+            "FP8") {
+    // FP8 is a tensor-core type only: a one-row product over an FP8 cache
+    // (a decoding step's attention) would fill 1 of 128 tile rows; the
+    // CUDA-core kernel converts on load and computes in FP16.
+    hw::Device D = load(R"(device:
+  name: fp8gpu
+  kind: gpu
+  cores: 100
+  gemm_tile: [128, 128]
+  compute:
+    tensor: {fp16: 100 TFLOPS, fp8: 200 TFLOPS}
+    vector: {fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 1, memory: 1}
+)");
+    OpWork W = gemm(1, 4096, 4096, ir::DType::F8E4M3);
+    W.Gemm = {1, 1, 4096, 4096};
+    OpTime T = opTime(W, D);
+    CHECK(std::string(T.Unit) == "vector");
+    CHECK(T.ComputeType == ir::DType::F16);
+    CHECK(T.RequestedType == ir::DType::F8E4M3);
+    CHECK_FALSE(T.Fallback);
+    CHECK(T.Bound == Bound::Memory);
+    // The 4096 x 4096 FP8 weights and two vectors at 1000 GB/s.
+    CHECK(T.Seconds == doctest::Approx((4096.0 * 4096 + 2 * 4096) / 1e12));
+    CHECK(explain(T).find("fp8e4m3 converted on load and computed in fp16") !=
+          std::string::npos);
+    // A large FP8 GEMM keeps the tensor unit's FP8.
+    OpWork Big = gemm(8192, 8192, 8192, ir::DType::F8E4M3);
+    Big.Gemm = {1, 8192, 8192, 8192};
+    OpTime TB = opTime(Big, D);
+    CHECK(std::string(TB.Unit) == "tensor");
+    CHECK(TB.ComputeType == ir::DType::F8E4M3);
+  }
+
   TEST_CASE("the vector units are taken only where they are faster, at the "
             "same size efficiency") {
     // Tensor 100, vector 20 TFLOPS, a GEMM efficiency of 0.25: a GEMM whose
