@@ -361,6 +361,20 @@ figures are no longer counted (item 8).
    over A100's FP16 peak. (Read as totals, the 7 rows on more than one
    GPU come out 50-93% below the figures, by about their degrees; the 6
    one-GPU rows are the same either way.)
+   The H100 table (FP8 weights, activations and cache; "out tok/s/GPU"):
+   on one GPU 8 of 8 within 14% (-14% to +5%); split over 2 to 8 GPUs
+   LLaMA 70B -27% to -54% and Falcon 180B -22% to -55%. Those batches
+   (96 to 1,024 sequences) are compute-bound in perfc, as the 2048-token
+   prefill rows of items 12 and 14 are (-20% to -44% on H100 in FP8,
+   within 10% on A100 in FP16): where FP8 arithmetic dominates, perfc's
+   rates (the FP16-measured GEMM efficiency curve applied to the FP8 peak)
+   exceed what these first FP8 releases reached; not fitted. Before FP8
+   GEMMs could fall back to the vector units (costmodels/Roofline.cpp,
+   2026-12-06) a decoding step's attention over the FP8 cache was priced
+   on tensor cores, one query row in a 16-row tile at 0.18% of the peak,
+   compute-bound: the one-GPU rows were +29% to +43% where decoding
+   dominates, and the split rows agreed (-9% to +18%) for that wrong
+   reason.
 """
 
 
