@@ -341,7 +341,13 @@ figures are no longer counted (item 8).
    Simple: below ~1 MB NCCL's LL protocol moves half the bytes per line
    and its tuning model adds a base latency of 3.6-6.6 us per collective,
    src/graph/tuning.cc) and is cited as such in costmodels/Collectives.h;
-   it was not changed to fit these rows.
+   it was not changed to fit these rows. Nor is the interconnect the
+   cause: priced over PCIe 4.0 instead (an 8-GPU server without NVLink,
+   which the table does not rule out), Llama-2-70B's decoding rows would
+   fit (-8% to +3%), but its 2048-token prefill, whose 161 all-reduces
+   carry 34 MB each, would take 659 ms against the 402 measured; the
+   prefill says NVLink-class bandwidth, the decoding steps a cost per
+   small collective above the alpha-beta model's.
 15. **Generation throughput (counted apart, `llm`; 2026-12-06)**:
    TensorRT-LLM v0.6.1's Peak Throughput table for A100 in FP16 (static
    batches of gptSessionBenchmark, up to 1,280 sequences), priced as the
