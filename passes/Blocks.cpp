@@ -39,21 +39,33 @@ bool isParameter(const ir::Value *V) {
 
 namespace {
 
-/// "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0"; "" if no component
-/// ends in ".<number>".
-llvm::StringRef blockPrefix(llvm::StringRef Name) {
+/// Blocks no smaller than this, in nodes, where a block is numbered with
+/// an underscore: a repeated layer is a subgraph of some size, where
+/// `branch3x3dbl_1` (Inception's) names one convolution of a branch.
+constexpr unsigned MinUnderscoreBlockNodes = 8;
+
+/// "/layer1/layer1.0/conv1/Conv" -> "/layer1/layer1.0"; with Underscore,
+/// also "/encoder/layers/encoder_layer_3/mlp/..." ->
+/// "/encoder/layers/encoder_layer_3" (torchvision's ViT); "" if no
+/// component but the last ends in ".<number>" (or "_<number>"). Sets
+/// *ByUnderscore when the underscore made the match.
+llvm::StringRef blockPrefix(llvm::StringRef Name, bool Underscore,
+                            bool *ByUnderscore = nullptr) {
   size_t Pos = 0;
   while (Pos < Name.size()) {
     size_t End = Name.find('/', Pos + 1);
     if (End == llvm::StringRef::npos)
       End = Name.size();
     llvm::StringRef Component = Name.slice(Pos, End);
-    size_t Dot = Component.rfind('.');
-    if (Dot != llvm::StringRef::npos && Dot + 1 < Component.size() &&
+    const size_t Sep = Component.find_last_of(Underscore ? "._" : ".");
+    if (Sep != llvm::StringRef::npos && Sep + 1 < Component.size() &&
         End < Name.size()) {
-      llvm::StringRef Digits = Component.substr(Dot + 1);
-      if (llvm::all_of(Digits, [](char C) { return C >= '0' && C <= '9'; }))
+      llvm::StringRef Digits = Component.substr(Sep + 1);
+      if (llvm::all_of(Digits, [](char C) { return C >= '0' && C <= '9'; })) {
+        if (ByUnderscore)
+          *ByUnderscore = Component[Sep] == '_';
         return Name.substr(0, End);
+      }
     }
     Pos = End;
   }
@@ -134,12 +146,29 @@ private:
     return V->index() < InputOnly.size() && InputOnly.test(V->index());
   }
 
+  /// Whether blocks numbered with an underscore are repeated layers here:
+  /// each such prefix heads at least MinUnderscoreBlockNodes nodes.
+  bool underscoreBlocks() const {
+    llvm::StringMap<unsigned> Nodes;
+    for (const auto &Node : G.nodes()) {
+      bool ByUnderscore = false;
+      llvm::StringRef Prefix =
+          blockPrefix(Node->name(), /*Underscore=*/true, &ByUnderscore);
+      if (!Prefix.empty() && ByUnderscore)
+        ++Nodes[Prefix];
+    }
+    return !Nodes.empty() && llvm::all_of(Nodes, [](const auto &E) {
+      return E.getValue() >= MinUnderscoreBlockNodes;
+    });
+  }
+
   void assignUnits() {
     const unsigned N = G.numNodes();
     std::vector<int> Block(N, -1);
     llvm::StringMap<unsigned> Ids;
+    const bool Underscore = underscoreBlocks();
     for (const auto &Node : G.nodes()) {
-      llvm::StringRef Prefix = blockPrefix(Node->name());
+      llvm::StringRef Prefix = blockPrefix(Node->name(), Underscore);
       if (Prefix.empty())
         continue;
       auto [It, New] = Ids.try_emplace(Prefix, Ids.size());

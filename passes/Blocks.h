@@ -14,7 +14,10 @@
 // convention: a block is the node-name prefix up to the first path
 // component that ends in ".<number>" (`/h.3/attn/...`, `/layers.3/...`,
 // `/layer1/layer1.0/conv1/...`), as PyTorch's exporter and perfc's model
-// generator name nodes. Nodes before the first block form the prologue
+// generator name nodes, or "_<number>" (`/encoder/layers/encoder_layer_3/`,
+// torchvision's ViT) where every block so numbered holds at least 8 nodes
+// (Inception's `branch3x3dbl_1` names one convolution, not a layer). Nodes
+// before the first block form the prologue
 // (embeddings), nodes after a block without a block name of their own the
 // epilogue of the last (final norm, head).
 //

@@ -69,6 +69,23 @@ TEST_SUITE("tensor-parallel inference") {
     CHECK(Appends == 4);
   }
 
+  TEST_CASE("torchvision's ViT numbers its layers with an underscore, "
+            "Inception's numbered branch convolutions are not layers") {
+    const std::string Zoo = std::string(PERFC_SOURCE_DIR) + "/tests/data/zoo/";
+    auto Vit = frontend::importOnnxFile(Zoo + "vit_b_16.onnx", {});
+    REQUIRE_MESSAGE(bool(Vit), llvm::toString(Vit.takeError()));
+    const BlockInfo V = analyzeBlocks(Vit->Graph, computeWork(Vit->Graph));
+    REQUIRE(V.NumBlocks == 12);
+    CHECK(V.BlockNames[0] == "/encoder/layers/encoder_layer_0");
+    CHECK(V.BlockNames[11] == "/encoder/layers/encoder_layer_11");
+    for (unsigned U = 1; U <= 12; ++U)
+      CHECK(V.ForwardReduced[U].size() == 2); // attention out, MLP out
+    auto Inception = frontend::importOnnxFile(Zoo + "inception_v3.onnx", {});
+    REQUIRE_MESSAGE(bool(Inception), llvm::toString(Inception.takeError()));
+    CHECK(analyzeBlocks(Inception->Graph, computeWork(Inception->Graph))
+              .NumBlocks == 0);
+  }
+
   TEST_CASE("each rank runs its share, and the exchanges are the collective "
             "model's all-reduces and all-gather after their kernels") {
     const frontend::ImportedModel M = zoo(modelgen::Family::Gpt, 2, 0, 64);
