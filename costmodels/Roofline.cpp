@@ -271,8 +271,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
     // the fallback is priced at the vector units' FP16 rate (FP32 where
     // they have no FP16), the bytes staying FP8.
     UnitChoice Vector = firstOf(D, /*Matrix=*/false, U.Type);
-    if (!Vector.Unit &&
-        (U.Type == ir::DType::F8E4M3 || U.Type == ir::DType::F8E5M2))
+    if (!Vector.Unit && ir::isFloat8(U.Type))
       for (ir::DType Wider : {ir::DType::F16, ir::DType::F32})
         if (!Vector.Unit)
           Vector = firstOf(D, /*Matrix=*/false, Wider);
@@ -500,8 +499,7 @@ std::string perfc::cost::explain(const OpTime &T) {
              .str();
   else if (T.ComputeType != T.RequestedType &&
            T.RequestedType != ir::DType::TF32)
-    S += llvm::formatv((T.RequestedType == ir::DType::F8E4M3 ||
-                        T.RequestedType == ir::DType::F8E5M2) &&
+    S += llvm::formatv(ir::isFloat8(T.RequestedType) &&
                                llvm::StringRef(T.Unit) == "vector"
                            ? "; {0} converted on load and computed in {1} on "
                              "the vector units, which have no {0} and beat "

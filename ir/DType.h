@@ -47,6 +47,10 @@ unsigned byteSize(DType T);
 
 bool isFloatingPoint(DType T);
 bool isInteger(DType T);
+/// The 8-bit floating-point types (E4M3, E5M2).
+inline bool isFloat8(DType T) {
+  return T == DType::F8E4M3 || T == DType::F8E5M2;
+}
 
 /// Lower-case name as used on the command line and in JSON ("fp32", "int8").
 llvm::StringRef name(DType T);

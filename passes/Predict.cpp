@@ -141,16 +141,14 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
     TP.Explain =
         llvm::formatv(
             "one rank of {0} (Megatron-LM's split, as TensorRT-LLM and vLLM "
-            "run "
-            "it): column-parallel GEMMs compute 1/{0} of their output columns, "
-            "row-parallel ones 1/{0} of their input rows, attention 1/{0} of "
-            "the "
-            "heads and its key/value cache, the embedding and the output head "
-            "1/{0} of the vocabulary; norms and residual adds run whole on "
-            "every "
-            "rank. Then {1} all-reduce{6} ({2} in all) and {3} all-gather{7} "
-            "({4}) over {5}, each after the kernel that writes it, on the same "
-            "stream (none overlaps a kernel) and launched as a kernel",
+            "run it): column-parallel GEMMs compute 1/{0} of their output "
+            "columns, row-parallel ones 1/{0} of their input rows, attention "
+            "1/{0} of the heads and its key/value cache, the embedding and "
+            "the output head 1/{0} of the vocabulary; norms and residual adds "
+            "run whole on every rank. Then {1} all-reduce{6} ({2} in all) and "
+            "{3} all-gather{7} ({4}) over {5}, each after the kernel that "
+            "writes it, on the same stream (none overlaps a kernel) and "
+            "launched as a kernel",
             Group.Size, TP.AllReduces, hw::formatDataBytes(TP.AllReduceBytes),
             TP.AllGathers, hw::formatDataBytes(TP.AllGatherBytes),
             TP.Link.empty() ? std::string("the group's link") : TP.Link,

@@ -234,7 +234,7 @@ private:
 
   bool isMixed() const {
     return O.DType == ir::DType::F16 || O.DType == ir::DType::BF16 ||
-           O.DType == ir::DType::F8E4M3 || O.DType == ir::DType::F8E5M2;
+           ir::isFloat8(O.DType);
   }
 
   /// Storage of float tensors moves to the training type, from whatever
