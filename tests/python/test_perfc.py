@@ -236,18 +236,26 @@ def test_plan_is_the_clis_plan():
         assert c["vp"] == 1
 
 
+def zoo_model(tmp_path, *args):
+    """`perfc zoo ARGS` written under tmp_path: (the perfc binary, the
+    model's path); skips the test without PERFC_BIN."""
+    exe = os.environ.get("PERFC_BIN")
+    if not exe:
+        pytest.skip("needs PERFC_BIN to write the model")
+    path = str(tmp_path / "zoo.onnx")
+    subprocess.run([exe, "zoo", *args, "-o", path], check=True,
+                   capture_output=True)
+    return exe, path
+
+
 def test_plan_report_has_no_inference_memory(tmp_path):
     # 25.8 B parameters: the fp32 forward alone (103 GB) overflows one
     # A100, but the plan's step (bf16 over 8 GPUs) fits. The plan's report
     # is a step's: no inference memory, and no warning that one run does
     # not fit; plain predict() keeps both.
-    exe = os.environ.get("PERFC_BIN")
-    if not exe:
-        pytest.skip("needs PERFC_BIN to write the model")
-    path = str(tmp_path / "big.onnx")
-    subprocess.run([exe, "zoo", "gpt", "--layers", "8", "--hidden", "16384",
-                    "--heads", "128", "--seq", "512", "--vocab", "1000",
-                    "-o", path], check=True, capture_output=True)
+    _, path = zoo_model(tmp_path, "gpt", "--layers", "8", "--hidden",
+                        "16384", "--heads", "128", "--seq", "512", "--vocab",
+                        "1000")
     m = perfc.Model.from_onnx(path, batch=1)
     dgx = perfc.load_hw("dgx-a100")
     r = perfc.plan(m, dgx, {"global_batch": 8, "dtype": "bf16"}, report=True)
@@ -262,14 +270,9 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
     # tp=4 splits a decoding step over 4 GPUs of a DGX: the dict has the
     # CLI's tensor_parallel figures, the latency adds the exchanges to one
     # rank's kernels, and each rank holds about a quarter of the weights.
-    exe = os.environ.get("PERFC_BIN")
-    if not exe:
-        pytest.skip("needs PERFC_BIN to write the model")
-    path = str(tmp_path / "decode.onnx")
-    subprocess.run([exe, "zoo", "llama", "--layers", "2", "--hidden", "512",
-                    "--heads", "8", "--seq", "1", "--past", "31", "--vocab",
-                    "1000", "--batch", "1", "-o", path], check=True,
-                   capture_output=True)
+    exe, path = zoo_model(tmp_path, "llama", "--layers", "2", "--hidden",
+                          "512", "--heads", "8", "--seq", "1", "--past", "31",
+                          "--vocab", "1000", "--batch", "1")
     m = perfc.Model.from_onnx(path)
     dgx = perfc.load_hw("dgx-a100")
     one = perfc.predict(m, dgx, ops=False)
