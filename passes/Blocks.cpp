@@ -94,7 +94,8 @@ bool isGemmOp(const ir::Node &N) {
 
 class Analyzer {
 public:
-  explicit Analyzer(const ir::Graph &G) : G(G), Constants(G) {}
+  Analyzer(const ir::Graph &G, const GraphWork &Work)
+      : G(G), Work(Work), Constants(G) {}
 
   BlockInfo run() {
     findInputOnly();
@@ -176,7 +177,7 @@ private:
         Info.BlockNames.push_back(Prefix.str());
       Block[Node->index()] = It->second;
     }
-    Info.NumBlocks = Ids.size();
+    Info.NumBlocks = Ids.empty() ? structuralBlocks(Block) : Ids.size();
     Info.UnitOf.assign(N, 0);
     int Last = -1;
     unsigned LastBlockNode = 0;
@@ -195,6 +196,80 @@ private:
       else
         Info.UnitOf[I] = Last + 1;
     }
+  }
+
+  /// Blocks where the names give none (other exporters, DenseNet's
+  /// `denselayer1`, Inception's `Mixed_5b`): the graph cut where a single
+  /// activation crosses from one node to the next in topological order, as
+  /// GPipe cuts a sequential network and torch.utils.checkpoint_sequential
+  /// checkpoints it; values computed from the graph's inputs alone (a mask)
+  /// reach every stage and do not count. A stretch without parameters (an
+  /// activation, a norm, a pool, a residual add: no products with weights)
+  /// joins the block before it, so that a block is a layer with its
+  /// convolution or GEMM. Fills Block with ids in order and
+  /// returns their number, or leaves Block alone and returns 0 when fewer
+  /// than two blocks result.
+  unsigned structuralBlocks(std::vector<int> &Block) {
+    const unsigned N = G.numNodes();
+    if (N < 2)
+      return 0;
+    // Live[b]: activations crossing the boundary before node b.
+    std::vector<int> Live(N + 1, 0);
+    for (const auto &Node : G.nodes()) {
+      const unsigned I = Node->index();
+      for (const ir::Value *Out : Node->outputs()) {
+        if (!Out || Constants.contains(Out) || isInputOnly(Out))
+          continue;
+        unsigned LastUse = I;
+        for (const ir::Node *U : Out->users())
+          LastUse = std::max(LastUse, U->index());
+        if (Out->isGraphOutput())
+          LastUse = N;
+        if (LastUse > I) {
+          ++Live[I + 1];
+          --Live[LastUse < N ? LastUse + 1 : N];
+        }
+      }
+    }
+    std::vector<int> Ids(N, 0);
+    int Current = 0, Crossing = 0;
+    bool CurrentHasWeights = false, SegmentHasWeights = false;
+    unsigned SegmentStart = 0;
+    auto closeSegment = [&](unsigned End) {
+      if (SegmentHasWeights && CurrentHasWeights)
+        ++Current;
+      CurrentHasWeights |= SegmentHasWeights;
+      for (unsigned J = SegmentStart; J < End; ++J)
+        Ids[J] = Current;
+      SegmentStart = End;
+      SegmentHasWeights = false;
+    };
+    for (unsigned I = 0; I < N; ++I) {
+      Crossing += Live[I];
+      if (I > 0 && Crossing <= 1)
+        closeSegment(I);
+      SegmentHasWeights |= hasWeightedProducts(*G.nodes()[I]);
+    }
+    closeSegment(N);
+    const unsigned Count = Current + 1;
+    if (Count < 2)
+      return 0;
+    Info.BlockNames.assign(Count, std::string());
+    for (unsigned I = N; I-- > 0;) {
+      Block[I] = Ids[I];
+      Info.BlockNames[Ids[I]] = G.nodes()[I]->name().str();
+    }
+    return Count;
+  }
+
+  /// A convolution or GEMM with weights: multiply-accumulates reading a
+  /// parameter.
+  bool hasWeightedProducts(const ir::Node &N) const {
+    if (N.index() >= Work.Nodes.size() || !(Work.Nodes[N.index()].Macs > 0))
+      return false;
+    return llvm::any_of(N.inputs(), [](const ir::Value *In) {
+      return parameterBehind(In) != nullptr;
+    });
   }
 
   bool isParamGemm(const ir::Node &N) const {
@@ -358,6 +433,7 @@ private:
   }
 
   const ir::Graph &G;
+  const GraphWork &Work;
   const LoadTimeConstants Constants;
   llvm::BitVector InputOnly;
   BlockInfo Info;
@@ -365,8 +441,8 @@ private:
 
 } // namespace
 
-BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &) {
-  return Analyzer(G).run();
+BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
+  return Analyzer(G, Work).run();
 }
 
 } // namespace perfc

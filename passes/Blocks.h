@@ -16,7 +16,11 @@
 // `/layer1/layer1.0/conv1/...`), as PyTorch's exporter and perfc's model
 // generator name nodes, or "_<number>" (`/encoder/layers/encoder_layer_3/`,
 // torchvision's ViT) where every block so numbered holds at least 8 nodes
-// (Inception's `branch3x3dbl_1` names one convolution, not a layer). Nodes
+// (Inception's `branch3x3dbl_1` names one convolution, not a layer). Where
+// no name numbers a block, blocks come from structure: cuts where a single
+// activation crosses between consecutive nodes, a stretch without a
+// convolution or GEMM on weights joining the block before it (DenseNet's
+// dense blocks and transitions, Inception's modules). Nodes
 // before the first block form the prologue
 // (embeddings), nodes after a block without a block name of their own the
 // epilogue of the last (final norm, head).

@@ -494,6 +494,15 @@ perfc_expect_error(plan_too_many_devices
 perfc_expect_error(plan_bad_tp
   "--tp 3: tensor parallelism must be a power of two dividing the 8 devices of a node"
   ${PLAN_ARGS} --plan --tp 3)
+# A model whose node names number no layers (DenseNet's denselayer1) is cut
+# by structure: 9 blocks (stem, dense blocks, transitions, classifier), so
+# three pipeline stages each get whole blocks.
+add_test(NAME cli.train_pp_structural_blocks
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/densenet121.onnx --hw dgx-a100
+                 --train --pp 3
+                 --micro-batch 4 --global-batch 32 --format json)
+set_tests_properties(cli.train_pp_structural_blocks PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"stage\": 0,.*\"blocks\": [1-7],.*\"stage\": 1,.*\"blocks\": [1-7],.*\"stage\": 2,.*\"blocks\": [1-7],")
 perfc_expect_error(plan_pp_over_blocks
   "--pp 16: the model has 12 blocks, and a pipeline stage needs at least one"
   ${PLAN_ARGS} --plan --pp 16)

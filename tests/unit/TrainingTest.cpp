@@ -279,6 +279,83 @@ TEST_SUITE("training") {
     CHECK(Info.BackwardReduced[1][0] == T.B.G.inputs()[0]);
   }
 
+  TEST_CASE("without block names, blocks are cut where one activation "
+            "crosses, a stretch without weights joining the block before") {
+    // An input projection, two residual MLP layers with names that number
+    // nothing, reading a mask computed from the inputs alone (every stage
+    // gets it from the data loader), and a trailing Relu.
+    GraphBuilder B;
+    ir::Value *Mask = B.input("mask", {8, 16});
+    ir::Node *Scaled = B.node("Mul", {Mask, Mask}, {8, 16});
+    ir::Node *In = B.node(
+        "MatMul", {B.input("x", {8, 4}), B.weight("w", {4, 16})}, {8, 16});
+    ir::Value *X = B.out(In);
+    std::vector<ir::Node *> Adds, Fc1s;
+    for (int L = 0; L < 2; ++L) {
+      ir::Node *Fc1 =
+          B.node("MatMul", {X, B.weight("w1_" + std::to_string(L), {16, 64})},
+                 {8, 64});
+      ir::Node *Fc2 = B.node("MatMul",
+                             {B.out(B.node("Relu", {B.out(Fc1)}, {8, 64})),
+                              B.weight("w2_" + std::to_string(L), {64, 16})},
+                             {8, 16});
+      ir::Node *Masked = B.node("Mul", {B.out(Fc2), B.out(Scaled)}, {8, 16});
+      ir::Node *Add = B.node("Add", {B.out(Masked), X}, {8, 16});
+      Fc1s.push_back(Fc1);
+      Adds.push_back(Add);
+      X = B.out(Add);
+    }
+    ir::Node *Tail = B.node("Relu", {X}, {8, 16});
+    B.G.markOutput(B.out(Tail));
+    const BlockInfo Info = analyzeBlocks(B.G, computeWork(B.G));
+    REQUIRE(Info.NumBlocks == 3);
+    CHECK(Info.UnitOf[Scaled->index()] == 1); // no weights: joins the next
+    CHECK(Info.UnitOf[In->index()] == 1);
+    CHECK(Info.BlockNames[0] == Scaled->name().str());
+    CHECK(Info.UnitOf[Fc1s[0]->index()] == 2);
+    CHECK(Info.UnitOf[Adds[0]->index()] == 2);
+    CHECK(Info.UnitOf[Fc1s[1]->index()] == 3);
+    CHECK(Info.UnitOf[Adds[1]->index()] == 3);
+    CHECK(Info.UnitOf[Tail->index()] == 3); // no weights: joins layer 2
+    CHECK(Info.BlockNames[2] == Fc1s[1]->name().str());
+    CHECK(Info.HasTensorParallelPattern); // the pairs are found per block
+
+    // One layer, one block: no structure to cut.
+    GraphBuilder One;
+    ir::Node *Mm = One.node(
+        "MatMul", {One.input("x", {4, 4}), One.weight("w", {4, 4})}, {4, 4});
+    ir::Node *Act = One.node("Relu", {One.out(Mm)}, {4, 4});
+    One.G.markOutput(One.out(Act));
+    CHECK(analyzeBlocks(One.G, computeWork(One.G)).NumBlocks == 0);
+  }
+
+  TEST_CASE("DenseNet and Inception, whose names number no layers, split "
+            "between their dense blocks and modules") {
+    const std::string Zoo = std::string(PERFC_SOURCE_DIR) + "/tests/data/zoo/";
+    for (const char *Name : {"densenet121", "inception_v3"}) {
+      CAPTURE(Name);
+      auto M = frontend::importOnnxFile(Zoo + Name + ".onnx", {});
+      REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+      const BlockInfo Info = analyzeBlocks(M->Graph, computeWork(M->Graph));
+      // DenseNet: the stem, 4 dense blocks, 3 transitions, the classifier;
+      // Inception: 5 stem convolutions, 11 modules, the classifier.
+      CHECK(Info.NumBlocks == (Name[0] == 'd' ? 9u : 17u));
+      // A module (dense block, Inception module) is never cut.
+      llvm::StringMap<unsigned> UnitOfModule;
+      for (const auto &N : M->Graph.nodes()) {
+        llvm::StringRef Module = N->name().ltrim('/').split('/').first;
+        if (Module == "features") // DenseNet: /features/denseblock1/...
+          Module = N->name().ltrim('/').split('/').second.split('/').first;
+        if (!Module.startswith("denseblock") && !Module.startswith("Mixed_"))
+          continue;
+        auto [It, New] =
+            UnitOfModule.try_emplace(Module, Info.UnitOf[N->index()]);
+        CHECK_MESSAGE(It->second == Info.UnitOf[N->index()], N->name().str());
+      }
+      CHECK(UnitOfModule.size() >= 4);
+    }
+  }
+
   TEST_CASE("model states: 16 bytes per parameter under mixed-precision "
             "Adam, 18 with fp32 gradients, sharded by ZeRO") {
     TwoBlocks T(64, 32);
