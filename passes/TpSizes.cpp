@@ -5,6 +5,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace perfc {
@@ -43,13 +44,22 @@ int64_t headsOf(const ir::Node &N) {
   return Out[Out.rank() - 2].Value;
 }
 
-/// The sequence length of a row-parallel GEMM's [..., S, H] output.
+/// The sequence length of a row-parallel GEMM's output: the longest of its
+/// leading axes, which is S both in [B, S, H] (PyTorch's batch-first
+/// exports) and in Megatron-LM's own [S, B, H] (NeMo's exports), where a
+/// micro-batch is shorter than a sequence. 0 if a leading size is unknown.
 int64_t sequenceOf(const ir::Node &N) {
   const ir::Value *Out = N.numOutputs() ? N.output(0) : nullptr;
   if (!Out || !Out->shape().isRanked() || Out->shape().rank() < 3)
     return 0;
-  const ir::Dim &S = Out->shape()[Out->shape().rank() - 2];
-  return S.isKnown() ? S.Value : 0;
+  const ir::Shape &Shape = Out->shape();
+  int64_t Longest = 0;
+  for (unsigned I = 0; I + 1 < Shape.rank(); ++I) {
+    if (!Shape[I].isKnown())
+      return 0;
+    Longest = std::max(Longest, Shape[I].Value);
+  }
+  return Longest;
 }
 
 /// Every size tensor parallelism splits in G, in node order.

@@ -500,13 +500,16 @@ TEST_SUITE("training") {
     // once priced 4 heads on 3 ranks as 4/3 heads each.
     auto Dgx = hw::loadHardware("dgx-a100");
     REQUIRE(bool(Dgx));
-    auto errorOf = [&](const frontend::ImportedModel &M, unsigned Tp, bool Sp) {
-      TrainingAnalysis A(M.Graph);
+    auto errorOfGraph = [&](const ir::Graph &G, unsigned Tp, bool Sp) {
+      TrainingAnalysis A(G);
       TrainOptions O;
       O.Tp = Tp;
       O.SequenceParallel = Sp;
       auto R = predictTraining(A, *Dgx, O);
       return R ? std::string() : llvm::toString(R.takeError());
+    };
+    auto errorOf = [&](const frontend::ImportedModel &M, unsigned Tp, bool Sp) {
+      return errorOfGraph(M.Graph, Tp, Sp);
     };
     // 4 heads: the packed QKV GEMM's 192 columns divide by 3, the heads not.
     const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
@@ -527,6 +530,45 @@ TEST_SUITE("training") {
           "'/layers.0/attn/out/MatMul' (each tensor-parallel rank holds "
           "whole heads, columns and rows, as in Megatron-LM); use a --tp "
           "that divides 2");
+    // Megatron-LM's own layout, [s, b, h], as NeMo exports it: the
+    // sequence is the first axis; a micro-batch of 1 is not the sequence.
+    for (const auto &[SeqFirst, S] :
+         {std::pair(true, 8), std::pair(false, 8), std::pair(true, 6),
+          std::pair(false, 6)}) {
+      CAPTURE(SeqFirst);
+      CAPTURE(S);
+      GraphBuilder B;
+      auto act = [&](const std::string &Name, int64_t H) {
+        return SeqFirst ? B.tensor(Name, {S, 1, H}) : B.tensor(Name, {1, S, H});
+      };
+      ir::Value *X =
+          SeqFirst ? B.input("x", {S, 1, 16}) : B.input("x", {1, S, 16});
+      for (int L = 0; L < 2; ++L) {
+        const std::string P = "/layers." + std::to_string(L) + "/";
+        ir::Value *H1 = act(P + "h1", 64);
+        expectOk(B.G.addNode(P + "fc1/MatMul", "MatMul", "",
+                             {X, B.weight(P + "w1", {16, 64})}, {H1}));
+        ir::Value *A = act(P + "a", 64);
+        expectOk(B.G.addNode(P + "act/Relu", "Relu", "", {H1}, {A}));
+        ir::Value *H2 = act(P + "h2", 16);
+        expectOk(B.G.addNode(P + "fc2/MatMul", "MatMul", "",
+                             {A, B.weight(P + "w2", {64, 16})}, {H2}));
+        ir::Value *Y = act(P + "y", 16);
+        expectOk(B.G.addNode(P + "Add", "Add", "", {H2, X}, {Y}));
+        X = Y;
+      }
+      B.G.markOutput(X);
+      CHECK(errorOfGraph(B.G, 4, false).empty());
+      if (S == 8) {
+        CHECK(errorOfGraph(B.G, 4, true).empty());
+        CHECK(errorOfGraph(B.G, 8, true).empty());
+      } else {
+        CHECK(llvm::StringRef(errorOfGraph(B.G, 4, true))
+                  .startswith("--tp 4 does not divide the 6 sequence "
+                              "positions (--sp) of node "
+                              "'/layers.0/fc2/MatMul'"));
+      }
+    }
     // Grouped-query attention: 8 query heads in 2 key/value groups.
     modelgen::TransformerSpec Spec =
         transformerSpec(modelgen::Family::Llama, 2, 64, 8, 16, 128);
