@@ -255,87 +255,92 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         }
     }
   };
-  if (Mixed) {
-    // Whole types, in every order: tp inside a node of each, dp x tp
-    // dividing each type's devices, one stage per dp x tp of them.
-    std::vector<unsigned> TpsMixed;
-    for (unsigned T = 1; T <= PerNode; T *= 2)
-      if (T == 1 || HasTp)
-        TpsMixed.push_back(T);
-    for (unsigned Tp : pick(F.Tp, TpsMixed))
-      for (unsigned Mask = 1; Mask < (1u << Types.size()); ++Mask) {
-        std::vector<unsigned> Order;
-        unsigned Least = UINT32_MAX;
-        for (unsigned T = 0; T < Types.size(); ++T)
-          if (Mask & (1u << T)) {
-            Order.push_back(T);
-            Least = std::min(Least, Types[T].Devices);
+  // Adds the strategies of every micro-batch size in Mbs to Space.
+  auto BuildSpace = [&] {
+    if (Mixed) {
+      // Whole types, in every order: tp inside a node of each, dp x tp
+      // dividing each type's devices, one stage per dp x tp of them.
+      std::vector<unsigned> TpsMixed;
+      for (unsigned T = 1; T <= PerNode; T *= 2)
+        if (T == 1 || HasTp)
+          TpsMixed.push_back(T);
+      for (unsigned Tp : pick(F.Tp, TpsMixed))
+        for (unsigned Mask = 1; Mask < (1u << Types.size()); ++Mask) {
+          std::vector<unsigned> Order;
+          unsigned Least = UINT32_MAX;
+          for (unsigned T = 0; T < Types.size(); ++T)
+            if (Mask & (1u << T)) {
+              Order.push_back(T);
+              Least = std::min(Least, Types[T].Devices);
+            }
+          if (llvm::any_of(Order,
+                           [&](unsigned T) { return Types[T].PerNode % Tp; }))
+            continue;
+          do {
+            for (unsigned Dp = 1; uint64_t(Dp) * Tp <= Least; ++Dp) {
+              if (llvm::any_of(Order, [&](unsigned T) {
+                    return Types[T].Devices % (Dp * Tp);
+                  }))
+                continue;
+              std::vector<std::string> Devs;
+              for (unsigned T : Order)
+                Devs.insert(Devs.end(), Types[T].Devices / (Dp * Tp),
+                            Types[T].Dev->Name);
+              const unsigned Pp = Devs.size();
+              if (Pp > std::max(1u, Blocks) || (F.Pp && Pp != *F.Pp) ||
+                  (F.Dp && Dp != *F.Dp) || R.GlobalBatch % Dp ||
+                  (R.Devices && Dp * Tp * Pp != R.Devices))
+                continue;
+              TrainOptions O = R.Base;
+              O.Dp = Dp;
+              O.Tp = Tp;
+              O.Pp = Pp;
+              O.Vp = 1;
+              AddRest(O, Devs);
+            }
+          } while (std::next_permutation(Order.begin(), Order.end()));
+          // The uneven data split over these types: every device of each a
+          // replica's (tp devices), pp 1.
+          if (Order.size() < 2 || (F.Pp && *F.Pp != 1) || (F.Vp && *F.Vp != 1))
+            continue;
+          TrainOptions O = R.Base;
+          O.Tp = Tp;
+          O.Dp = 0;
+          for (unsigned T : Order) {
+            O.DataSplit.push_back(
+                {Types[T].Dev->Name, Types[T].Devices / Tp, 0});
+            O.Dp += Types[T].Devices / Tp;
           }
-        if (llvm::any_of(Order,
-                         [&](unsigned T) { return Types[T].PerNode % Tp; }))
-          continue;
-        do {
-          for (unsigned Dp = 1; uint64_t(Dp) * Tp <= Least; ++Dp) {
-            if (llvm::any_of(Order, [&](unsigned T) {
-                  return Types[T].Devices % (Dp * Tp);
-                }))
-              continue;
-            std::vector<std::string> Devs;
-            for (unsigned T : Order)
-              Devs.insert(Devs.end(), Types[T].Devices / (Dp * Tp),
-                          Types[T].Dev->Name);
-            const unsigned Pp = Devs.size();
-            if (Pp > std::max(1u, Blocks) || (F.Pp && Pp != *F.Pp) ||
-                (F.Dp && Dp != *F.Dp) || R.GlobalBatch % Dp ||
-                (R.Devices && Dp * Tp * Pp != R.Devices))
-              continue;
-            TrainOptions O = R.Base;
-            O.Dp = Dp;
-            O.Tp = Tp;
-            O.Pp = Pp;
-            O.Vp = 1;
-            AddRest(O, Devs);
-          }
-        } while (std::next_permutation(Order.begin(), Order.end()));
-        // The uneven data split over these types: every device of each a
-        // replica's (tp devices), pp 1.
-        if (Order.size() < 2 || (F.Pp && *F.Pp != 1) || (F.Vp && *F.Vp != 1))
-          continue;
-        TrainOptions O = R.Base;
-        O.Tp = Tp;
-        O.Dp = 0;
-        for (unsigned T : Order) {
-          O.DataSplit.push_back({Types[T].Dev->Name, Types[T].Devices / Tp, 0});
-          O.Dp += Types[T].Devices / Tp;
+          if ((F.Dp && O.Dp != *F.Dp) || (R.Devices && O.Dp * Tp != R.Devices))
+            continue;
+          AddRest(O, {});
         }
-        if ((F.Dp && O.Dp != *F.Dp) || (R.Devices && O.Dp * Tp != R.Devices))
-          continue;
-        AddRest(O, {});
-      }
-  }
-  for (unsigned Tp : Mixed ? std::vector<unsigned>{} : Tps)
-    for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
-      if ((N / Tp) % Pp || (F.Pp && Pp != *F.Pp))
-        continue;
-      const unsigned Dp = N / Tp / Pp;
-      if (F.Dp && Dp != *F.Dp)
-        continue;
-      if (R.GlobalBatch % Dp)
-        continue;
-      if (R.Base.Split == Partition::Even && Blocks % Pp)
-        continue;
-      // vp 3 too: Megatron-LM runs 175B and 530B with it.
-      for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
-        if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
-          continue;
-        TrainOptions O = R.Base;
-        O.Dp = Dp;
-        O.Tp = Tp;
-        O.Pp = Pp;
-        O.Vp = Vp;
-        AddRest(O, {});
-      }
     }
+    for (unsigned Tp : Mixed ? std::vector<unsigned>{} : Tps)
+      for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
+        if ((N / Tp) % Pp || (F.Pp && Pp != *F.Pp))
+          continue;
+        const unsigned Dp = N / Tp / Pp;
+        if (F.Dp && Dp != *F.Dp)
+          continue;
+        if (R.GlobalBatch % Dp)
+          continue;
+        if (R.Base.Split == Partition::Even && Blocks % Pp)
+          continue;
+        // vp 3 too: Megatron-LM runs 175B and 530B with it.
+        for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
+          if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
+            continue;
+          TrainOptions O = R.Base;
+          O.Dp = Dp;
+          O.Tp = Tp;
+          O.Pp = Pp;
+          O.Vp = Vp;
+          AddRest(O, {});
+        }
+      }
+  };
+  BuildSpace();
 
   PlanResult Res;
   Res.Planner = R.Planner;
@@ -368,87 +373,115 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   auto LastProgress = Start;
   bool Printed = false;
   std::map<int64_t, const TrainingAnalysis *> Analyses;
-  for (const Point &Pt : Space) {
-    const TrainOptions &O = Pt.O;
-    if (R.TimeLimitSeconds > 0 && Res.Candidates > 0 &&
-        since(Start) > R.TimeLimitSeconds) {
-      Res.TimedOut = true;
-      break;
-    }
-    const TrainingAnalysis *&A = Analyses[O.MicroBatch];
-    if (!A) {
-      auto Got = R.Analysis(O.MicroBatch);
-      if (!Got)
-        return Got.takeError();
-      A = *Got;
-    }
-    TrainOptions Chosen = O;
-    llvm::Expected<TrainReport> T = TrainReport();
-    if (!O.DataSplit.empty()) {
-      if (llvm::Error E = balanceDataSplit(*A, C, Chosen))
-        T = std::move(E);
-      else
-        T = predictDataSplit(*A, C, Chosen);
-    } else {
-      T = Pt.Devs.empty() ? predictTraining(*A, C, O)
-                          : predictMixed(*A, C, O, Pt.Devs);
-    }
-    // The time-balanced split overflows a stage: move blocks so that every
-    // stage fits, if any split does (vp 1; mixed plans split for memory
-    // already).
-    if (T && !T->Fits && Pt.Devs.empty() && O.DataSplit.empty() && O.Pp > 1 &&
-        O.Vp == 1 && O.Schedule == PipelineSchedule::OneFOneB &&
-        O.ChunkBlocks.empty() && O.Split == Partition::Balanced)
-      if (const std::vector<UnitCost> *U = A->cachedUnits(C, O)) {
-        std::vector<StageSpec> Specs;
-        for (const StageReport &S : T->Stages)
-          Specs.push_back({U, T->CapacityBytes, S.InFlight});
-        if (auto Split = splitStages(
-                Specs, Blocks, {T->modelStateBytesPerParam(), O.Recomp})) {
-          Chosen.ChunkBlocks = *Split;
-          auto Moved = predictTraining(*A, C, Chosen);
-          if (Moved && Moved->Fits)
-            T = std::move(Moved);
-          else
-            Chosen = O;
-        }
+  // The least fitting step time at each micro-batch size evaluated.
+  std::map<int64_t, double> BestAt;
+  for (size_t Next = 0;;) {
+    for (; Next < Space.size(); ++Next) {
+      const Point &Pt = Space[Next];
+      const TrainOptions &O = Pt.O;
+      if (R.TimeLimitSeconds > 0 && Res.Candidates > 0 &&
+          since(Start) > R.TimeLimitSeconds) {
+        Res.TimedOut = true;
+        break;
       }
-    ++Res.Candidates;
-    if (!T) {
-      std::string E = llvm::toString(T.takeError());
-      if (FirstError.empty())
-        FirstError = describe(O, Pt.Devs) + ": " + E;
-      continue;
+      const TrainingAnalysis *&A = Analyses[O.MicroBatch];
+      if (!A) {
+        auto Got = R.Analysis(O.MicroBatch);
+        if (!Got)
+          return Got.takeError();
+        A = *Got;
+      }
+      TrainOptions Chosen = O;
+      llvm::Expected<TrainReport> T = TrainReport();
+      if (!O.DataSplit.empty()) {
+        if (llvm::Error E = balanceDataSplit(*A, C, Chosen))
+          T = std::move(E);
+        else
+          T = predictDataSplit(*A, C, Chosen);
+      } else {
+        T = Pt.Devs.empty() ? predictTraining(*A, C, O)
+                            : predictMixed(*A, C, O, Pt.Devs);
+      }
+      // The time-balanced split overflows a stage: move blocks so that every
+      // stage fits, if any split does (vp 1; mixed plans split for memory
+      // already).
+      if (T && !T->Fits && Pt.Devs.empty() && O.DataSplit.empty() && O.Pp > 1 &&
+          O.Vp == 1 && O.Schedule == PipelineSchedule::OneFOneB &&
+          O.ChunkBlocks.empty() && O.Split == Partition::Balanced)
+        if (const std::vector<UnitCost> *U = A->cachedUnits(C, O)) {
+          std::vector<StageSpec> Specs;
+          for (const StageReport &S : T->Stages)
+            Specs.push_back({U, T->CapacityBytes, S.InFlight});
+          if (auto Split = splitStages(
+                  Specs, Blocks, {T->modelStateBytesPerParam(), O.Recomp})) {
+            Chosen.ChunkBlocks = *Split;
+            auto Moved = predictTraining(*A, C, Chosen);
+            if (Moved && Moved->Fits)
+              T = std::move(Moved);
+            else
+              Chosen = O;
+          }
+        }
+      ++Res.Candidates;
+      if (!T) {
+        std::string E = llvm::toString(T.takeError());
+        if (FirstError.empty())
+          FirstError = describe(O, Pt.Devs) + ": " + E;
+        continue;
+      }
+      // A mixed plan keeps the split it was predicted with.
+      if (!Pt.Devs.empty() && Chosen.Pp > 1 && Chosen.ChunkBlocks.empty())
+        for (const StageReport &S : T->Stages)
+          Chosen.ChunkBlocks.push_back(S.Blocks);
+      PlanCandidate P;
+      P.Options = Chosen;
+      P.StageDevices = Pt.Devs;
+      P.StepSeconds = T->StepSeconds;
+      P.PeakBytes = T->peak().peakBytes();
+      P.TimeNs = roundSaturated(P.StepSeconds * 1e9);
+      P.Bytes = roundSaturated(P.PeakBytes);
+      P.HeadroomBytes = floorSaturated(headroom(*T, C));
+      if (!Smallest || P.PeakBytes < Smallest->PeakBytes) {
+        Smallest = P;
+        SmallestCapacity = T->CapacityBytes;
+      }
+      if (T->Fits) {
+        All.push_back(P);
+        auto [It, New] = BestAt.try_emplace(O.MicroBatch, P.StepSeconds);
+        if (!New)
+          It->second = std::min(It->second, P.StepSeconds);
+      }
+      if (R.Progress &&
+          std::chrono::duration<double>(Clock::now() - LastProgress).count() >
+              0.25 &&
+          since(Start) > 1) {
+        LastProgress = Clock::now();
+        llvm::errs() << llvm::formatv(
+            "\rperfc: planning: {0} of {1} candidates evaluated, {2} fit",
+            Res.Candidates, Space.size(), All.size());
+        Printed = true;
+      }
     }
-    // A mixed plan keeps the split it was predicted with.
-    if (!Pt.Devs.empty() && Chosen.Pp > 1 && Chosen.ChunkBlocks.empty())
-      for (const StageReport &S : T->Stages)
-        Chosen.ChunkBlocks.push_back(S.Blocks);
-    PlanCandidate P;
-    P.Options = Chosen;
-    P.StageDevices = Pt.Devs;
-    P.StepSeconds = T->StepSeconds;
-    P.PeakBytes = T->peak().peakBytes();
-    P.TimeNs = roundSaturated(P.StepSeconds * 1e9);
-    P.Bytes = roundSaturated(P.PeakBytes);
-    P.HeadroomBytes = floorSaturated(headroom(*T, C));
-    if (!Smallest || P.PeakBytes < Smallest->PeakBytes) {
-      Smallest = P;
-      SmallestCapacity = T->CapacityBytes;
-    }
-    if (T->Fits)
-      All.push_back(P);
-    if (R.Progress &&
-        std::chrono::duration<double>(Clock::now() - LastProgress).count() >
-            0.25 &&
-        since(Start) > 1) {
-      LastProgress = Clock::now();
-      llvm::errs() << llvm::formatv(
-          "\rperfc: planning: {0} of {1} candidates evaluated, {2} fit",
-          Res.Candidates, Space.size(), All.size());
-      Printed = true;
-    }
+    // Larger micro-batches while they pay: data-parallel CNN and BERT
+    // training runs 32 to 256 samples per GPU, where Megatron-style plans
+    // stop at a few. Doubled while the largest size so far beats every
+    // smaller one, up to the global batch.
+    if (F.MicroBatch || Res.TimedOut || BestAt.empty())
+      break;
+    const int64_t Largest = *std::max_element(Mbs.begin(), Mbs.end());
+    const auto Top = BestAt.find(Largest);
+    if (Largest * 2 > R.GlobalBatch || Top == BestAt.end() ||
+        llvm::any_of(BestAt, [&](const auto &E) {
+          return E.first < Largest && E.second <= Top->second;
+        }))
+      break;
+    Mbs = {Largest * 2};
+    const size_t Before = Space.size();
+    BuildSpace();
+    if (Space.size() == Before)
+      break;
   }
+  Res.Space = Space.size();
   if (Printed)
     llvm::errs() << "\n";
   Res.EvaluateSeconds = since(Start);

@@ -90,6 +90,8 @@ struct PlanRequest {
   bool AllowCrossNodeTp = false;
   /// Only strategies this framework runs (passes/Frameworks.h).
   Framework TargetFramework = Framework::Any;
+  /// Micro-batch sizes searched first; then the largest is doubled while it
+  /// beats every smaller size (up to GlobalBatch), unless Fixed pins one.
   std::vector<int64_t> MicroBatchSizes = {1, 2, 4, 8};
   PlannerKind Planner = PlannerKind::Z3;
   /// Bounds evaluation and solving; 0: none. When it runs out, the best

@@ -219,6 +219,42 @@ TEST_SUITE("planner") {
     CHECK(Loose >= 3);
   }
 
+  TEST_CASE("micro-batches grow past 8 while a larger one is faster") {
+    // A narrow model on one node: its kernels are small, so larger
+    // micro-batches amortise launches and fill the GPU, as data-parallel
+    // CNN and BERT training runs 32-256 samples per GPU.
+    Model M(2, 256, 4, 128);
+    const hw::Cluster C = cluster("dgx-a100");
+    PlanRequest R = request(M, C, 1024);
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    const int64_t Mb = P->Options.MicroBatch;
+    CHECK(Mb > 8);
+    // Growth stops at the first size that beats no smaller one.
+    CHECK(M.Analyses.rbegin()->first == 2 * Mb);
+    PlanRequest Eight = R;
+    Eight.Fixed.MicroBatch = 8;
+    auto P8 = planTraining(Eight);
+    REQUIRE(bool(P8));
+    CHECK(P8->Report.StepSeconds > P->Report.StepSeconds);
+    CHECK(P8->Options.MicroBatch == 8); // a pinned size is not grown
+    R.Planner = PlannerKind::Exhaustive;
+    auto Ex = planTraining(R);
+    REQUIRE(bool(Ex));
+    CHECK(Ex->Report.StepSeconds == doctest::Approx(P->Report.StepSeconds));
+
+    // A wide model: growth stops one doubling past its best size (or at
+    // 8 when its best is smaller).
+    Model Big(4, 4096, 32, 2048);
+    const hw::Cluster Selene = selene(4);
+    PlanRequest RB = request(Big, Selene, 256);
+    auto PB = planTraining(RB);
+    REQUIRE_MESSAGE(bool(PB), llvm::toString(PB.takeError()));
+    CHECK(Big.Analyses.rbegin()->first ==
+          std::max<int64_t>(8, 2 * PB->Options.MicroBatch));
+    CHECK(PB->Options.MicroBatch < Mb);
+  }
+
   TEST_CASE("pinned choices are kept, top K and the Pareto front") {
     Model Xl(4, 2048, 16, 2048);
     const hw::Cluster C = selene(8);
