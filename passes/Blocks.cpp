@@ -37,6 +37,20 @@ bool isParameter(const ir::Value *V) {
          V->numElements() >= 2;
 }
 
+const ir::Value *parameterBehind(const ir::Value *V) {
+  if (!V)
+    return nullptr;
+  const ir::Value *Root = throughViews(
+      V,
+      [](const ir::Node &P) {
+        const llvm::StringRef Op = P.opType();
+        return Op == "Transpose" || Op == "Reshape" || Op == "Identity" ||
+               Op == "Cast" || Op == "Squeeze" || Op == "Unsqueeze";
+      },
+      /*MaxHops=*/7);
+  return isParameter(Root) ? Root : nullptr;
+}
+
 namespace {
 
 /// Blocks no smaller than this, in nodes, where a block is numbered with
@@ -70,22 +84,6 @@ llvm::StringRef blockPrefix(llvm::StringRef Name, bool Underscore,
     Pos = End;
   }
   return "";
-}
-
-/// The parameter V reads, looking through views and transposes; null if V
-/// is an activation.
-const ir::Value *parameterBehind(const ir::Value *V) {
-  if (!V)
-    return nullptr;
-  const ir::Value *Root = throughViews(
-      V,
-      [](const ir::Node &P) {
-        const llvm::StringRef Op = P.opType();
-        return Op == "Transpose" || Op == "Reshape" || Op == "Identity" ||
-               Op == "Cast" || Op == "Squeeze" || Op == "Unsqueeze";
-      },
-      /*MaxHops=*/7);
-  return isParameter(Root) ? Root : nullptr;
 }
 
 bool isGemmOp(const ir::Node &N) {
@@ -218,7 +216,10 @@ private:
     for (const auto &Node : G.nodes()) {
       const unsigned I = Node->index();
       for (const ir::Value *Out : Node->outputs()) {
-        if (!Out || Constants.contains(Out) || isInputOnly(Out))
+        // A weight's view (a tied head's transposed embedding) travels
+        // with the weight, not between stages.
+        if (!Out || Constants.contains(Out) || isInputOnly(Out) ||
+            parameterBehind(Out))
           continue;
         unsigned LastUse = I;
         for (const ir::Node *U : Out->users())
@@ -254,6 +255,18 @@ private:
     const unsigned Count = Current + 1;
     if (Count < 2)
       return 0;
+    // A weight's view belongs with its first reader.
+    for (const auto &Node : G.nodes()) {
+      const ir::Value *Out = Node->numOutputs() ? Node->output(0) : nullptr;
+      if (Node->numOutputs() != 1 || !Out || !parameterBehind(Out) ||
+          Out->users().empty())
+        continue;
+      unsigned First = N;
+      for (const ir::Node *U : Out->users())
+        First = std::min(First, U->index());
+      Ids[Node->index()] = Ids[First];
+    }
+    Structural = true;
     Info.BlockNames.assign(Count, std::string());
     for (unsigned I = N; I-- > 0;) {
       Block[I] = Ids[I];
@@ -359,9 +372,17 @@ private:
   /// (the tied embedding, or an output projection).
   void findVocabParallel() {
     const unsigned Epilogue = Info.NumBlocks + 1;
+    // Structural blocks have no prologue or epilogue: the embeddings lead
+    // the first block, the head ends the last.
+    auto inPrologue = [&](unsigned U) {
+      return U == 0 || (Structural && U == 1);
+    };
+    auto inEpilogue = [&](unsigned U) {
+      return U == Epilogue || (Structural && U == Info.NumBlocks);
+    };
     llvm::SmallVector<int64_t, 2> Vocab;
     for (const auto &N : G.nodes()) {
-      if (Info.UnitOf[N->index()] != 0 || N->opType() != "Gather")
+      if (!inPrologue(Info.UnitOf[N->index()]) || N->opType() != "Gather")
         continue;
       const ir::Value *Table = parameterBehind(N->input(0));
       const ir::Value *Ids = N->input(1);
@@ -371,10 +392,12 @@ private:
       Info.Tp[N->index()] = TpRole::Vocab;
       Vocab.push_back(Table->shape().size(0));
       if (const ir::Value *Out = N->output(0))
-        Info.ForwardReduced[0].push_back(Out);
+        Info.ForwardReduced[Info.UnitOf[N->index()]].push_back(Out);
     }
     for (const auto &N : G.nodes()) {
-      if (Info.UnitOf[N->index()] != Epilogue || !isParamGemm(*N))
+      const unsigned Unit = Info.UnitOf[N->index()];
+      if (!inEpilogue(Unit) || !isParamGemm(*N) ||
+          Info.Tp[N->index()] != TpRole::Replicated)
         continue;
       for (const ir::Value *In : N->inputs()) {
         const ir::Value *P = In ? parameterBehind(In) : nullptr;
@@ -384,7 +407,7 @@ private:
           continue;
         Info.Tp[N->index()] = TpRole::Vocab;
         if (const ir::Value *A = activationInput(*N))
-          Info.BackwardReduced[Epilogue].push_back(A);
+          Info.BackwardReduced[Unit].push_back(A);
         break;
       }
     }
@@ -434,6 +457,8 @@ private:
 
   const ir::Graph &G;
   const GraphWork &Work;
+  /// Blocks come from structure, not names (structuralBlocks).
+  bool Structural = false;
   const LoadTimeConstants Constants;
   llvm::BitVector InputOnly;
   BlockInfo Info;

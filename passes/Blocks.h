@@ -20,7 +20,9 @@
 // no name numbers a block, blocks come from structure: cuts where a single
 // activation crosses between consecutive nodes, a stretch without a
 // convolution or GEMM on weights joining the block before it (DenseNet's
-// dense blocks and transitions, Inception's modules). Nodes
+// dense blocks and transitions, Inception's modules; a transformer's
+// attention and MLP halves, its embeddings leading the first block and its
+// head ending the last, where the vocabulary split looks for them). Nodes
 // before the first block form the prologue
 // (embeddings), nodes after a block without a block name of their own the
 // epilogue of the last (final norm, head).
@@ -72,6 +74,10 @@ struct BlockInfo {
 /// Whether V is a trainable parameter: a floating-point initializer of two
 /// or more elements (as the work pass counts parameters).
 bool isParameter(const ir::Value *V);
+
+/// The parameter V reads, looking through views and transposes (a tied
+/// output head's transposed embedding); null if V is an activation.
+const ir::Value *parameterBehind(const ir::Value *V);
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
 

@@ -907,7 +907,8 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
         Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
     for (const ir::Value *In : N->inputs())
       if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
-          Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()])
+          Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()] &&
+          !parameterBehind(In)) // a weight's view is not sent
         BoundaryBytes = std::max(BoundaryBytes, 4.0 * In->numElements());
   }
 }

@@ -10,6 +10,7 @@
 #include "passes/WorkPass.h"
 
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 #include <string>
@@ -67,6 +68,34 @@ TEST_SUITE("tensor-parallel inference") {
         CHECK(B.Tp[N->index()] == TpRole::Sharded);
       }
     CHECK(Appends == 4);
+  }
+
+  TEST_CASE("a transformer whose node names number nothing splits as its "
+            "named twin: blocks and the vocabulary from structure") {
+    modelgen::TransformerSpec S =
+        transformerSpec(modelgen::Family::Gpt, 3, 256, 8, 64, 1000);
+    const std::string Named = zooBytes(S);
+    onnx::ModelProto P;
+    REQUIRE(P.ParseFromString(Named));
+    for (int I = 0; I < P.graph().node_size(); ++I)
+      P.mutable_graph()->mutable_node(I)->set_name("n" + std::to_string(I));
+    const frontend::ImportedModel A = importZoo(Named);
+    const frontend::ImportedModel B = importZoo(P.SerializeAsString());
+    CHECK(analyzeBlocks(A.Graph, computeWork(A.Graph)).NumBlocks == 3);
+    // Structure cuts each layer in two (attention, MLP) and the head off;
+    // the embeddings, with no product, lead the first block.
+    CHECK(analyzeBlocks(B.Graph, computeWork(B.Graph)).NumBlocks == 7);
+    const hw::Cluster C = dgx();
+    const Report RA = predictOn(A, C, 4), RB = predictOn(B, C, 4);
+    REQUIRE(RA.TensorParallel);
+    REQUIRE(RB.TensorParallel);
+    CHECK(RB.TensorParallel->AllReduces == RA.TensorParallel->AllReduces);
+    CHECK(RB.TensorParallel->AllGathers == 1); // the tied head's logits
+    CHECK(RB.TensorParallel->CommSeconds ==
+          doctest::Approx(RA.TensorParallel->CommSeconds));
+    REQUIRE(RA.LatencySeconds);
+    REQUIRE(RB.LatencySeconds);
+    CHECK(*RB.LatencySeconds == doctest::Approx(*RA.LatencySeconds));
   }
 
   TEST_CASE("torchvision's ViT numbers its layers with an underscore, "

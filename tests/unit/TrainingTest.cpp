@@ -17,6 +17,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include <algorithm>
 
@@ -327,6 +328,55 @@ TEST_SUITE("training") {
     ir::Node *Act = One.node("Relu", {One.out(Mm)}, {4, 4});
     One.G.markOutput(One.out(Act));
     CHECK(analyzeBlocks(One.G, computeWork(One.G)).NumBlocks == 0);
+  }
+
+  TEST_CASE("a transformer whose node names number nothing trains as its "
+            "named twin") {
+    const std::string Named =
+        zooBytes(transformerSpec(modelgen::Family::Gpt, 4, 256, 8, 64, 1000));
+    onnx::ModelProto P;
+    REQUIRE(P.ParseFromString(Named));
+    for (int I = 0; I < P.graph().node_size(); ++I)
+      P.mutable_graph()->mutable_node(I)->set_name("n" + std::to_string(I));
+    const frontend::ImportedModel A = importZoo(Named);
+    const frontend::ImportedModel B = importZoo(P.SerializeAsString());
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainingAnalysis TA(A.Graph), TB(B.Graph);
+    TrainOptions O;
+    O.Tp = 4;
+    O.Dp = 2;
+    O.SequenceParallel = true;
+    O.Recomp = Recompute::Selective;
+    O.DType = ir::DType::BF16;
+    auto RA = predictTraining(TA, *Dgx, O);
+    auto RB = predictTraining(TB, *Dgx, O);
+    REQUIRE_MESSAGE(bool(RA), llvm::toString(RA.takeError()));
+    REQUIRE_MESSAGE(bool(RB), llvm::toString(RB.takeError()));
+    // The same shards, exchanges and weights; the embedding's all-reduce
+    // and the attention cores are found without names.
+    CHECK(RB->StepSeconds == doctest::Approx(RA->StepSeconds));
+    CHECK(RB->TpCommSeconds == doctest::Approx(RA->TpCommSeconds));
+    CHECK(RB->DpCommSeconds == doctest::Approx(RA->DpCommSeconds));
+    CHECK(RB->Stages[0].WeightsBytes ==
+          doctest::Approx(RA->Stages[0].WeightsBytes));
+    // Within a few percent: sequence parallelism splits what blocks keep,
+    // and the embeddings and head are in blocks here, not the prologue and
+    // epilogue.
+    CHECK(RB->Stages[0].ActivationsBytes ==
+          doctest::Approx(RA->Stages[0].ActivationsBytes).epsilon(0.05));
+    // Two stages: the tied head's transposed embedding is not an
+    // activation crossing between them.
+    O.Pp = 2;
+    O.Dp = 1;
+    O.MicroBatch = 1;
+    O.GlobalBatch = 8;
+    auto PA = predictTraining(TA, *Dgx, O);
+    auto PB = predictTraining(TB, *Dgx, O);
+    REQUIRE_MESSAGE(bool(PA), llvm::toString(PA.takeError()));
+    REQUIRE_MESSAGE(bool(PB), llvm::toString(PB.takeError()));
+    CHECK(PB->P2pSeconds == doctest::Approx(PA->P2pSeconds));
+    CHECK(PB->StepSeconds == doctest::Approx(PA->StepSeconds).epsilon(0.05));
   }
 
   TEST_CASE("DenseNet and Inception, whose names number no layers, split "
