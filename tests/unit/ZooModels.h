@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include <string>
 
@@ -49,6 +50,16 @@ inline frontend::ImportedModel importZoo(llvm::StringRef Bytes,
   auto M = frontend::importOnnxBytes(Bytes, Name, O);
   REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
   return std::move(*M);
+}
+
+/// Bytes with every node renamed `n<i>`: the model as an exporter that
+/// numbers no layers would write it.
+inline std::string withAnonymousNodes(const std::string &Bytes) {
+  onnx::ModelProto P;
+  REQUIRE(P.ParseFromString(Bytes));
+  for (int I = 0; I < P.graph().node_size(); ++I)
+    P.mutable_graph()->mutable_node(I)->set_name("n" + std::to_string(I));
+  return P.SerializeAsString();
 }
 
 } // namespace perfc::test
