@@ -665,10 +665,15 @@ private:
     const double T = SS.microBatchSeconds();
     const double M = MicroBatches;
     R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
-    // Activations between stages: the largest tensor crossing a boundary.
+    // Activations between stages: the largest tensor crossing one of the
+    // stages' cuts (a CNN's early cuts carry far more than its late ones).
     if (O.Pp > 1) {
-      // (valueBytes of the largest crossing tensor, precomputed.)
-      const double Boundary = A.BoundaryBytes * byteScale();
+      double Largest = 0;
+      for (const StageReport &St : R.Stages)
+        for (const auto &[First, Last] : St.Chunks)
+          if (Last + 1 < A.CutBytes.size())
+            Largest = std::max(Largest, A.CutBytes[Last]);
+      const double Boundary = Largest * byteScale();
       // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
       const double Message = Boundary / O.Tp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pSeconds(Message, *P2pLink);
@@ -902,14 +907,23 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
       Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)),
       TpSizes(tpSplitSizes(G, Work, Blocks)),
       HasAttentionCore(llvm::is_contained(Blocks.AttentionCore, true)) {
+  CutBytes.assign(Blocks.numUnits(), 0.0);
   for (const auto &N : G.nodes()) {
     FlopsPerMicroBatch +=
         Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
-    for (const ir::Value *In : N->inputs())
-      if (In && In->producer() && ir::isFloatingPoint(In->type()) &&
-          Blocks.UnitOf[In->producer()->index()] != Blocks.UnitOf[N->index()] &&
-          !parameterBehind(In)) // a weight's view is not sent
-        BoundaryBytes = std::max(BoundaryBytes, 4.0 * In->numElements());
+    const unsigned To = Blocks.UnitOf[N->index()];
+    for (const ir::Value *In : N->inputs()) {
+      if (!In || !In->producer() || !ir::isFloatingPoint(In->type()) ||
+          parameterBehind(In)) // a weight's view is not sent
+        continue;
+      const unsigned From = Blocks.UnitOf[In->producer()->index()];
+      if (From == To)
+        continue;
+      const double Bytes = 4.0 * In->numElements();
+      BoundaryBytes = std::max(BoundaryBytes, Bytes);
+      for (unsigned U = std::min(From, To); U < std::max(From, To); ++U)
+        CutBytes[U] = std::max(CutBytes[U], Bytes);
+    }
   }
 }
 

@@ -316,8 +316,11 @@ public:
   /// than in every prediction (a planner predicts thousands of strategies
   /// per analysis): the largest floating-point tensor crossing from one
   /// unit to another, at 4 bytes an element (the training type scales it),
-  /// and forward plus backward FLOPs of one micro-batch.
+  /// the largest crossing each cut (CutBytes[u]: from units <= u to units
+  /// > u; a pipeline sends what crosses its stages' cuts), and forward plus
+  /// backward FLOPs of one micro-batch.
   double BoundaryBytes = 0;
+  std::vector<double> CutBytes;
   double FlopsPerMicroBatch = 0;
 
   using UnitKey =

@@ -967,6 +967,42 @@ TEST_SUITE("training") {
     CHECK(R->BubbleSeconds / Pipeline == doctest::Approx(1.0 / (6 + 2 - 1)));
   }
 
+  TEST_CASE("a pipeline sends what crosses its own cuts, not the largest "
+            "tensor between any two blocks") {
+    // Three blocks narrowing from 256 to 16 columns, as a CNN's late cuts
+    // carry less than its early ones.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 64});
+    const int64_t Widths[] = {256, 16, 16};
+    int64_t In = 64;
+    for (int L = 0; L < 3; ++L) {
+      const std::string P = "/layers." + std::to_string(L) + "/";
+      ir::Value *Y = B.tensor(P + "y", {4, Widths[L]});
+      expectOk(B.G.addNode(P + "fc/MatMul", "MatMul", "",
+                           {X, B.weight(P + "w", {In, Widths[L]})}, {Y}));
+      X = Y;
+      In = Widths[L];
+    }
+    B.G.markOutput(X);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    const hw::Link &NvSwitch = *Dgx->Groups.front().IntraNode;
+    auto p2pWith = [&](std::vector<unsigned> Split) {
+      TrainOptions O;
+      O.Pp = 2;
+      O.ChunkBlocks = std::move(Split);
+      O.Optimizer = OptimizerKind::Sgd;
+      auto R = predictTraining(B.G, *Dgx, O);
+      REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+      return R->P2pSeconds;
+    };
+    // One micro-batch: its activation forward and its gradient backward.
+    CHECK(p2pWith({1, 2}) ==
+          doctest::Approx(2 * cost::p2pSeconds(4 * 256 * 4, NvSwitch)));
+    CHECK(p2pWith({2, 1}) ==
+          doctest::Approx(2 * cost::p2pSeconds(4 * 16 * 4, NvSwitch)));
+  }
+
   TEST_CASE("the input pipeline bounds a step only when it is the slower") {
     auto Report = [](unsigned Devices, double Step) {
       TrainReport R;
