@@ -390,8 +390,10 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
                                   "'{2}' nodes; add an inter_node_link",
                                   C.Name, StageDevices[S],
                                   StageDevices[S + 1]));
-      const double Message =
-          A.BoundaryBytes * (ir::byteSize(O.DType) / 4.0) / O.Tp;
+      // What crosses the cut after stage S.
+      const unsigned Last = R.Stages[S].Chunks.back().second;
+      const double Cut = Last < A.CutBytes.size() ? A.CutBytes[Last] : 0;
+      const double Message = Cut * (ir::byteSize(O.DType) / 4.0) / O.Tp;
       T = cost::p2pSeconds(Message, *Link);
     }
     Transfers.push_back(T);
@@ -415,6 +417,12 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   R.GradAccumSeconds = TR.GradAccumSeconds;
   R.DpCommSeconds = TR.DpCommSeconds;
   R.DpExposedSeconds = TR.DpExposedSeconds;
+  // What the data-parallel explanation names: the same type's figures.
+  R.DpWireBytes = TR.DpWireBytes;
+  R.DpParamBytes = TR.DpParamBytes;
+  R.DpScatterSeconds = TR.DpScatterSeconds;
+  R.DpScatterExposedSeconds = TR.DpScatterExposedSeconds;
+  R.DpGatherSeconds = TR.DpGatherSeconds;
   R.OptimizerSeconds = TR.OptimizerSeconds;
   R.TpCommSeconds = M * SS.TpCommSeconds;
   R.ComputeSeconds =
