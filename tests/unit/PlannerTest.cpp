@@ -851,6 +851,10 @@ TEST_SUITE("planner") {
     CHECK(Got->StepSeconds >=
           Ref->MicroBatches * Ref->Stages[0].microBatchSeconds() +
               Ref->OptimizerSeconds + Ref->DpExposedSeconds);
+    // The data-parallel figures its explanation names are the type's.
+    CHECK(Got->DpWireBytes > 0);
+    CHECK(Got->DpWireBytes == doctest::Approx(Ref->DpWireBytes));
+    CHECK(Got->DpCommSeconds == doctest::Approx(Ref->DpCommSeconds));
   }
 
   TEST_CASE("mixed GPU types: Z3's plan has the exhaustive optimum's time") {
