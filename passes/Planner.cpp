@@ -475,6 +475,14 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           return E.first < Largest && E.second <= Top->second;
         }))
       break;
+    // A size the model cannot be imported at (its tensors would overflow)
+    // ends the growth; the plan stands on the sizes before it.
+    auto Grown = R.Analysis(Largest * 2);
+    if (!Grown) {
+      llvm::consumeError(Grown.takeError());
+      break;
+    }
+    Analyses[Largest * 2] = *Grown;
     Mbs = {Largest * 2};
     const size_t Before = Space.size();
     BuildSpace();

@@ -238,6 +238,18 @@ TEST_SUITE("planner") {
     REQUIRE(bool(P8));
     CHECK(P8->Report.StepSeconds > P->Report.StepSeconds);
     CHECK(P8->Options.MicroBatch == 8); // a pinned size is not grown
+    // A size the model cannot be imported at ends the growth, not the plan.
+    PlanRequest Capped = R;
+    Capped.Analysis =
+        [&M](int64_t Size) -> llvm::Expected<const TrainingAnalysis *> {
+      if (Size > 16)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the dimensions overflow");
+      return M.at(Size);
+    };
+    auto P16 = planTraining(Capped);
+    REQUIRE_MESSAGE(bool(P16), llvm::toString(P16.takeError()));
+    CHECK(P16->Options.MicroBatch == 16);
     R.Planner = PlannerKind::Exhaustive;
     auto Ex = planTraining(R);
     REQUIRE(bool(Ex));

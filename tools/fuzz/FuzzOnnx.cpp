@@ -8,13 +8,15 @@
 // the JSON and trace writers (names as the model has them). Then the
 // training step (backward expansion, block and tensor-parallel analysis,
 // memory, pipeline and collectives, with explanations) on two nodes of four
-// GPUs, under a strategy picked from the input's size. Errors
+// GPUs, under a strategy picked from the input's size, and for a seventh
+// of the inputs the planner over every strategy the graph allows. Errors
 // are expected, but each must be one line naming the buffer (FuzzCheck.h);
 // crashes, leaks, hangs and sanitizer reports are bugs.
 //
 //===----------------------------------------------------------------------===//
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
 #include "tools/ReportWriters.h"
@@ -118,6 +120,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   auto Step = perfc::predictTraining(A, fuzzCluster(), O);
   if (!Step)
     perfc::fuzz::checkError(Step.takeError(), "", "predictTraining");
+
+  // The planner over the same analysis, at the graph's own batch (the
+  // exhaustive loop: Z3 is the unit tests' subject), for a seventh of the
+  // inputs: every degree, chunk split and ZeRO stage the graph allows.
+  if (Size % 7 == 0) {
+    perfc::PlanRequest R;
+    R.Analysis =
+        [&A](int64_t) -> llvm::Expected<const perfc::TrainingAnalysis *> {
+      return &A;
+    };
+    R.Cluster = &fuzzCluster();
+    R.GlobalBatch = 8;
+    R.Fixed.MicroBatch = 1;
+    R.Planner = perfc::PlannerKind::Exhaustive;
+    R.TimeLimitSeconds = 2;
+    auto Plan = perfc::planTraining(R);
+    if (!Plan)
+      perfc::fuzz::checkError(Plan.takeError(), "", "planTraining");
+  }
 
   // Inference split over 2 or 4 ranks, where the graph has Megatron's
   // pairs and the degree divides what they split.
