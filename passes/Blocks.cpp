@@ -267,6 +267,7 @@ private:
       Ids[Node->index()] = Ids[First];
     }
     Structural = true;
+    Info.FromStructure = true;
     Info.BlockNames.assign(Count, std::string());
     for (unsigned I = N; I-- > 0;) {
       Block[I] = Ids[I];

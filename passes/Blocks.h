@@ -67,6 +67,8 @@ struct BlockInfo {
   std::vector<std::vector<const ir::Value *>> BackwardReduced;
   /// Whether any column/row pair was found.
   bool HasTensorParallelPattern = false;
+  /// Whether the blocks come from structure: no node name numbers a layer.
+  bool FromStructure = false;
 
   unsigned numUnits() const { return NumBlocks + 2; }
 };

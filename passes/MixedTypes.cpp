@@ -360,6 +360,8 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   TrainReport R;
   const TrainReport &Any = *Reports[TypeOf[0]];
   R.Devices = Needed;
+  R.ModelBlocks = Any.ModelBlocks;
+  R.BlocksFromStructure = Any.BlocksFromStructure;
   R.MicroBatches = Any.MicroBatches;
   R.GlobalBatch = Any.GlobalBatch;
   std::vector<StageTimes> Times;

@@ -563,6 +563,8 @@ private:
   assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
     TrainReport R;
     R.Devices = Layout.ranks();
+    R.ModelBlocks = Blocks.NumBlocks;
+    R.BlocksFromStructure = Blocks.FromStructure;
     R.MicroBatches = MicroBatches;
     R.GlobalBatch = GlobalBatch;
     R.Device = Dev.Name;

@@ -201,6 +201,11 @@ struct DataShareReport {
 
 struct TrainReport {
   unsigned Devices = 0;
+  /// The model's blocks (passes/Blocks.h), what pipeline stages and full
+  /// recomputation cut at, and whether structure found them (no node name
+  /// numbers a layer).
+  unsigned ModelBlocks = 0;
+  bool BlocksFromStructure = false;
   int64_t MicroBatches = 0; ///< Per data-parallel rank and step.
   int64_t GlobalBatch = 0;
   double StepSeconds = 0;

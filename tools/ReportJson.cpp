@@ -320,6 +320,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("partition", name(O.Split));
         J.attribute("flash_attention", O.FlashAttention);
         J.attribute("devices", int64_t(T.Devices));
+        J.attribute("blocks", int64_t(T.ModelBlocks));
+        J.attribute("blocks_from",
+                    T.BlocksFromStructure ? "structure" : "names");
         writeDataSplit(J, O, &T);
       });
       J.attributeObject("step", [&] {

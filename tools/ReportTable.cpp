@@ -187,9 +187,13 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         O.SequenceParallel ? ", sp" : "", T.Devices, T.Device, T.GlobalBatch,
         T.MicroBatches, T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
     OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
-                      "recompute {}\n",
+                      "recompute {}; {} block{}{}\n",
                       ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
-                      name(O.Recomp));
+                      name(O.Recomp), T.ModelBlocks,
+                      T.ModelBlocks == 1 ? "" : "s",
+                      T.BlocksFromStructure
+                          ? " (cut by structure: no node name numbers a layer)"
+                          : "");
     OS << fmt::format("step      {}  ({:.1f} samples/s, {:.1f} TFLOPS per "
                       "device)\n",
                       formatSeconds(T.StepSeconds), T.SamplesPerSecond,

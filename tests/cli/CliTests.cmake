@@ -502,7 +502,7 @@ add_test(NAME cli.train_pp_structural_blocks
                  --train --pp 3
                  --micro-batch 4 --global-batch 32 --format json)
 set_tests_properties(cli.train_pp_structural_blocks PROPERTIES
-  PASS_REGULAR_EXPRESSION "\"stage\": 0,.*\"blocks\": [1-7],.*\"stage\": 1,.*\"blocks\": [1-7],.*\"stage\": 2,.*\"blocks\": [1-7],")
+  PASS_REGULAR_EXPRESSION "\"blocks\": 9,[^\"]*\"blocks_from\": \"structure\".*\"stage\": 0,.*\"blocks\": [1-7],.*\"stage\": 1,.*\"blocks\": [1-7],.*\"stage\": 2,.*\"blocks\": [1-7],")
 perfc_expect_error(plan_pp_over_blocks
   "--pp 16: the model has 12 blocks, and a pipeline stage needs at least one"
   ${PLAN_ARGS} --plan --pp 16)
