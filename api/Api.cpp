@@ -488,6 +488,8 @@ TrainSummary summarize(const TrainReport &T) {
   S.globalBatch = T.GlobalBatch;
   S.microBatches = T.MicroBatches;
   S.fits = T.Fits;
+  S.blocks = T.ModelBlocks;
+  S.blocksFromStructure = T.BlocksFromStructure;
   return S;
 }
 

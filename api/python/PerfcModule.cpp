@@ -161,6 +161,8 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["global_batch"] = Tr->globalBatch;
     TD["micro_batches"] = Tr->microBatches;
     TD["fits"] = Tr->fits;
+    TD["blocks"] = Tr->blocks;
+    TD["blocks_from"] = Tr->blocksFromStructure ? "structure" : "names";
     D["train"] = TD;
   }
   if (auto Mem = P.memory()) {

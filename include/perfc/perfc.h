@@ -278,6 +278,11 @@ struct TrainSummary {
   unsigned devices = 0;
   int64_t globalBatch = 0, microBatches = 0;
   bool fits = true;
+  /// The model's blocks, what pipeline stages and full recomputation cut
+  /// at, and whether structure found them (no node name numbers a layer):
+  /// the JSON's strategy.blocks and strategy.blocks_from.
+  unsigned blocks = 0;
+  bool blocksFromStructure = false;
 };
 
 /// Where PredictOptions::place put the kernels (the JSON's "placement").

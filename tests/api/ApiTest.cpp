@@ -180,6 +180,8 @@ TEST_CASE("training step through the API") {
   CHECK(R.train()->stepSeconds > 0);
   CHECK(R.train()->globalBatch == 2);
   CHECK(R.train()->peakBytes > 0);
+  CHECK(R.train()->blocks == 12); // GPT-2 small's layers, by name
+  CHECK_FALSE(R.train()->blocksFromStructure);
   CHECK(api::toJson(R).find("\"recompute\": \"full\"") != std::string::npos);
   CHECK_FALSE(R.train()->inputBound);
   // A loader of one sample per second: the step is its 2 s.
@@ -388,6 +390,9 @@ TEST_CASE("plan: a built model plans at its own batch") {
   O.globalBatch = 256;
   api::Plan P = api::plan(M, Hw, O);
   CHECK(P.microBatch() == 4);
+  // Its node names number nothing: stem, 4 stages and head by structure.
+  CHECK(P.train().blocks == 6);
+  CHECK(P.train().blocksFromStructure);
   CHECK(P.train().globalBatch == 256);
   O.microBatch = 8;
   CHECK_THROWS_WITH_AS(api::plan(M, Hw, O),

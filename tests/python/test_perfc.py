@@ -131,6 +131,7 @@ def test_dims_and_training(hw):
     r = perfc.predict(m, hw, train={"recompute": "full"}, ops=False)
     assert r["train"]["step_s"] > 0 and r["train"]["global_batch"] == 2
     assert not r["train"]["input_bound"]
+    assert r["train"]["blocks"] == 12 and r["train"]["blocks_from"] == "names"
     # The launch cost of another runtime (as --launch-overhead): cheaper
     # launches, a faster step; the hardware handle itself is unchanged.
     fast = perfc.predict(m, hw, train={"recompute": "full"}, ops=False,
