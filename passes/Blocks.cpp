@@ -266,7 +266,6 @@ private:
         First = std::min(First, U->index());
       Ids[Node->index()] = Ids[First];
     }
-    Structural = true;
     Info.FromStructure = true;
     Info.BlockNames.assign(Count, std::string());
     for (unsigned I = N; I-- > 0;) {
@@ -376,10 +375,10 @@ private:
     // Structural blocks have no prologue or epilogue: the embeddings lead
     // the first block, the head ends the last.
     auto inPrologue = [&](unsigned U) {
-      return U == 0 || (Structural && U == 1);
+      return U == 0 || (Info.FromStructure && U == 1);
     };
     auto inEpilogue = [&](unsigned U) {
-      return U == Epilogue || (Structural && U == Info.NumBlocks);
+      return U == Epilogue || (Info.FromStructure && U == Info.NumBlocks);
     };
     llvm::SmallVector<int64_t, 2> Vocab;
     for (const auto &N : G.nodes()) {
@@ -458,8 +457,6 @@ private:
 
   const ir::Graph &G;
   const GraphWork &Work;
-  /// Blocks come from structure, not names (structuralBlocks).
-  bool Structural = false;
   const LoadTimeConstants Constants;
   llvm::BitVector InputOnly;
   BlockInfo Info;

@@ -393,9 +393,8 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
                                   C.Name, StageDevices[S],
                                   StageDevices[S + 1]));
       // What crosses the cut after stage S.
-      const unsigned Last = R.Stages[S].Chunks.back().second;
-      const double Cut = Last < A.CutBytes.size() ? A.CutBytes[Last] : 0;
-      const double Message = Cut * (ir::byteSize(O.DType) / 4.0) / O.Tp;
+      const double Message = A.cutBytesAfter(R.Stages[S].Chunks.back().second) *
+                             (ir::byteSize(O.DType) / 4.0) / O.Tp;
       T = cost::p2pSeconds(Message, *Link);
     }
     Transfers.push_back(T);

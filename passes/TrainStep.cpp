@@ -672,9 +672,8 @@ private:
     if (O.Pp > 1) {
       double Largest = 0;
       for (const StageReport &St : R.Stages)
-        for (const auto &[First, Last] : St.Chunks)
-          if (Last + 1 < A.CutBytes.size())
-            Largest = std::max(Largest, A.CutBytes[Last]);
+        for (const auto &Chunk : St.Chunks)
+          Largest = std::max(Largest, A.cutBytesAfter(Chunk.second));
       const double Boundary = Largest * byteScale();
       // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
       const double Message = Boundary / O.Tp;
@@ -922,7 +921,6 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
       if (From == To)
         continue;
       const double Bytes = 4.0 * In->numElements();
-      BoundaryBytes = std::max(BoundaryBytes, Bytes);
       for (unsigned U = std::min(From, To); U < std::max(From, To); ++U)
         CutBytes[U] = std::max(CutBytes[U], Bytes);
     }

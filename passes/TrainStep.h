@@ -319,14 +319,18 @@ public:
   bool HasAttentionCore = false;
   /// Strategy-independent sums over the graph, computed once here rather
   /// than in every prediction (a planner predicts thousands of strategies
-  /// per analysis): the largest floating-point tensor crossing from one
-  /// unit to another, at 4 bytes an element (the training type scales it),
-  /// the largest crossing each cut (CutBytes[u]: from units <= u to units
-  /// > u; a pipeline sends what crosses its stages' cuts), and forward plus
-  /// backward FLOPs of one micro-batch.
-  double BoundaryBytes = 0;
+  /// per analysis): the largest floating-point tensor crossing each cut
+  /// between units (CutBytes[u]: from units <= u to units > u), at 4 bytes
+  /// an element (the training type scales it), and forward plus backward
+  /// FLOPs of one micro-batch.
   std::vector<double> CutBytes;
   double FlopsPerMicroBatch = 0;
+
+  /// What a pipeline sends between the stage ending at unit U and the
+  /// next: CutBytes[U], 0 after the last unit (nothing follows it).
+  double cutBytesAfter(unsigned U) const {
+    return U + 1 < CutBytes.size() ? CutBytes[U] : 0;
+  }
 
   using UnitKey =
       std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t>;
