@@ -345,7 +345,6 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   PlanResult Res;
   Res.Planner = R.Planner;
   Res.TargetFramework = R.TargetFramework;
-  Res.Space = Space.size();
   if (Space.empty())
     return fail(llvm::formatv(
         "no strategy satisfies the constraints: {0} devices (tp {1}), global "
@@ -470,20 +469,21 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       break;
     const int64_t Largest = *std::max_element(Mbs.begin(), Mbs.end());
     const auto Top = BestAt.find(Largest);
-    if (Largest * 2 > R.GlobalBatch || Top == BestAt.end() ||
+    const int64_t Doubled = Largest * 2;
+    if (Doubled > R.GlobalBatch || Top == BestAt.end() ||
         llvm::any_of(BestAt, [&](const auto &E) {
           return E.first < Largest && E.second <= Top->second;
         }))
       break;
     // A size the model cannot be imported at (its tensors would overflow)
     // ends the growth; the plan stands on the sizes before it.
-    auto Grown = R.Analysis(Largest * 2);
+    auto Grown = R.Analysis(Doubled);
     if (!Grown) {
       llvm::consumeError(Grown.takeError());
       break;
     }
-    Analyses[Largest * 2] = *Grown;
-    Mbs = {Largest * 2};
+    Analyses[Doubled] = *Grown;
+    Mbs = {Doubled};
     const size_t Before = Space.size();
     BuildSpace();
     if (Space.size() == Before)
