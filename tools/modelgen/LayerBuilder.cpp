@@ -151,6 +151,24 @@ std::string LayerBuilder::appendCache(const std::string &X,
   return C.output(0);
 }
 
+/// Keys Kx and values V of K heads, [b, K, S, d], as attention reads them:
+/// appended to their caches, expanded to the A query heads, the keys
+/// transposed. Returns K^T [b, A, d, P+S]; V becomes [b, A, P+S, d].
+std::string LayerBuilder::keysTransposed(std::string Kx, std::string &V,
+                                         const std::string &P, int64_t I) {
+  if (Past > 0) {
+    Kx = appendCache(Kx, P + "/k_cache", I, "key");
+    V = appendCache(V, P + "/v_cache", I, "value");
+  }
+  if (K != A) {
+    Kx = expandKv(Kx, P + "/kv_expand/k");
+    V = expandKv(V, P + "/kv_expand/v");
+  }
+  onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
+  GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+  return T.output(0);
+}
+
 std::string LayerBuilder::attention(const std::string &X, const std::string &L,
                                     const std::string &W, int64_t I) {
   const std::string P = L + "/attn";
@@ -162,17 +180,7 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
     Q = rope(splitHeads(Q, P + "/q_heads", A, {0, 2, 1, 3}), P + "/rope_q");
     Kx = rope(splitHeads(Kx, P + "/k_heads", K, {0, 2, 1, 3}), P + "/rope_k");
     V = splitHeads(V, P + "/v_heads", K, {0, 2, 1, 3});
-    if (Past > 0) {
-      Kx = appendCache(Kx, P + "/k_cache", I, "key");
-      V = appendCache(V, P + "/v_cache", I, "value");
-    }
-    if (K != A) {
-      Kx = expandKv(Kx, P + "/kv_expand/k");
-      V = expandKv(V, P + "/kv_expand/v");
-    }
-    onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
-    GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
-    Kt = T.output(0);
+    Kt = keysTransposed(Kx, V, P, I);
   } else if (K != A) {
     // Grouped-query or multi-query attention in a GPT layer (Falcon,
     // StarCoder): one packed projection of q and K key/value heads; the
@@ -185,15 +193,7 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
     Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
     std::string Kx = splitHeads(Sp.output(1), P + "/k_heads", K, {0, 2, 1, 3});
     V = splitHeads(Sp.output(2), P + "/v_heads", K, {0, 2, 1, 3});
-    if (Past > 0) {
-      Kx = appendCache(Kx, P + "/k_cache", I, "key");
-      V = appendCache(V, P + "/v_cache", I, "value");
-    }
-    Kx = expandKv(Kx, P + "/kv_expand/k");
-    V = expandKv(V, P + "/kv_expand/v");
-    onnx::NodeProto &T = B.add("Transpose", P + "/k_t/Transpose", {Kx});
-    GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
-    Kt = T.output(0);
+    Kt = keysTransposed(Kx, V, P, I);
   } else {
     std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, 3 * H);
     onnx::NodeProto &Sp =

@@ -64,6 +64,8 @@ private:
   std::string expandKv(const std::string &X, const std::string &P);
   std::string appendCache(const std::string &X, const std::string &P, int64_t I,
                           llvm::StringRef What);
+  std::string keysTransposed(std::string Kx, std::string &V,
+                             const std::string &P, int64_t I);
   std::string attention(const std::string &X, const std::string &L,
                         const std::string &W, int64_t I);
   std::string dropout(const std::string &X, const std::string &Name);
