@@ -46,6 +46,19 @@ UnitChoice bestOf(const hw::Device &D, ir::DType T) {
   return Best;
 }
 
+/// A vector unit without arithmetic for a type narrower than 32 bits
+/// computes it in a wider one it has: 8-bit types (FP8, INT8) in FP16 where
+/// the unit has it, as TensorRT runs an INT8 or FP8 engine's layers that have
+/// no 8-bit kernel (softmax, LayerNorm) in FP16; else, and for 16-bit
+/// types, in FP32.
+ir::DType widerOnVector(const hw::Device &D, ir::DType T) {
+  if (ir::bitWidth(T) >= 32)
+    return T;
+  if (ir::bitWidth(T) == 8 && firstOf(D, /*Matrix=*/false, ir::DType::F16).Unit)
+    return ir::DType::F16;
+  return ir::DType::F32;
+}
+
 /// See the unit-choice rules in Roofline.h.
 UnitChoice chooseUnit(const hw::Device &D, OpClass C, ir::DType T) {
   const bool Matrix = isMatrixClass(C);
@@ -57,6 +70,12 @@ UnitChoice chooseUnit(const hw::Device &D, OpClass C, ir::DType T) {
         return U;
     if (UnitChoice U = firstOf(D, /*Matrix=*/false, Try); U.Unit)
       return U;
+    // Matrix units run products only: an elementwise op, a reduction or a
+    // copy stays on the vector unit, in a wider type where it must.
+    if (!Matrix)
+      if (UnitChoice U = firstOf(D, /*Matrix=*/false, widerOnVector(D, Try));
+          U.Unit)
+        return U;
     if (UnitChoice U = bestOf(D, Try); U.Unit)
       return U;
     // TF32 is fp32 arithmetic; a device without a tf32 mode computes it in
@@ -209,6 +228,7 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
   OpTime T;
   T.Flops = W.Flops;
   T.Bytes = W.bytes();
+  T.Class = W.Class;
   T.IsView = W.IsView;
   ir::DType Type = W.Type;
   if (O.ComputeType && ir::isFloatingPoint(W.Type))
@@ -499,14 +519,17 @@ std::string perfc::cost::explain(const OpTime &T) {
              .str();
   else if (T.ComputeType != T.RequestedType &&
            T.RequestedType != ir::DType::TF32)
-    S += llvm::formatv(ir::isFloat8(T.RequestedType) &&
-                               llvm::StringRef(T.Unit) == "vector"
-                           ? "; {0} converted on load and computed in {1} on "
-                             "the vector units, which have no {0} and beat "
-                             "tensor-core tiles that would be mostly padding"
-                           : "; {0} asked, run in {1}: the device computes no "
-                             "{0}",
-                       ir::name(T.RequestedType), ir::name(T.ComputeType))
+    S += llvm::formatv(
+             !isMatrixClass(T.Class)
+                 ? "; {0} loaded and stored, computed in {1} on the {2} units, "
+                   "which have no {0} (matrix units run products only)"
+             : ir::isFloat8(T.RequestedType) &&
+                     llvm::StringRef(T.Unit) == "vector"
+                 ? "; {0} converted on load and computed in {1} on the vector "
+                   "units, which have no {0} and beat tensor-core tiles that "
+                   "would be mostly padding"
+                 : "; {0} asked, run in {1}: the device computes no {0}",
+             ir::name(T.RequestedType), ir::name(T.ComputeType), T.Unit)
              .str();
   return S + ")";
 }

@@ -41,18 +41,22 @@
 // Unit choice (chooseUnit in Roofline.cpp): GEMM, conv and recurrent ops run
 // on the matrix-class unit (tensor cores, AMX, matrix cores) if it computes
 // their type, else on the vector-class unit; everything else runs on the
-// vector-class unit. If neither computes the type, the unit with the best
-// peak for it does; if none does, the op is priced at the fp32 vector peak
-// and OpTime::Fallback says so. TF32 is a matrix-unit mode of fp32
-// arithmetic: non-matrix ops, and devices without tf32 peaks, compute it as
-// fp32 (no fallback flag). On a GPU a GEMM whose tensor-core tiles would be
-// mostly padding (a GEMV, a decoding step's attention) runs on the vector
-// unit where that is faster (see quantization below); an FP8 one there
-// converts on load and computes in FP16 (FP32 where the vector unit has no
-// FP16), its bytes staying FP8. A device whose `supports` list excludes the
-// op's class or type (an NPU) cannot run it at all: OpTime::Unsupported is set
-// and Seconds is +infinity, so that a placement that ignores the flag can
-// never look cheap.
+// vector-class unit. Matrix units run products only: where the vector unit
+// has no arithmetic for a type narrower than 32 bits, a non-matrix op
+// computes there in a wider one (8-bit types in FP16 where it has FP16,
+// else and 16-bit types in FP32; its bytes unchanged, no fallback flag),
+// never on the tensor cores. If neither computes the type (or a device has no
+// vector unit, as an NPU), the unit with the best peak for it does; if none
+// does, the op is priced at the fp32 vector peak and OpTime::Fallback says so.
+// TF32 is a matrix-unit mode of fp32 arithmetic: non-matrix ops, and devices
+// without tf32 peaks, compute it as fp32 (no fallback flag). On a GPU a GEMM
+// whose tensor-core tiles would be mostly padding (a GEMV, a decoding step's
+// attention) runs on the vector unit where that is faster (see quantization
+// below); an FP8 one there converts on load and computes in FP16 (FP32 where
+// the vector unit has no FP16), its bytes staying FP8. A device whose
+// `supports` list excludes the op's class or type (an NPU) cannot run it at
+// all: OpTime::Unsupported is set and Seconds is +infinity, so that a placement
+// that ignores the flag can never look cheap.
 //
 // Convolution algorithms and layouts, where the device describes its
 // library (hwdb keys winograd_tile and matrix_conv_layout):
@@ -202,9 +206,10 @@ struct OpTime {
   /// The compute unit that runs the op ("tensor", "vector", ...); a static
   /// string. Empty for views and unsupported ops.
   const char *Unit = "";
-  /// The work the terms divide, copied for explain().
+  /// The work the terms divide, and its class, copied for explain().
   double Flops = 0;
   double Bytes = 0;
+  OpClass Class = OpClass::Other;
   /// The type the arithmetic runs in (after the override and fallback).
   ir::DType ComputeType = ir::DType::F32;
   /// The type the op asked for (after the override, before fallback).

@@ -590,6 +590,68 @@ TEST_SUITE("roofline") {
     CHECK(TB.ComputeType == ir::DType::F8E4M3);
   }
 
+  TEST_CASE("matrix units run products only: a narrow elementwise op or "
+            "reduction widens on the vector unit") {
+    // Tensor cores compute FP8 and INT8, the vector unit FP16 and FP32: an
+    // FP8 add and an INT8 sum compute in FP16 on the vector unit, at that
+    // unit's peak, and a BF16 one in FP32; the bytes stay as they are.
+    const hw::Device D = load(R"(device:
+  name: narrowgpu
+  kind: gpu
+  compute:
+    tensor: {fp16: 100 TFLOPS, fp8: 200 TFLOPS, int8: 200 TOPS}
+    vector: {fp32: 10 TFLOPS, fp16: 20 TFLOPS}
+  memory:
+    - {name: HBM, capacity: 16 GB, bandwidth: 1000 GB/s}
+  launch_overhead: 0 us
+  efficiency:
+    default: {compute: 1, memory: 1}
+)");
+    const OpTime F8 = opTime(elementwise(1e6, ir::DType::F8E4M3), D);
+    CHECK(std::string(F8.Unit) == "vector");
+    CHECK(F8.ComputeType == ir::DType::F16);
+    CHECK(F8.RequestedType == ir::DType::F8E4M3);
+    CHECK_FALSE(F8.Fallback);
+    CHECK(F8.ComputeSeconds == doctest::Approx(1e6 / 20e12));
+    CHECK(F8.MemorySeconds == doctest::Approx(3e6 / 1e12));
+    CHECK(explain(F8).find("fp8e4m3 loaded and stored, computed in fp16 on "
+                           "the vector units") != std::string::npos);
+
+    OpWork Sum = elementwise(1e6, ir::DType::I8);
+    Sum.Class = OpClass::Reduction;
+    const OpTime I8 = opTime(Sum, D);
+    CHECK(std::string(I8.Unit) == "vector");
+    CHECK(I8.ComputeType == ir::DType::F16);
+    CHECK_FALSE(I8.Fallback);
+    CHECK(I8.ComputeSeconds == doctest::Approx(1e6 / 20e12));
+    const OpTime Bf = opTime(elementwise(1e6, ir::DType::BF16), D);
+    CHECK(std::string(Bf.Unit) == "vector");
+    CHECK(Bf.ComputeType == ir::DType::F32);
+    CHECK_FALSE(Bf.Fallback);
+    CHECK(Bf.ComputeSeconds == doctest::Approx(1e6 / 10e12));
+
+    // Products keep the tensor cores' FP8 and INT8.
+    const OpTime G = opTime(gemm(4096, 4096, 4096, ir::DType::I8), D);
+    CHECK(std::string(G.Unit) == "tensor");
+    CHECK(G.ComputeType == ir::DType::I8);
+
+    // A device with matrix units only (an NPU) runs everything there.
+    const hw::Device MatrixOnly = load(R"(device:
+  name: matrixnpu
+  kind: npu
+  compute:
+    matrix: {int8: 10 TOPS}
+  memory:
+    - {name: LPDDR, capacity: 8 GB, bandwidth: 100 GB/s}
+  launch_overhead: 1 us
+  efficiency:
+    default: {compute: 0.5, memory: 0.5}
+)");
+    const OpTime Npu = opTime(elementwise(1e6, ir::DType::I8), MatrixOnly);
+    CHECK(std::string(Npu.Unit) == "matrix");
+    CHECK(Npu.ComputeType == ir::DType::I8);
+  }
+
   TEST_CASE("the vector units are taken only where they are faster, at the "
             "same size efficiency") {
     // Tensor 100, vector 20 TFLOPS, a GEMM efficiency of 0.25: a GEMM whose
