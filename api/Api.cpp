@@ -342,9 +342,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     // The JSON's step.comm_explain, as the CLI's; not in the fast path.
     Train->Explain = Explain;
     Train->Layout = PO.Time.Layout;
-    if (auto T = applyTrainingPrecision(PO, Train->DType,
-                                        !Options.computeType.empty(),
-                                        !Options.storageType.empty()))
+    if (auto T = applyTrainingForward(PO, *Train, !Options.computeType.empty(),
+                                      !Options.storageType.empty()))
       ComputeTypeShown = ir::name(*T);
   }
 

@@ -10,6 +10,7 @@
 #include "passes/StorageType.h"
 #include "passes/TpShard.h"
 #include "passes/TpSizes.h"
+#include "passes/TrainingForward.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -163,14 +164,17 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
-  FusionOptions Fusion = O.Fusion;
-  if (O.Device && Fusion.ConvActivations.empty())
+  FusionOptions Fusion =
+      O.Training ? trainingFusion(!O.Fusion.Fuse, O.Fusion.FlashAttention)
+                 : O.Fusion;
+  if (!O.Training && Fusion.ConvActivations.empty())
     Fusion.ConvActivations = O.Device->ConvActivations;
   const KernelPlan Plan = planKernels(G, Work, Fusion);
   cost::TimeOptions TO = O.Time;
   TO.Notes = TO.Notes && O.Explain;
   const std::vector<LevelShares> Residency =
-      cacheResidency(G, Plan, *O.Device, O.StorageType);
+      O.Training ? std::vector<LevelShares>()
+                 : cacheResidency(G, Plan, *O.Device, O.StorageType);
   // Tensor parallelism: each kernel's share on one rank, as its head's
   // role splits it (a kernel's fused members go with their head).
   const unsigned Tp = O.TensorParallel ? O.TensorParallel->Size : 1;
@@ -187,7 +191,10 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     // One copy of the kernel's work on the library's fast path (no split).
     const OpWork KW = [&] {
       if (!Blocks)
-        return storedWork(K.Work, O.StorageType);
+        return storedWork(O.Training && O.Fusion.FlashAttention && K.Attention
+                              ? flashAttentionForward(K)
+                              : K.Work,
+                          O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
       const double Share = tpShare(*Blocks, K.Head, Tp, false);
       // A row-parallel GEMM's output is whole after its all-reduce, the
@@ -229,7 +236,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     }
   }
   // ONNX Runtime's NCHWc reorders on a CPU that blocks convolutions.
-  const LayoutReorders Layout = nchwcReorders(G, Plan, *O.Device);
+  const LayoutReorders Layout =
+      O.Training ? LayoutReorders() : nchwcReorders(G, Plan, *O.Device);
   for (size_t K = 0; K < Layout.Count.size(); ++K) {
     if (Layout.Count[K] == 0)
       continue;
@@ -368,7 +376,7 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }
 
 Report predict(const ir::Graph &G, const PredictOptions &Options) {
-  GraphWork Work = computeWork(G);
+  GraphWork Work = Options.Training ? trainingWork(G) : computeWork(G);
   Report R;
   R.Total = Work.Total;
   R.Nodes.reserve(G.numNodes());

@@ -44,6 +44,15 @@ struct PredictOptions {
   /// warning where it exceeds the device's. Off for a training step's
   /// forward pass, whose memory is the step's (TrainReport).
   bool Memory = true;
+  /// Price one micro-batch's forward pass as a training step does, so that
+  /// the per-node rows add up to the step's forward time: the training work
+  /// and kernels (passes/TrainingForward.h; Fusion's Fuse and FlashAttention
+  /// are kept, the rest is training's), each kernel from its own traffic
+  /// (the per-op memory rule of costmodels/Roofline.h, not the cache reuse
+  /// over the schedule of passes/CacheReuse.h: a step's saved activations
+  /// and gradients dwarf the caches) and without ONNX Runtime's NCHWc
+  /// reorders.
+  bool Training = false;
   /// Tensor parallelism (--tp): the ranks of one tensor-parallel group
   /// (Size of them, the links of a hw::Cluster that must outlive the
   /// prediction). Each kernel runs its share on one rank (passes/TpShard.h)

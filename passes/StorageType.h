@@ -27,14 +27,15 @@ inline double storedBytes(double Bytes, ir::DType Type,
 }
 
 /// W with its floating-point tensors stored in Storage. The whole traffic
-/// of a floating-point op scales, integer side inputs (indices, shapes)
-/// included: they are small.
+/// of a floating-point op scales (a convolution's layout transposes too),
+/// integer side inputs (indices, shapes) included: they are small.
 inline OpWork storedWork(const OpWork &W, llvm::Optional<ir::DType> Storage) {
   if (!Storage || !ir::isFloatingPoint(W.Type))
     return W;
   OpWork S = W;
   S.BytesRead = storedBytes(W.BytesRead, W.Type, Storage);
   S.BytesWritten = storedBytes(W.BytesWritten, W.Type, Storage);
+  S.LayoutBytes = storedBytes(W.LayoutBytes, W.Type, Storage);
   return S;
 }
 

@@ -10,6 +10,7 @@
 #include "passes/Fusion.h"
 #include "passes/TpShard.h"
 #include "passes/TrainExplain.h"
+#include "passes/TrainingForward.h"
 #include "passes/WorkPass.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -290,20 +291,6 @@ private:
            Scale;
   }
 
-  /// FlashAttention's forward kernel: the fused kernel's work; causal
-  /// attention skips the blocks above the diagonal, half the products'
-  /// arithmetic (FlashAttention's benchmarks count FLOPs / 2 when causal).
-  static OpWork flashForward(const Kernel &K) {
-    OpWork W = K.Work;
-    if (!K.Causal)
-      return W;
-    W.Macs *= 0.5;
-    W.Flops *= 0.5;
-    W.Formula += " (causal: the blocks above the diagonal skipped, half "
-                 "the arithmetic)";
-    return W;
-  }
-
   /// FlashAttention's backward kernel from its forward's work: it
   /// recomputes the scores and runs five products of the forward's size
   /// where the forward ran two (FlashAttention-2's benchmarks count 2.5x
@@ -352,7 +339,7 @@ private:
       const unsigned Head = K.Head;
       UnitCost &U = Units[Blocks.UnitOf[Head]];
       const bool Flash = A.FlashAttention && K.Attention;
-      const OpWork FwdWork = Flash ? flashForward(K) : K.Work;
+      const OpWork FwdWork = Flash ? flashAttentionForward(K) : K.Work;
       const double Fwd = time(shard(FwdWork, Head));
       U.Forward += Fwd;
       const bool Core = Blocks.AttentionCore[Head];
@@ -862,43 +849,6 @@ private:
 };
 
 } // namespace
-
-/// Training keeps attention unfused: Megatron-LM's kernels (the runs the
-/// model is checked against) write the scores, which backward needs anyway
-/// (they are among the saved tensors). FlashAttention-style training would
-/// drop both; it is not modelled yet.
-/// BatchNormalization normalises with the batch's statistics in training:
-/// it cannot fold into the convolution before it (passes/Fusion.h).
-static FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
-  FusionOptions O;
-  O.FuseAttention = false;
-  O.FlashAttention = FlashAttention;
-  O.FoldBatchNorm = false;
-  O.Fuse = !Unfused;
-  return O;
-}
-
-/// The forward work of training. BatchNormalization computes its batch's
-/// mean and variance before it can normalise: a reduction pass over its
-/// input and then the normalising pass, so it reads the input twice (cuDNN's
-/// batch-norm forward training kernel; Jung et al. 2019, "Restructuring
-/// Batch Normalization to Accelerate CNN Training", count the same two
-/// passes).
-static GraphWork trainingWork(const ir::Graph &G) {
-  GraphWork W = computeWork(G);
-  for (const auto &N : G.nodes())
-    if (N->opType() == "BatchNormalization" && N->input(0)) {
-      OpWork &B = W.Nodes[N->index()];
-      const double X = static_cast<double>(N->input(0)->bytes());
-      const double Stats = 3.0 * N->input(0)->numElements(); // x, x^2 sums
-      B.BytesRead += X;
-      B.Flops += Stats;
-      W.Total.BytesRead += X;
-      W.Total.Flops += Stats;
-      B.Formula += " + batch statistics (input read twice)";
-    }
-  return W;
-}
 
 TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
                                    bool FlashAttention)

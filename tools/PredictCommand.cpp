@@ -483,20 +483,20 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Time.ComputeType = *Compute;
   Options.Time.Layout = *Layout;
   Options.StorageType = *Storage;
-  // With --train the per-node report is one micro-batch's forward pass in
-  // the training precision, as the step prices it: arithmetic in --dtype,
+  // With --train the per-node report is one micro-batch's forward pass as
+  // the step prices it, in the training precision: arithmetic in --dtype,
   // and under mixed precision activations and weights in 16 (or 8) bits.
   // --compute-type and --storage-type still override.
+  Options.Fusion.Fuse = !NoFusion;
   std::string ComputeTypeShown = ComputeType.getValue();
   llvm::StringRef ComputeChoice = "--compute-type";
   if (Train)
-    if (auto T = applyTrainingPrecision(
-            Options, TrainOpts.DType, ComputeType.getNumOccurrences() > 0,
-            StorageTypeOpt.getNumOccurrences() > 0)) {
+    if (auto T = applyTrainingForward(Options, TrainOpts,
+                                      ComputeType.getNumOccurrences() > 0,
+                                      StorageTypeOpt.getNumOccurrences() > 0)) {
       ComputeTypeShown = ir::name(*T);
       ComputeChoice = "--dtype";
     }
-  Options.Fusion.Fuse = !NoFusion;
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();

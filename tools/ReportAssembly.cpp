@@ -19,16 +19,20 @@ llvm::Error checkRunnable(const Report &R, const hw::Device &D,
   return llvm::Error::success();
 }
 
-llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
-                                                 ir::DType Train,
-                                                 bool ComputeGiven,
-                                                 bool StorageGiven) {
-  if (!StorageGiven && ir::isFloatingPoint(Train) && ir::byteSize(Train) < 4)
-    PO.StorageType = Train;
-  if (ComputeGiven || Train == ir::DType::F32)
+llvm::Optional<ir::DType> applyTrainingForward(PredictOptions &PO,
+                                               const TrainOptions &Train,
+                                               bool ComputeGiven,
+                                               bool StorageGiven) {
+  PO.Training = true;
+  PO.Fusion.Fuse = !Train.Unfused;
+  PO.Fusion.FlashAttention = Train.FlashAttention;
+  const ir::DType T = Train.DType;
+  if (!StorageGiven && ir::isFloatingPoint(T) && ir::byteSize(T) < 4)
+    PO.StorageType = T;
+  if (ComputeGiven || T == ir::DType::F32)
     return llvm::None;
-  PO.Time.ComputeType = Train;
-  return Train;
+  PO.Time.ComputeType = T;
+  return T;
 }
 
 HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,

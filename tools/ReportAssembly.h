@@ -30,14 +30,16 @@ llvm::Error checkRunnable(const Report &R, const hw::Device &D,
                           llvm::StringRef Path, llvm::StringRef Choice);
 
 /// With a training step, the per-node report is one micro-batch's forward
-/// pass in the training precision, as the step prices it: arithmetic in
-/// Train (unless ComputeGiven: --compute-type), and under mixed precision
-/// (16- or 8-bit types) tensors stored in it (unless StorageGiven:
-/// --storage-type). Returns the compute type it set, if any.
-llvm::Optional<ir::DType> applyTrainingPrecision(PredictOptions &PO,
-                                                 ir::DType Train,
-                                                 bool ComputeGiven,
-                                                 bool StorageGiven);
+/// pass as the step prices it (PredictOptions::Training: its kernels, its
+/// work, each kernel from its own traffic; FlashAttention and Unfused as
+/// Train says) in the training precision: arithmetic in Train.DType (unless
+/// ComputeGiven: --compute-type), and under mixed precision (16- or 8-bit
+/// types) tensors stored in it (unless StorageGiven: --storage-type).
+/// Returns the compute type it set, if any.
+llvm::Optional<ir::DType> applyTrainingForward(PredictOptions &PO,
+                                               const TrainOptions &Train,
+                                               bool ComputeGiven,
+                                               bool StorageGiven);
 
 /// The report's "hardware": Name as given, the device the model runs on,
 /// the cluster, and what the run was told beside it (the compute type

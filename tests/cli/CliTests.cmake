@@ -86,28 +86,30 @@ add_test(NAME cli.json_schema
          COMMAND ${CMAKE_COMMAND} -DPERFC=$<TARGET_FILE:perfc>
                  -DMODEL=${ZOO}/resnet50.onnx
                  -P ${CMAKE_CURRENT_SOURCE_DIR}/cli/CheckJsonSchema.cmake)
-# With --train the per-node report is the forward pass in the training
-# precision: --dtype bf16 computes in bf16 and stores 2-byte tensors (half
-# the fp32 step's kernel bytes, 72595008); --compute-type still overrides.
-# Each pattern starts at the one "kernel_bytes": CMake's backtracking regex
+# With --train the per-node report is the step's forward pass in the training
+# precision: its 41 kernels (batch norm unfolded, reading its input twice;
+# inference runs 23), --dtype bf16 computing in bf16 and storing 2-byte
+# tensors (half the fp32 step's kernel bytes, 95776320); --compute-type
+# still overrides.
+# Each pattern starts at the one "kernels" key: CMake's backtracking regex
 # took 18 s when it started at each of the 24 "compute_type" keys.
 add_test(NAME cli.train_precision.fp32
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
                  --train --format json)
 set_tests_properties(cli.train_precision.fp32 PROPERTIES
-  PASS_REGULAR_EXPRESSION "\"kernel_bytes\": 72595008,.*\"compute_type\": \"fp32\""
+  PASS_REGULAR_EXPRESSION "\"kernels\": 41,.*\"kernel_bytes\": 95776320,.*\"compute_type\": \"fp32\""
   FAIL_REGULAR_EXPRESSION "\"compute_type\": \"(bf16|fp16|tf32)\"")
 add_test(NAME cli.train_precision.bf16
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
                  --train --dtype bf16 --format json)
 set_tests_properties(cli.train_precision.bf16 PROPERTIES
-  PASS_REGULAR_EXPRESSION "\"kernel_bytes\": 36297504,.*\"compute_type\": \"bf16\""
+  PASS_REGULAR_EXPRESSION "\"kernels\": 41,.*\"kernel_bytes\": 47888160,.*\"compute_type\": \"bf16\""
   FAIL_REGULAR_EXPRESSION "\"compute_type\": \"(fp32|fp16|tf32)\"")
 add_test(NAME cli.train_precision.override
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
                  --train --dtype bf16 --compute-type fp16 --format json)
 set_tests_properties(cli.train_precision.override PROPERTIES
-  PASS_REGULAR_EXPRESSION "\"kernel_bytes\": 36297504,.*\"compute_type\": \"fp16\""
+  PASS_REGULAR_EXPRESSION "\"kernels\": 41,.*\"kernel_bytes\": 47888160,.*\"compute_type\": \"fp16\""
   FAIL_REGULAR_EXPRESSION "\"compute_type\": \"(fp32|bf16|tf32)\"")
 add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)

@@ -9,6 +9,7 @@
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/LoadTimeConstants.h"
+#include "passes/Predict.h"
 #include "passes/Schedule.h"
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
@@ -161,6 +162,68 @@ TEST_SUITE("training") {
     auto Split = predictTraining(B.G, *C, O);
     REQUIRE(bool(Split));
     CHECK(Split->ComputeSeconds > Fused->ComputeSeconds);
+  }
+
+  TEST_CASE("the per-node report of a training step adds up to the step's "
+            "forward") {
+    // PredictOptions::Training prices each kernel as the step does: batch
+    // norm with its statistics, attention unfused or as FlashAttention
+    // (causal: half the products), no cache reuse over the schedule, the
+    // layout transposes in the storage type.
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    const auto Check = [&](const ir::Graph &G, TrainOptions O,
+                           hw::ConvLayout Layout) {
+      O.Layout = Layout;
+      auto Step = predictTraining(G, *C, O);
+      REQUIRE(bool(Step));
+      REQUIRE(Step->Stages.size() == 1);
+      PredictOptions P;
+      P.Device = &C->primaryDevice();
+      P.Training = true;
+      P.Memory = false;
+      P.Fusion.Fuse = !O.Unfused;
+      P.Fusion.FlashAttention = O.FlashAttention;
+      P.Time.Layout = Layout;
+      if (O.DType != ir::DType::F32) {
+        P.Time.ComputeType = O.DType;
+        if (ir::byteSize(O.DType) < 4)
+          P.StorageType = O.DType;
+      }
+      const Report R = predict(G, P);
+      REQUIRE(R.LatencySeconds);
+      CHECK(*R.LatencySeconds ==
+            doctest::Approx(Step->Stages[0].ForwardSeconds).epsilon(1e-12));
+      return *R.LatencySeconds;
+    };
+    // A convolution with training batch norm, in FP16 with NCHW
+    // activations (cuDNN's transposes around tensor-core convolutions).
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {32, 64, 28, 28});
+    ir::Node *Conv =
+        B.node("Conv", {X, B.weight("w", {64, 64, 3, 3})}, {32, 64, 26, 26});
+    ir::Node *Bn =
+        B.node("BatchNormalization",
+               {B.out(Conv), B.weight("s", {64}), B.weight("b", {64}),
+                B.weight("m", {64}), B.weight("v", {64})},
+               {32, 64, 26, 26});
+    B.G.markOutput(B.out(Bn));
+    TrainOptions O;
+    O.MicroBatch = 32;
+    O.DType = ir::DType::F16;
+    Check(B.G, O, hw::ConvLayout::Nchw);
+    O.Unfused = true;
+    Check(B.G, O, hw::ConvLayout::Native);
+    // A GPT (causal attention), unfused, fused and as FlashAttention.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 256, 4, 512, 4);
+    TrainOptions T;
+    T.MicroBatch = 4;
+    T.DType = ir::DType::BF16;
+    const double Fused = Check(Gpt.Graph, T, hw::ConvLayout::Native);
+    T.FlashAttention = true;
+    CHECK(Check(Gpt.Graph, T, hw::ConvLayout::Native) < Fused);
+    T.Unfused = true;
+    CHECK(Check(Gpt.Graph, T, hw::ConvLayout::Native) > Fused);
   }
 
   TEST_CASE("load-time constants: weights, shapes and what they compute") {

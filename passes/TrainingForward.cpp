@@ -1,0 +1,44 @@
+//===- TrainingForward.cpp - A training step's forward pass ---------------===//
+#include "passes/TrainingForward.h"
+
+#include "ir/Graph.h"
+
+namespace perfc {
+
+FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
+  FusionOptions O;
+  O.FuseAttention = false;
+  O.FlashAttention = FlashAttention;
+  O.FoldBatchNorm = false;
+  O.Fuse = !Unfused;
+  return O;
+}
+
+GraphWork trainingWork(const ir::Graph &G) {
+  GraphWork W = computeWork(G);
+  for (const auto &N : G.nodes())
+    if (N->opType() == "BatchNormalization" && N->input(0)) {
+      OpWork &B = W.Nodes[N->index()];
+      const double X = static_cast<double>(N->input(0)->bytes());
+      const double Stats = 3.0 * N->input(0)->numElements(); // x, x^2 sums
+      B.BytesRead += X;
+      B.Flops += Stats;
+      W.Total.BytesRead += X;
+      W.Total.Flops += Stats;
+      B.Formula += " + batch statistics (input read twice)";
+    }
+  return W;
+}
+
+OpWork flashAttentionForward(const Kernel &K) {
+  OpWork W = K.Work;
+  if (!K.Causal)
+    return W;
+  W.Macs *= 0.5;
+  W.Flops *= 0.5;
+  W.Formula += " (causal: the blocks above the diagonal skipped, half "
+               "the arithmetic)";
+  return W;
+}
+
+} // namespace perfc

@@ -1,0 +1,43 @@
+//===- TrainingForward.h - A training step's forward pass -------*- C++ -*-===//
+//
+// What a training step's forward pass runs, shared by the step
+// (passes/TrainStep.cpp) and the per-node report of --train
+// (passes/Predict.cpp, PredictOptions::Training), so that the rows a user
+// reads add up to the step's forward time:
+//  * the work: BatchNormalization computes its batch's mean and variance
+//    before it can normalise, a reduction pass over its input and then the
+//    normalising pass, so it reads the input twice (cuDNN's batch-norm
+//    forward training kernel; Jung et al. 2019, "Restructuring Batch
+//    Normalization to Accelerate CNN Training", count the same two passes);
+//  * the kernels: attention stays unfused (Megatron-LM's kernels, the runs
+//    the model is checked against, write the scores, which backward keeps
+//    anyway) unless the step runs FlashAttention; BatchNormalization, which
+//    normalises with the batch's statistics, cannot fold into the
+//    convolution before it (passes/Fusion.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PERFC_PASSES_TRAININGFORWARD_H
+#define PERFC_PASSES_TRAININGFORWARD_H
+
+#include "passes/Fusion.h"
+#include "passes/WorkPass.h"
+
+namespace perfc {
+
+/// The kernel plan's options for a training step's forward pass: every op
+/// its own kernel when Unfused (an eager framework), attention as one kernel
+/// when FlashAttention.
+FusionOptions trainingFusion(bool Unfused, bool FlashAttention);
+
+/// The forward work of a training step over G (see the header comment).
+GraphWork trainingWork(const ir::Graph &G);
+
+/// FlashAttention's forward kernel K (an attention kernel of a plan made
+/// with FlashAttention): its work, where causal attention skips the blocks
+/// above the diagonal, half the products' arithmetic (FlashAttention's
+/// benchmarks count FLOPs / 2 when causal).
+OpWork flashAttentionForward(const Kernel &K);
+
+} // namespace perfc
+
+#endif // PERFC_PASSES_TRAININGFORWARD_H
