@@ -800,18 +800,42 @@ private:
     return R;
   }
 
+  /// One micro-batch's times of each stage's chunks, their tensor-parallel
+  /// exchanges included.
+  ChunkTimes chunkTimes(const TrainReport &R) const {
+    ChunkTimes Times;
+    for (const StageReport &S : R.Stages) {
+      std::vector<StageTimes> &Chunks = Times.emplace_back();
+      for (const auto &[First, Last] : S.Chunks) {
+        StageTimes &C = Chunks.emplace_back();
+        for (unsigned U = First; U <= Last; ++U) {
+          const UnitCost &UC = (*Units)[U];
+          C.Forward += UC.Forward + UC.TpForward;
+          C.Backward += UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward;
+        }
+      }
+    }
+    return Times;
+  }
+
   Timeline timeline(const TrainReport &R) const {
-    std::vector<StageTimes> Times;
-    for (const StageReport &S : R.Stages)
-      Times.push_back({S.ForwardSeconds + S.TpForwardSeconds,
-                       S.BackwardSeconds + S.RecomputeSeconds +
-                           S.TpCommSeconds - S.TpForwardSeconds});
+    const ChunkTimes Times = chunkTimes(R);
     const double Transfer = R.MicroBatches > 0 && O.Vp > 0
                                 ? R.P2pSeconds / (2.0 * R.MicroBatches * O.Vp)
                                 : 0;
-    Timeline T = O.Schedule == PipelineSchedule::GPipe
-                     ? simulateGPipe(Times, R.MicroBatches, Transfer)
-                     : simulateOneFOneB(Times, R.MicroBatches, Transfer);
+    std::vector<StageTimes> Whole;
+    for (const std::vector<StageTimes> &S : Times) {
+      StageTimes &W = Whole.emplace_back();
+      for (const StageTimes &C : S) {
+        W.Forward += C.Forward;
+        W.Backward += C.Backward;
+      }
+    }
+    Timeline T =
+        O.Schedule == PipelineSchedule::GPipe
+            ? simulateGPipe(Whole, R.MicroBatches, Transfer)
+            : simulateOneFOneB(Times, R.MicroBatches,
+                               std::vector<double>(Times.size() - 1, Transfer));
     // Eager accumulation passes run inside the micro-batches' backwards;
     // drawn as one span after the last, where the step pays for them.
     const double End = T.End + R.GradAccumSeconds;
