@@ -133,7 +133,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
       "bytes     {} (read {}, written {})\n", formatBytes(R.Total.bytes()),
       formatBytes(R.Total.BytesRead), formatBytes(R.Total.BytesWritten));
   if (R.LatencySeconds)
-    OS << fmt::format("latency   {}\n", formatSeconds(*R.LatencySeconds));
+    OS << fmt::format("latency   {}{}\n", formatSeconds(*R.LatencySeconds),
+                      R.Train ? " (one micro-batch's forward on one device, "
+                                "as the step prices it)"
+                              : "");
   if (R.Kernels) {
     const KernelSummary &K = *R.Kernels;
     OS << fmt::format("kernels   {} ({} nodes fused, {} views, {} folded at "

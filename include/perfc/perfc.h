@@ -333,7 +333,8 @@ public:
   double macs() const;
   double bytes() const; ///< Read plus written.
   /// With hardware: the inference latency (sum of kernel times); with
-  /// train, one micro-batch's forward pass in the training precision.
+  /// train, one micro-batch's forward pass in the training precision, as
+  /// the step prices it (its kernels, no cache reuse over the schedule).
   std::optional<double> latencySeconds() const;
   std::optional<TrainSummary> train() const;
   /// With PredictOptions::place.
