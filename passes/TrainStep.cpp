@@ -653,7 +653,16 @@ private:
       R.CommExplain = explainTensorParallel(SS, Blocks, O, TpGroup);
     const double T = SS.microBatchSeconds();
     const double M = MicroBatches;
-    R.BubbleSeconds = O.Pp > 1 ? double(O.Pp - 1) / O.Vp * T : 0;
+    // Fill and drain: each stage but the slowest adds its own micro-batch
+    // time (Alpa's pipeline latency, Zheng et al. OSDI 2022: the stages'
+    // sum plus (m - 1) times the slowest, exact when the slowest stage is
+    // the last, an upper bound of the simulated 1F1B otherwise), divided by
+    // vp when interleaved: Megatron-LM's (pp - 1) / vp x T on equal stages.
+    double Others = 0;
+    for (unsigned S = 0; S < R.Stages.size(); ++S)
+      if (S != Slow)
+        Others += R.Stages[S].microBatchSeconds();
+    R.BubbleSeconds = Others / O.Vp;
     // Activations between stages: the largest tensor crossing one of the
     // stages' cuts (a CNN's early cuts carry far more than its late ones).
     if (O.Pp > 1) {

@@ -20,8 +20,9 @@
 //  * pipeline parallelism splits the blocks into pp x vp contiguous chunks
 //    (chunk c on stage c mod pp; the prologue joins the first chunk, the
 //    epilogue the last), even by block count or balanced by predicted time;
-//    the 1F1B schedule takes m x T + (pp - 1) / vp x T for m micro-batches
-//    of the slowest stage's time T, plus two activation transfers per
+//    the 1F1B schedule takes m x T for m micro-batches of the slowest
+//    stage's time T, plus the other stages' times / vp to fill and drain
+//    ((pp - 1) / vp x T on equal stages), plus two activation transfers per
 //    micro-batch and chunk;
 //  * data parallelism all-reduces the gradients (reduce-scatter and
 //    all-gather of parameters under ZeRO >= 1), overlapped with the last

@@ -1069,7 +1069,21 @@ TEST_SUITE("training") {
                                       (1 + S / (6 * H) + V / (12 * L * H))));
   }
 
-  TEST_CASE("the 1F1B bubble is (p - 1) / (m + p - 1) of the pipeline time") {
+  TEST_CASE("the 1F1B bubble: (p - 1) / (m + p - 1) of the pipeline on "
+            "equal stages, the faster stages' fill and drain otherwise") {
+    // Equal stages: the schedule's bubble fraction, which the step's
+    // closed form m T + (p - 1) T / vp reproduces.
+    for (unsigned M : {1u, 6u, 16u}) {
+      const Timeline Equal =
+          simulateOneFOneB(std::vector<StageTimes>(4, {1.0, 2.0}), M, 0.0);
+      CHECK((Equal.End - M * 3.0) / Equal.End ==
+            doctest::Approx(3.0 / (M + 4 - 1)));
+    }
+    // The step: the first block computes no gradient for the graph's
+    // input, so stage 0 is the faster; it fills and drains while the
+    // slower stage sets the pace (Alpa's sum of the stages plus (m - 1)
+    // times the slowest), as the simulated schedule has it when the slower
+    // stage is the last.
     TwoBlocks T;
     auto Dgx = hw::loadHardware("dgx-a100");
     REQUIRE(bool(Dgx));
@@ -1080,9 +1094,19 @@ TEST_SUITE("training") {
     O.Optimizer = OptimizerKind::Sgd;
     auto R = predictTraining(T.B.G, *Dgx, O);
     REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    REQUIRE(R->Stages.size() == 2);
+    const double T0 = R->Stages[0].microBatchSeconds(),
+                 T1 = R->Stages[1].microBatchSeconds();
+    REQUIRE(T0 < T1);
+    CHECK(R->BubbleSeconds == doctest::Approx(T0));
     const double Pipeline = R->StepSeconds - R->P2pSeconds -
                             R->OptimizerSeconds - R->DpExposedSeconds;
-    CHECK(R->BubbleSeconds / Pipeline == doctest::Approx(1.0 / (6 + 2 - 1)));
+    CHECK(Pipeline == doctest::Approx(6 * T1 + T0));
+    const Timeline Sim = simulateOneFOneB(
+        {StageTimes{R->Stages[0].ForwardSeconds, R->Stages[0].BackwardSeconds},
+         StageTimes{R->Stages[1].ForwardSeconds, R->Stages[1].BackwardSeconds}},
+        6, 0.0);
+    CHECK(Sim.End == doctest::Approx(Pipeline));
   }
 
   TEST_CASE("a pipeline sends what crosses its own cuts, not the largest "
