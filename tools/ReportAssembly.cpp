@@ -69,6 +69,28 @@ llvm::Error placeKernels(Report &R, const ir::Graph &G, const hw::Cluster &C,
 }
 
 void addStepWarnings(Report &R) {
+  // --compute-type or --storage-type other than the training precision
+  // reprice the per-node forward only: say so, rather than leave two
+  // precisions side by side unexplained.
+  if (R.Train && R.Strategy && R.Hardware) {
+    const ir::DType T = R.Strategy->DType;
+    const bool Mixed = ir::byteSize(T) < 4;
+    const std::string Train = ir::name(T).str();
+    const std::string &Compute = R.Hardware->ComputeType;
+    const std::string &Storage = R.Hardware->StorageType;
+    const bool OtherCompute =
+        !Compute.empty() && Compute != Train &&
+        !(T == ir::DType::F32 && Compute == ir::name(ir::DType::F32));
+    const bool OtherStorage = !Storage.empty() && (!Mixed || Storage != Train);
+    if (OtherCompute || OtherStorage)
+      R.Warnings.push_back(
+          {"", llvm::formatv("the per-node forward is priced with {0}{1}{2}; "
+                             "the step trains in {3} (--dtype)",
+                             OtherCompute ? "compute " + Compute : "",
+                             OtherCompute && OtherStorage ? " and " : "",
+                             OtherStorage ? "storage " + Storage : "", Train)
+                   .str()});
+  }
   if (R.Train && R.Train->InputBound)
     R.Warnings.push_back(
         {"",

@@ -58,8 +58,10 @@ HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
 llvm::Error placeKernels(Report &R, const ir::Graph &G, const hw::Cluster &C,
                          const PredictOptions &PO, double TimeLimitSeconds);
 
-/// Appends the training step's warnings: input-bound (the devices wait for
-/// the host input pipeline) and "does not fit" (its devices' memory).
+/// Appends the training step's warnings: a per-node forward repriced by
+/// --compute-type or --storage-type away from the step's --dtype,
+/// input-bound (the devices wait for the host input pipeline) and "does
+/// not fit" (its devices' memory).
 void addStepWarnings(Report &R);
 
 } // namespace perfc

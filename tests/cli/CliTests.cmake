@@ -111,6 +111,12 @@ add_test(NAME cli.train_precision.override
 set_tests_properties(cli.train_precision.override PROPERTIES
   PASS_REGULAR_EXPRESSION "\"kernels\": 41,.*\"kernel_bytes\": 47888160,.*\"compute_type\": \"fp16\""
   FAIL_REGULAR_EXPRESSION "\"compute_type\": \"(fp32|bf16|tf32)\"")
+# ... and says the step still trains in --dtype.
+add_test(NAME cli.train_precision.override_warns
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --dtype bf16 --storage-type int8 --ops 0)
+set_tests_properties(cli.train_precision.override_warns PROPERTIES
+  PASS_REGULAR_EXPRESSION "warning: .*resnet18.onnx: the per-node forward is priced with storage int8; the step trains in bf16 \\(--dtype\\)")
 add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
