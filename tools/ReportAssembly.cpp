@@ -78,9 +78,7 @@ void addStepWarnings(Report &R) {
     const std::string Train = ir::name(T).str();
     const std::string &Compute = R.Hardware->ComputeType;
     const std::string &Storage = R.Hardware->StorageType;
-    const bool OtherCompute =
-        !Compute.empty() && Compute != Train &&
-        !(T == ir::DType::F32 && Compute == ir::name(ir::DType::F32));
+    const bool OtherCompute = !Compute.empty() && Compute != Train;
     const bool OtherStorage = !Storage.empty() && (!Mixed || Storage != Train);
     if (OtherCompute || OtherStorage)
       R.Warnings.push_back(
