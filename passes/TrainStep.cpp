@@ -329,6 +329,49 @@ private:
     return 0;
   }
 
+  /// One micro-batch's backward through kernel K on one rank: a product
+  /// head's gradients as products of its forward's size, the fused
+  /// members' gradients as one elementwise kernel (bytes scaled as the
+  /// fusion scaled the forward's), or FlashAttention's backward kernel.
+  double kernelBackward(const Kernel &K) const {
+    const unsigned Head = K.Head;
+    if (A.FlashAttention && K.Attention)
+      return time(shard(flashBackward(flashAttentionForward(K)), Head));
+    double Seconds = 0;
+    double FusedBytes = 0;
+    for (unsigned M : K.Members)
+      FusedBytes += Work.Nodes[M].bytes();
+    const double Ratio = FusedBytes > 0 ? K.Work.bytes() / FusedBytes : 1;
+    OpWork Rest;
+    Rest.Class = OpClass::Elementwise;
+    Rest.Type = K.Work.Type;
+    bool HasRest = false;
+    for (unsigned M : K.Members) {
+      if (!Back.NeedsGrad[M])
+        continue;
+      const OpWork &B = Back.Work[M];
+      if (B.IsView)
+        continue;
+      if (M == Head && B.Macs > 0) {
+        OpWork Product = shard(Work.Nodes[M], M);
+        const double Grads =
+            Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
+        Seconds += Grads * time(Product);
+        continue;
+      }
+      OpWork S = shard(B, M);
+      Rest.Flops += S.Flops;
+      Rest.BytesRead += S.BytesRead * Ratio;
+      Rest.BytesWritten += S.BytesWritten * Ratio;
+      if (M == Head)
+        Rest.Class = B.Class;
+      HasRest = true;
+    }
+    if (HasRest)
+      Seconds += time(Rest);
+    return Seconds;
+  }
+
   void costUnits() {
     std::vector<UnitCost> &Units = Fresh;
     llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
@@ -349,42 +392,9 @@ private:
         U.Recompute += Fwd;
       else if (O.Recomp == Recompute::Selective && Core && !Flash)
         U.Recompute += Fwd;
-      if (Flash) {
-        U.Backward += time(shard(flashBackward(FwdWork), Head));
+      U.Backward += kernelBackward(K);
+      if (Flash)
         U.Saved += logSumExpBytes(K) * tpScale(Head);
-        continue;
-      }
-      double FusedBytes = 0;
-      for (unsigned M : K.Members)
-        FusedBytes += Work.Nodes[M].bytes();
-      const double Ratio = FusedBytes > 0 ? K.Work.bytes() / FusedBytes : 1;
-      OpWork Rest;
-      Rest.Class = OpClass::Elementwise;
-      Rest.Type = K.Work.Type;
-      bool HasRest = false;
-      for (unsigned M : K.Members) {
-        if (!Back.NeedsGrad[M])
-          continue;
-        const OpWork &B = Back.Work[M];
-        if (B.IsView)
-          continue;
-        if (M == Head && B.Macs > 0) {
-          OpWork Product = shard(Work.Nodes[M], M);
-          const double Grads =
-              Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
-          U.Backward += Grads * time(Product);
-          continue;
-        }
-        OpWork S = shard(B, M);
-        Rest.Flops += S.Flops;
-        Rest.BytesRead += S.BytesRead * Ratio;
-        Rest.BytesWritten += S.BytesWritten * Ratio;
-        if (M == Head)
-          Rest.Class = B.Class;
-        HasRest = true;
-      }
-      if (HasRest)
-        U.Backward += time(Rest);
     }
     // Tensor-parallel communication per micro-batch.
     if (O.Tp > 1)
@@ -806,6 +816,13 @@ private:
     R.Fits = R.peak().peakBytes() <= R.CapacityBytes;
     if (O.Explain && R.PeakStage < MemoryNotes.size())
       R.MemoryExplain = MemoryNotes[R.PeakStage];
+    // Per node, for the report's rows (whole kernels: one rank is the
+    // whole model only without tensor parallelism).
+    if (O.Explain && O.Tp == 1) {
+      R.NodeBackwardSeconds.assign(G.numNodes(), 0.0);
+      for (const Kernel &K : Plan.Kernels)
+        R.NodeBackwardSeconds[K.Head] = kernelBackward(K);
+    }
     return R;
   }
 

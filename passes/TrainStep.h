@@ -260,9 +260,16 @@ struct TrainReport {
   /// micro-batches in flight and the activations each keeps, the
   /// workspace), for --explain and the JSON's memory.explain.
   std::string MemoryExplain;
-  /// With TrainOptions::Timeline: the step as scheduled (1F1B; with vp > 1
-  /// drawn as plain 1F1B of each stage's chunks together).
+  /// With TrainOptions::Timeline: the step as scheduled (1F1B, interleaved
+  /// with vp > 1).
   Timeline Trace;
+  /// With TrainOptions::Explain and tp 1: by node index of the graph, the
+  /// backward time of one micro-batch through the kernel the node heads
+  /// (its products' data and weight gradients, the fused members'
+  /// gradients, or FlashAttention's backward kernel), 0 for other nodes;
+  /// recomputation not included. Their sum is the stages' BackwardSeconds.
+  /// Empty otherwise.
+  std::vector<double> NodeBackwardSeconds;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
   /// Model-state bytes per parameter (weights, gradients, optimizer states

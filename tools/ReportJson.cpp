@@ -436,9 +436,15 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("solve_s", P.SolveSeconds);
       });
     }
+    // A training step's backward per kernel, where the step gives one.
+    const std::vector<double> *Backward =
+        R.Train && R.Train->NodeBackwardSeconds.size() == R.Nodes.size()
+            ? &R.Train->NodeBackwardSeconds
+            : nullptr;
     J.attributeArray("nodes", [&] {
-      for (const NodeReport &N : R.Nodes)
+      for (size_t I = 0; I < R.Nodes.size(); ++I)
         J.object([&] {
+          const NodeReport &N = R.Nodes[I];
           J.attribute("name", jsonText(N.Name));
           J.attribute("op", jsonText(N.Op));
           J.attribute("class", name(N.Work.Class));
@@ -464,6 +470,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             if (N.Time->TpCommSeconds > 0)
               J.attribute("tp_comm_s", N.Time->TpCommSeconds);
+            if (Backward && N.Time->Exec == "kernel")
+              J.attribute("backward_s", (*Backward)[I]);
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())
               J.attribute("fused_into", jsonText(N.Time->FusedInto));

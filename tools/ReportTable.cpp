@@ -362,13 +362,21 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     else
       OS << "  no single processor runs every op\n";
   }
+  // A training step's backward per kernel, where the step gives one: its
+  // own column, and the rows weigh forward plus backward.
+  const std::vector<double> *Backward =
+      R.Train && R.Train->NodeBackwardSeconds.size() == R.Nodes.size()
+          ? &R.Train->NodeBackwardSeconds
+          : nullptr;
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
   std::vector<size_t> Order(R.Nodes.size());
   std::iota(Order.begin(), Order.end(), 0);
-  auto Weight = [&R](size_t I) {
+  auto Weight = [&R, Backward](size_t I) {
     const NodeReport &N = R.Nodes[I];
-    return N.Time ? N.Time->Seconds : N.Work.Flops + 1e-9 * N.Work.bytes();
+    if (!N.Time)
+      return N.Work.Flops + 1e-9 * N.Work.bytes();
+    return N.Time->Seconds + (Backward ? (*Backward)[I] : 0.0);
   };
   std::stable_sort(Order.begin(), Order.end(),
                    [&](size_t A, size_t B) { return Weight(A) > Weight(B); });
@@ -382,9 +390,16 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   else
     OS << fmt::format("\n{} heaviest ops of {}:\n", Shown, R.Nodes.size());
   bool Timed = R.LatencySeconds.hasValue();
+  double TotalSeconds = Timed ? *R.LatencySeconds : 0;
+  if (Backward)
+    for (double B : *Backward)
+      TotalSeconds += B;
   std::string Header = fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}",
                                    "node", "op", "MACs", "FLOPs", "bytes");
-  if (Timed)
+  if (Timed && Backward)
+    Header += fmt::format(" {:>11} {:>11} {:>6} {:<8}", "forward", "backward",
+                          "share", "bound");
+  else if (Timed)
     Header += fmt::format(" {:>11} {:>6} {:<8}", "latency", "share", "bound");
   OS << Header << "\n";
   for (size_t K = 0; K < Shown; ++K) {
@@ -396,12 +411,17 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                     formatCount(N.Work.Macs), formatCount(N.Work.Flops),
                     formatBytes(N.Work.bytes()));
     if (Timed && N.Time && N.Time->Exec == "fused") {
-      Row += fmt::format(" {:>11} {:>6} in {}", "-", "", N.Time->FusedInto);
+      Row += fmt::format(" {:>11}{} {:>6} in {}", "-",
+                         Backward ? fmt::format(" {:>11}", "-") : "", "",
+                         N.Time->FusedInto);
     } else if (Timed && N.Time) {
-      double Share =
-          *R.LatencySeconds > 0 ? 100 * N.Time->Seconds / *R.LatencySeconds : 0;
-      Row += fmt::format(" {:>11} {:>5.1f}% {:<8}",
-                         formatSeconds(N.Time->Seconds), Share, N.Time->Bound);
+      const double Bwd = Backward ? (*Backward)[Order[K]] : 0;
+      const double Share =
+          TotalSeconds > 0 ? 100 * (N.Time->Seconds + Bwd) / TotalSeconds : 0;
+      Row += fmt::format(
+          " {:>11}{} {:>5.1f}% {:<8}", formatSeconds(N.Time->Seconds),
+          Backward ? fmt::format(" {:>11}", formatSeconds(Bwd)) : "", Share,
+          N.Time->Bound);
     }
     OS << Row << "\n";
     if (Options.Explain) {

@@ -117,6 +117,12 @@ add_test(NAME cli.train_precision.override_warns
                  --train --dtype bf16 --storage-type int8 --ops 0)
 set_tests_properties(cli.train_precision.override_warns PROPERTIES
   PASS_REGULAR_EXPRESSION "warning: .*resnet18.onnx: the per-node forward is priced with storage int8; the step trains in bf16 \\(--dtype\\)")
+# Each kernel's row carries the step's backward through it.
+add_test(NAME cli.train_node_backward
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --ops 3)
+set_tests_properties(cli.train_node_backward PROPERTIES
+  PASS_REGULAR_EXPRESSION "forward +backward +share +bound")
 add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION

@@ -165,7 +165,7 @@ TEST_SUITE("training") {
   }
 
   TEST_CASE("the per-node report of a training step adds up to the step's "
-            "forward") {
+            "forward, its kernels' backwards to the step's backward") {
     // PredictOptions::Training prices each kernel as the step does: batch
     // norm with its statistics, attention unfused or as FlashAttention
     // (causal: half the products), no cache reuse over the schedule, the
@@ -194,6 +194,17 @@ TEST_SUITE("training") {
       REQUIRE(R.LatencySeconds);
       CHECK(*R.LatencySeconds ==
             doctest::Approx(Step->Stages[0].ForwardSeconds).epsilon(1e-12));
+      // With Explain, each kernel's backward; they add up to the step's.
+      O.Explain = true;
+      auto Explained = predictTraining(G, *C, O);
+      REQUIRE(bool(Explained));
+      REQUIRE(Explained->NodeBackwardSeconds.size() == G.numNodes());
+      double Backward = 0;
+      for (double B : Explained->NodeBackwardSeconds)
+        Backward += B;
+      CHECK(Backward ==
+            doctest::Approx(Step->Stages[0].BackwardSeconds).epsilon(1e-12));
+      CHECK(Step->NodeBackwardSeconds.empty()); // only with Explain
       return *R.LatencySeconds;
     };
     // A convolution with training batch norm, in FP16 with NCHW
