@@ -258,16 +258,18 @@ private:
                      byteScale(W.Type));
   }
 
-  double time(const OpWork &W) const {
+  cost::OpTime timing(const OpWork &W, bool Notes = false) const {
     cost::TimeOptions T;
     // The step reads times only; tiling notes would be formatted for every
     // GEMM of every strategy the planner tries.
-    T.Notes = false;
+    T.Notes = Notes;
     if (ir::isFloatingPoint(W.Type))
       T.ComputeType = O.DType;
     T.Layout = O.Layout;
-    return cost::opTime(W, Dev, T).Seconds;
+    return cost::opTime(W, Dev, T);
   }
+
+  double time(const OpWork &W) const { return timing(W).Seconds; }
 
   double allReduce(double Bytes, const cost::CommGroup &G) const {
     return cost::collectiveSeconds(cost::Collective::AllReduce, Bytes, G);
@@ -333,10 +335,16 @@ private:
   /// head's gradients as products of its forward's size, the fused
   /// members' gradients as one elementwise kernel (bytes scaled as the
   /// fusion scaled the forward's), or FlashAttention's backward kernel.
-  double kernelBackward(const Kernel &K) const {
+  double kernelBackward(const Kernel &K, std::string *Explain = nullptr) const {
     const unsigned Head = K.Head;
-    if (A.FlashAttention && K.Attention)
-      return time(shard(flashBackward(flashAttentionForward(K)), Head));
+    if (A.FlashAttention && K.Attention) {
+      const OpWork W = shard(flashBackward(flashAttentionForward(K)), Head);
+      if (!Explain)
+        return time(W);
+      const cost::OpTime T = timing(W, true);
+      *Explain = W.Formula + ": " + cost::explain(T);
+      return T.Seconds;
+    }
     double Seconds = 0;
     double FusedBytes = 0;
     for (unsigned M : K.Members)
@@ -356,7 +364,20 @@ private:
         OpWork Product = shard(Work.Nodes[M], M);
         const double Grads =
             Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
-        Seconds += Grads * time(Product);
+        if (!Explain) {
+          Seconds += Grads * time(Product);
+          continue;
+        }
+        const cost::OpTime T = timing(Product, true);
+        Seconds += Grads * T.Seconds;
+        const bool Whole = Grads == std::floor(Grads);
+        *Explain += llvm::formatv("{0} product{1} of the forward's size "
+                                  "(the gradients of its operands that "
+                                  "need one), each {2}",
+                                  Whole ? std::to_string(int64_t(Grads))
+                                        : llvm::formatv("{0:F2}", Grads).str(),
+                                  Grads == 1 ? "" : "s", cost::explain(T))
+                        .str();
         continue;
       }
       OpWork S = shard(B, M);
@@ -367,9 +388,16 @@ private:
         Rest.Class = B.Class;
       HasRest = true;
     }
-    if (HasRest)
-      Seconds += time(Rest);
-    return Seconds;
+    if (!HasRest)
+      return Seconds;
+    if (!Explain)
+      return Seconds + time(Rest);
+    const cost::OpTime T = timing(Rest, true);
+    *Explain += (Explain->empty() ? "" : "; plus ") +
+                std::string("one kernel for the gradients of ") +
+                (K.Members.size() > 1 ? "its fused members" : "the op") + ": " +
+                cost::explain(T);
+    return Seconds + T.Seconds;
   }
 
   void costUnits() {
@@ -820,8 +848,10 @@ private:
     // whole model only without tensor parallelism).
     if (O.Explain && O.Tp == 1) {
       R.NodeBackwardSeconds.assign(G.numNodes(), 0.0);
+      R.NodeBackwardExplain.assign(G.numNodes(), std::string());
       for (const Kernel &K : Plan.Kernels)
-        R.NodeBackwardSeconds[K.Head] = kernelBackward(K);
+        R.NodeBackwardSeconds[K.Head] =
+            kernelBackward(K, &R.NodeBackwardExplain[K.Head]);
     }
     return R;
   }

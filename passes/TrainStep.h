@@ -270,6 +270,9 @@ struct TrainReport {
   /// recomputation not included. Their sum is the stages' BackwardSeconds.
   /// Empty otherwise.
   std::vector<double> NodeBackwardSeconds;
+  /// Beside NodeBackwardSeconds: the products and kernels behind each, with
+  /// their roofline formulas ("" where none).
+  std::vector<std::string> NodeBackwardExplain;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
   /// Model-state bytes per parameter (weights, gradients, optimizer states

@@ -470,8 +470,13 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             if (N.Time->TpCommSeconds > 0)
               J.attribute("tp_comm_s", N.Time->TpCommSeconds);
-            if (Backward && N.Time->Exec == "kernel")
+            if (Backward && N.Time->Exec == "kernel") {
               J.attribute("backward_s", (*Backward)[I]);
+              if (R.Train->NodeBackwardExplain.size() == R.Nodes.size() &&
+                  !R.Train->NodeBackwardExplain[I].empty())
+                J.attribute("backward_explain",
+                            jsonText(R.Train->NodeBackwardExplain[I]));
+            }
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())
               J.attribute("fused_into", jsonText(N.Time->FusedInto));

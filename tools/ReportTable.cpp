@@ -429,6 +429,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         OS << "      work: " << N.Work.Formula << "\n";
       if (N.Time && !N.Time->Explain.empty())
         OS << "      time: " << N.Time->Explain << "\n";
+      if (Backward && R.Train->NodeBackwardExplain.size() == R.Nodes.size() &&
+          !R.Train->NodeBackwardExplain[Order[K]].empty())
+        OS << "      backward: " << R.Train->NodeBackwardExplain[Order[K]]
+           << "\n";
     }
   }
 }

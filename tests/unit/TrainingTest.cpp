@@ -200,8 +200,12 @@ TEST_SUITE("training") {
       REQUIRE(bool(Explained));
       REQUIRE(Explained->NodeBackwardSeconds.size() == G.numNodes());
       double Backward = 0;
-      for (double B : Explained->NodeBackwardSeconds)
+      for (size_t I = 0; I < G.numNodes(); ++I) {
+        const double B = Explained->NodeBackwardSeconds[I];
         Backward += B;
+        // Each backward says what it is made of.
+        CHECK((B > 0) == !Explained->NodeBackwardExplain[I].empty());
+      }
       CHECK(Backward ==
             doctest::Approx(Step->Stages[0].BackwardSeconds).epsilon(1e-12));
       CHECK(Step->NodeBackwardSeconds.empty()); // only with Explain
