@@ -85,6 +85,22 @@ struct TwoBlocks {
   }
 };
 
+/// x [N, Cin, H, H] -> 3x3 Conv (no padding) to Cout channels ->
+/// BatchNormalization: the pair that inference folds and training cannot.
+std::pair<ir::Node *, ir::Node *> convBatchNorm(GraphBuilder &B, int64_t N,
+                                                int64_t Cin, int64_t Cout,
+                                                int64_t H) {
+  ir::Value *X = B.input("x", {N, Cin, H, H});
+  ir::Node *Conv = B.node("Conv", {X, B.weight("w", {Cout, Cin, 3, 3})},
+                          {N, Cout, H - 2, H - 2});
+  ir::Node *Bn =
+      B.node("BatchNormalization",
+             {B.out(Conv), B.weight("s", {Cout}), B.weight("b", {Cout}),
+              B.weight("m", {Cout}), B.weight("v", {Cout})},
+             {N, Cout, H - 2, H - 2});
+  return {Conv, Bn};
+}
+
 /// Round numbers for elementwise passes over the parameters (optimizers,
 /// gradient accumulation): every such pass is memory-bound, 0.8 of
 /// 1000 GB/s plus a 5 us launch.
@@ -121,14 +137,7 @@ TEST_SUITE("training") {
   TEST_CASE("training BatchNormalization: its own kernel with batch "
             "statistics, the ReLU fused into it, --no-fusion splits them") {
     GraphBuilder B;
-    ir::Value *X = B.input("x", {8, 4, 16, 16});
-    ir::Node *Conv =
-        B.node("Conv", {X, B.weight("w", {16, 4, 3, 3})}, {8, 16, 14, 14});
-    ir::Node *Bn =
-        B.node("BatchNormalization",
-               {B.out(Conv), B.weight("s", {16}), B.weight("b", {16}),
-                B.weight("m", {16}), B.weight("v", {16})},
-               {8, 16, 14, 14});
+    const auto [Conv, Bn] = convBatchNorm(B, 8, 4, 16, 16);
     ir::Node *Relu = B.node("Relu", {B.out(Bn)}, {8, 16, 14, 14});
     B.G.markOutput(B.out(Relu));
     const double Y = 8 * 16 * 14 * 14 * 4.0; // fp32 bytes of each output
@@ -214,15 +223,7 @@ TEST_SUITE("training") {
     // A convolution with training batch norm, in FP16 with NCHW
     // activations (cuDNN's transposes around tensor-core convolutions).
     GraphBuilder B;
-    ir::Value *X = B.input("x", {32, 64, 28, 28});
-    ir::Node *Conv =
-        B.node("Conv", {X, B.weight("w", {64, 64, 3, 3})}, {32, 64, 26, 26});
-    ir::Node *Bn =
-        B.node("BatchNormalization",
-               {B.out(Conv), B.weight("s", {64}), B.weight("b", {64}),
-                B.weight("m", {64}), B.weight("v", {64})},
-               {32, 64, 26, 26});
-    B.G.markOutput(B.out(Bn));
+    B.G.markOutput(B.out(convBatchNorm(B, 32, 64, 64, 28).second));
     TrainOptions O;
     O.MicroBatch = 32;
     O.DType = ir::DType::F16;
