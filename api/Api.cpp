@@ -277,6 +277,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("unknown conv layout '" + Options.convLayout +
                "': use native, nchw or nhwc");
   PO.Fusion.Fuse = Options.fusion;
+  if (Options.flashAttention && Options.train)
+    throwError("flashAttention is an inference option; for training set "
+               "train.flashAttention");
+  PO.Fusion.FlashAttention = Options.flashAttention;
   PO.Memory = !Options.train && !ForStep; // a step's memory is the step's
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
   // A launch cost of another runtime: the prediction's own copy of the
@@ -320,6 +324,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
     PO.TensorParallel = *Group;
   }
+  if (Options.flashAttention)
+    if (llvm::Error E = checkFlashAttention(MI.Graph))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
       throwError(std::move(E));

@@ -772,6 +772,17 @@ const ir::Value *KernelPlan::dataRoot(const ir::Value *V) const {
       Exec.size());
 }
 
+OpWork flashAttentionWork(const Kernel &K) {
+  OpWork W = K.Work;
+  if (!K.Attention || !K.Causal)
+    return W;
+  W.Macs *= 0.5;
+  W.Flops *= 0.5;
+  W.Formula += " (causal: the blocks above the diagonal skipped, half "
+               "the arithmetic)";
+  return W;
+}
+
 KernelPlan planKernels(const ir::Graph &G, const GraphWork &Work,
                        const FusionOptions &Options) {
   return Planner(G, Work, Options).run();

@@ -134,6 +134,12 @@ struct FusionOptions {
   std::vector<std::string> ConvActivations;
 };
 
+/// Attention kernel K's work as FlashAttention-style kernels run it: where
+/// K is causal, the blocks above the diagonal are skipped, half the
+/// products' arithmetic (FlashAttention's benchmarks count FLOPs / 2 when
+/// causal); K's work otherwise.
+OpWork flashAttentionWork(const Kernel &K);
+
 constexpr unsigned MaxFusedNodes = 64;
 
 KernelPlan planKernels(const ir::Graph &G, const GraphWork &Work,

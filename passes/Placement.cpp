@@ -421,7 +421,8 @@ llvm::Expected<PlacementResult> perfc::placeGraph(const ir::Graph &G,
         cacheResidency(G, Plan, *R.Devices[Dv].Dev, O.StorageType));
   for (unsigned K = 0; K < N; ++K) {
     const Kernel &Kn = Plan.Kernels[K];
-    const OpWork W = storedWork(Kn.Work, O.StorageType);
+    const OpWork W =
+        storedWork(kernelWork(Kn, O.Fusion.FlashAttention), O.StorageType);
     for (unsigned Dv = 0; Dv < D; ++Dv) {
       TO.LevelShare = Residency[Dv].empty()
                           ? llvm::ArrayRef<double>()

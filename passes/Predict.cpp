@@ -191,9 +191,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     // One copy of the kernel's work on the library's fast path (no split).
     const OpWork KW = [&] {
       if (!Blocks)
-        return storedWork(O.Training && O.Fusion.FlashAttention && K.Attention
-                              ? flashAttentionForward(K)
-                              : K.Work,
+        return storedWork(kernelWork(K, O.Fusion.FlashAttention),
                           O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
       const double Share = tpShare(*Blocks, K.Head, Tp, false);
@@ -202,7 +200,9 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
       Shares[I] = {Share, Role == TpRole::Column || Role == TpRole::Sharded
                               ? Share
                               : 1.0};
-      return storedWork(shardWork(K.Work, Role, Tp, Share, 1.0), O.StorageType);
+      return storedWork(shardWork(kernelWork(K, O.Fusion.FlashAttention), Role,
+                                  Tp, Share, 1.0),
+                        O.StorageType);
     }();
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
@@ -371,6 +371,23 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
                       Tp));
   return checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
                       /*SequenceParallel=*/false);
+}
+
+llvm::Error checkFlashAttention(const ir::Graph &G) {
+  FusionOptions F;
+  F.FlashAttention = true;
+  const KernelPlan Plan = planKernels(G, computeWork(G), F);
+  if (llvm::any_of(Plan.Kernels, [](const Kernel &K) { return K.Attention; }))
+    return llvm::Error::success();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--flash-attention: the model has no attention (a product of two "
+      "activations, as Q.K^T, led through a softmax to a second, as P.V); "
+      "drop the flag");
+}
+
+OpWork kernelWork(const Kernel &K, bool FlashAttention) {
+  return FlashAttention ? flashAttentionWork(K) : K.Work;
 }
 
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }

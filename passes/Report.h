@@ -109,6 +109,10 @@ struct HardwareInfo {
   std::string StorageType;
   /// --conv-layout where not native ("nchw", "nhwc"); "" for native.
   std::string ConvLayout;
+  /// --flash-attention in inference: causal attention kernels skip the
+  /// blocks above the diagonal (a training step reports it in its
+  /// strategy).
+  bool FlashAttention = false;
 };
 
 /// How the nodes ran, with a device.

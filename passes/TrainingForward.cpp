@@ -30,15 +30,4 @@ GraphWork trainingWork(const ir::Graph &G) {
   return W;
 }
 
-OpWork flashAttentionForward(const Kernel &K) {
-  OpWork W = K.Work;
-  if (!K.Causal)
-    return W;
-  W.Macs *= 0.5;
-  W.Flops *= 0.5;
-  W.Formula += " (causal: the blocks above the diagonal skipped, half "
-               "the arithmetic)";
-  return W;
-}
-
 } // namespace perfc

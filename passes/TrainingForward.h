@@ -32,12 +32,6 @@ FusionOptions trainingFusion(bool Unfused, bool FlashAttention);
 /// The forward work of a training step over G (see the header comment).
 GraphWork trainingWork(const ir::Graph &G);
 
-/// FlashAttention's forward kernel K (an attention kernel of a plan made
-/// with FlashAttention): its work, where causal attention skips the blocks
-/// above the diagonal, half the products' arithmetic (FlashAttention's
-/// benchmarks count FLOPs / 2 when causal).
-OpWork flashAttentionForward(const Kernel &K);
-
 } // namespace perfc
 
 #endif // PERFC_PASSES_TRAININGFORWARD_H

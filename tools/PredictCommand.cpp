@@ -188,10 +188,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::cat(TrainCategory));
   cl::opt<bool> FlashAttentionOpt(
       "flash-attention",
-      cl::desc("Attention trains as FlashAttention runs it: one kernel "
-               "forward and one backward per attention core, no s^2 "
-               "tensors kept, the scores recomputed in backward"),
-      cl::cat(TrainCategory));
+      cl::desc("Attention runs as FlashAttention does: one kernel that "
+               "skips the blocks above a causal mask's diagonal (inference "
+               "as FlashAttention, vLLM and TensorRT-LLM run it); with "
+               "--train one kernel forward and one backward per attention "
+               "core, no s^2 tensors kept, the scores recomputed in "
+               "backward"),
+      cl::cat(Category));
   cl::opt<std::string> InputRate(
       "input-rate",
       cl::desc("Samples per second one node's host input pipeline delivers "
@@ -413,11 +416,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
              GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
-             InputRate.getNumOccurrences() ||
-             FlashAttentionOpt.getNumOccurrences()) {
+             InputRate.getNumOccurrences()) {
     return fail("training options (--dp, --pp, --global-batch, "
-                "--micro-batch, --recompute, --zero, --input-rate, "
-                "--flash-attention) need --train");
+                "--micro-batch, --recompute, --zero, --input-rate) need "
+                "--train");
   } else if (Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
     if (Tp == 0)
@@ -488,6 +490,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   // and under mixed precision activations and weights in 16 (or 8) bits.
   // --compute-type and --storage-type still override.
   Options.Fusion.Fuse = !NoFusion;
+  Options.Fusion.FlashAttention = FlashAttentionOpt;
+  if (!Train && FlashAttentionOpt)
+    if (llvm::Error E = checkFlashAttention(Model->Graph))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
   std::string ComputeTypeShown = ComputeType.getValue();
   llvm::StringRef ComputeChoice = "--compute-type";
   if (Train)

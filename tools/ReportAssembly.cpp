@@ -50,6 +50,7 @@ HardwareInfo describeHardware(llvm::StringRef Name, const hw::Device &D,
     H.StorageType = ir::name(*PO.StorageType).str();
   if (PO.Time.Layout != hw::ConvLayout::Native)
     H.ConvLayout = hw::name(PO.Time.Layout);
+  H.FlashAttention = !PO.Training && PO.Fusion.FlashAttention;
   return H;
 }
 

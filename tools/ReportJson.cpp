@@ -253,6 +253,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("storage_type", R.Hardware->StorageType);
         if (!R.Hardware->ConvLayout.empty())
           J.attribute("conv_layout", R.Hardware->ConvLayout);
+        if (R.Hardware->FlashAttention)
+          J.attribute("flash_attention", true);
       });
     J.attributeObject("totals", [&] {
       writeWork(J, R.Total);

@@ -118,6 +118,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
       Given += ", storage " + R.Hardware->StorageType;
     if (!R.Hardware->ConvLayout.empty())
       Given += ", conv layout " + R.Hardware->ConvLayout;
+    if (R.Hardware->FlashAttention)
+      Given += ", FlashAttention (causal blocks skipped)";
     if (R.Hardware->LaunchOverheadSeconds)
       Given += ", launch overhead " +
                hw::formatQuantity(*R.Hardware->LaunchOverheadSeconds,

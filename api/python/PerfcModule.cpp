@@ -39,8 +39,9 @@ struct PredictKwargs {
   std::string StorageType;
   std::string ConvLayout = "native";
   bool Place = false;
-  bool Timings = false; ///< predict_json: the placement's solve_s.
-  unsigned Tp = 1;      ///< Tensor-parallel inference (as --tp).
+  bool Timings = false;        ///< predict_json: the placement's solve_s.
+  unsigned Tp = 1;             ///< Tensor-parallel inference (as --tp).
+  bool FlashAttention = false; ///< Inference (as --flash-attention).
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -54,6 +55,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.place = Extra.Place;
   O.timings = Extra.Timings;
   O.tensorParallel = Extra.Tp;
+  O.flashAttention = Extra.FlashAttention;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -449,12 +451,12 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, unsigned Tp) {
+         bool Place, unsigned Tp, bool Flash) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P =
-            run(M, H,
-                predictOptions(ComputeType, Fusion, Train, Launch,
-                               {StorageType, ConvLayout, Place, false, Tp}));
+        Prediction P = run(
+            M, H,
+            predictOptions(ComputeType, Fusion, Train, Launch,
+                           {StorageType, ConvLayout, Place, false, Tp, Flash}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -462,7 +464,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("train") = py::none(), py::arg("ops") = true,
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
-      py::arg("tp") = 1,
+      py::arg("tp") = 1, py::arg("flash_attention") = false,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -471,7 +473,10 @@ PYBIND11_MODULE(perfc, m) {
       "--storage-type); conv_layout: native, nchw or nhwc (as "
       "--conv-layout). place: each kernel on the processor of a SoC or "
       "mixed machine that minimizes latency (as --place). tp: inference "
-      "split over that many devices of hw's cluster (as --tp). Returns a "
+      "split over that many devices of hw's cluster (as --tp). "
+      "flash_attention: attention as FlashAttention runs it, the blocks "
+      "above a causal mask's diagonal skipped (as --flash-attention; with "
+      "train, its flash_attention key). Returns a "
       "dict: totals, latency_s, train, memory, tensor_parallel, placement, "
       "ops (unless ops=False), warnings.");
   m.def(
@@ -479,12 +484,12 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, bool Timings, unsigned Tp) {
+         bool Place, bool Timings, unsigned Tp, bool Flash) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P =
-            run(M, H,
-                predictOptions(ComputeType, Fusion, Train, Launch,
-                               {StorageType, ConvLayout, Place, Timings, Tp}));
+        Prediction P = run(M, H,
+                           predictOptions(ComputeType, Fusion, Train, Launch,
+                                          {StorageType, ConvLayout, Place,
+                                           Timings, Tp, Flash}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -494,9 +499,10 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("timings") = false, py::arg("tp") = 1,
+      py::arg("flash_attention") = false,
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
-      "as --tp.");
+      "as --tp; flash_attention: as --flash-attention.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

@@ -249,6 +249,12 @@ struct PredictOptions {
   /// exchanges, memory() one rank's, tensorParallel() the split. 1: one
   /// device. Not with train (its tp is TrainOptions::tp) or place.
   unsigned tensorParallel = 1;
+  /// As --flash-attention without --train: attention kernels run as
+  /// FlashAttention does, skipping the blocks above a causal mask's
+  /// diagonal (hardware.flash_attention in the JSON). Not with train (its
+  /// TrainOptions::flashAttention says it); a model without attention is
+  /// an error.
+  bool flashAttention = false;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".

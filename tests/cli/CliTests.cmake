@@ -707,6 +707,13 @@ add_test(NAME cli.grad_accum_table
                  --optimizer momentum)
 set_tests_properties(cli.grad_accum_table PROPERTIES PASS_REGULAR_EXPRESSION
   "gradient accumulation [0-9.]+ [mu]s \\(3 passes")
+# FlashAttention inference: GPT-2's causal attention kernels skip the blocks
+# above the diagonal (hardware.flash_attention).
+add_test(NAME cli.flash_attention_inference
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw a100-sxm4-80gb --flash-attention --format json)
+set_tests_properties(cli.flash_attention_inference PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"flash_attention\": true")
 # FlashAttention training (--flash-attention): reported in the strategy
 # (its numbers are checked by the unit tests).
 add_test(NAME cli.flash_attention_json
@@ -747,10 +754,11 @@ perfc_expect_error(input_rate_word
   "--input-rate 'fast' is not a number of samples per second"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --train --input-rate fast)
 perfc_expect_error(input_rate_needs_train
-  "training options .*--input-rate, --flash-attention\\) need --train"
+  "training options .*--input-rate\\) need --train"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --input-rate 100)
-perfc_expect_error(flash_attention_needs_train
-  "training options .* need --train"
+# --flash-attention in inference too, but not on a model without attention.
+perfc_expect_error(flash_attention_needs_attention
+  "resnet18.onnx: --flash-attention: the model has no attention .*drop the flag"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --flash-attention)
 add_test(NAME cli.input_rate_trace
          COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --micro-batch 64 --optimizer momentum --input-rate 1000 --trace ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json")

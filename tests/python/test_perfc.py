@@ -165,6 +165,17 @@ def test_dims_and_training(hw):
     flash = perfc.predict(gpt, hw, ops=False,
                           train={"dtype": "bf16", "flash_attention": True})
     assert flash["train"]["step_s"] < plain["train"]["step_s"]
+    # ... and in inference: the causal blocks above the diagonal skipped.
+    full = perfc.predict(gpt, hw, ops=False)
+    skipped = perfc.predict(gpt, hw, ops=False, flash_attention=True)
+    assert skipped["latency_s"] < full["latency_s"]
+    assert '"flash_attention": true' in perfc.predict_json(
+        gpt, hw, flash_attention=True)
+    with pytest.raises(perfc.Error, match="no attention"):
+        perfc.predict(perfc.Model.from_onnx(os.path.join(ZOO, "resnet18.onnx")),
+                      hw, flash_attention=True)
+    with pytest.raises(perfc.Error, match="inference option"):
+        perfc.predict(gpt, hw, train={}, flash_attention=True)
     with pytest.raises(perfc.Error, match="seq"):
         perfc.Model.from_onnx(os.path.join(ZOO, "gpt2_small.onnx"))
 

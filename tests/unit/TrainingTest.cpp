@@ -242,6 +242,46 @@ TEST_SUITE("training") {
     CHECK(Check(Gpt.Graph, T, hw::ConvLayout::Native) > Fused);
   }
 
+  TEST_CASE("FlashAttention inference skips the blocks above a causal "
+            "diagonal, BERT's attention keeps its products") {
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    const auto AttentionFlops = [&](const ir::Graph &G, bool Flash) {
+      FusionOptions F;
+      F.FlashAttention = Flash;
+      const KernelPlan Plan = planKernels(G, computeWork(G), F);
+      double Flops = 0, Full = 0;
+      for (const Kernel &K : Plan.Kernels)
+        if (K.Attention) {
+          Flops += kernelWork(K, Flash).Flops;
+          Full += K.Work.Flops;
+        }
+      REQUIRE(Full > 0);
+      return Flops / Full;
+    };
+    const frontend::ImportedModel Gpt = generatedGpt(2, 256, 4, 512, 2);
+    CHECK(AttentionFlops(Gpt.Graph, true) == doctest::Approx(0.5));
+    CHECK(AttentionFlops(Gpt.Graph, false) == doctest::Approx(1.0));
+    modelgen::TransformerSpec Bert =
+        transformerSpec(modelgen::Family::Bert, 2, 256, 4, 512, 128);
+    Bert.Batch = 2;
+    const frontend::ImportedModel B = importZoo(zooBytes(Bert));
+    CHECK(AttentionFlops(B.Graph, true) == doctest::Approx(1.0));
+    TwoBlocks Mlp;
+    llvm::Error NoAttention = checkFlashAttention(Mlp.B.G);
+    CHECK(llvm::toString(std::move(NoAttention)).find("no attention") !=
+          std::string::npos);
+    llvm::Error Ok = checkFlashAttention(Gpt.Graph);
+    CHECK_FALSE(bool(Ok));
+    llvm::consumeError(std::move(Ok));
+    PredictOptions P;
+    P.Device = &C->primaryDevice();
+    const Report Full = predict(Gpt.Graph, P);
+    P.Fusion.FlashAttention = true;
+    const Report Flash = predict(Gpt.Graph, P);
+    CHECK(*Flash.LatencySeconds < *Full.LatencySeconds);
+  }
+
   TEST_CASE("load-time constants: weights, shapes and what they compute") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {2, 8});
