@@ -7,10 +7,12 @@
 //    "dims": {"seq": 128}, "compute_type": "fp16", "storage_type": "fp16",
 //    "conv_layout": "nchw", "fusion": true,
 //    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6, "tp": 4,
+//    "flash_attention": false,
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
-// the batch as --micro-batch does; "tp" splits an inference as --tp). Each
+// the batch as --micro-batch does; "tp" splits an inference as --tp,
+// "flash_attention" runs its attention as --flash-attention does). Each
 // output line is, in input order, the JSON `perfc MODEL --format json` prints,
 // on one line, or
 // {"line":N,"error":"..."} for a line that fails; the others go on. Blank
@@ -68,11 +70,12 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
-        K != "storage_type" && K != "conv_layout" && K != "tp")
+        K != "storage_type" && K != "conv_layout" && K != "tp" &&
+        K != "flash_attention")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp");
+                  "launch_overhead_s, tp, flash_attention");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -119,6 +122,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!F)
       return Fail("'fusion' must be true or false");
     J.Predict.fusion = *F;
+  }
+  if (O->get("flash_attention")) {
+    // Inference (--flash-attention); a step's is train.flash_attention.
+    auto F = O->getBoolean("flash_attention");
+    if (!F)
+      return Fail("'flash_attention' must be true or false");
+    J.Predict.flashAttention = *F;
   }
   if (O->get("launch_overhead_s")) {
     // Its range is checked where it is applied (hw::setLaunchOverhead).
