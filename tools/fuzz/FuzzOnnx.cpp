@@ -4,8 +4,10 @@
 // stripper, structure checks, binding, shape inference with folding,
 // conversion to IR) and, when that succeeds, through the work pass and the
 // latency passes (kernel planning, cache reuse over the schedule, roofline)
-// on a small GPU with an L2 that has a bandwidth, and the prediction through
-// the JSON and trace writers (names as the model has them). Then the
+// on a small GPU with an L2 that has a bandwidth (for some inputs with
+// FlashAttention, or priced as a training step's forward), and the
+// prediction through the JSON and trace writers (names as the model has
+// them). Then the
 // training step (backward expansion, block and tensor-parallel analysis,
 // memory, pipeline and collectives, with explanations) on two nodes of four
 // GPUs, under a strategy picked from the input's size, and for a seventh
@@ -98,6 +100,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   Timed.Device = &fuzzDevice();
   Timed.Explain = Size % 3 == 0;
   Timed.Fusion.Fuse = Size % 5 != 0;
+  // FlashAttention's causal skipping, and the per-node forward of a
+  // training step (its work and kernels, no cache reuse).
+  Timed.Fusion.FlashAttention = Size % 7 == 1;
+  Timed.Training = Size % 4 == 3;
   perfc::Report T = perfc::predict(Model->Graph, Timed);
   // The writers take names as the model has them: arbitrary bytes.
   perfc::writeReportJson(T, llvm::nulls());
@@ -106,10 +112,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // A training step under a strategy that the input's size picks: most
   // are refused for some graphs (tp must divide heads, pp needs blocks),
   // and each refusal must be one line.
-  const perfc::TrainingAnalysis A(Model->Graph, /*Unfused=*/Size % 11 == 0);
+  const perfc::TrainingAnalysis A(Model->Graph, /*Unfused=*/Size % 11 == 0,
+                                  /*FlashAttention=*/Size % 17 == 2);
   perfc::TrainOptions O;
   O.Tp = 1u << (Size % 2);
   O.Pp = 1u << ((Size / 2) % 2);
+  O.Vp = O.Pp > 1 && Size % 19 == 3 ? 2 : 1; // interleaved 1F1B
   O.Dp = 1u << ((Size / 4) % 2);
   O.Zero = (Size / 8) % 4;
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
