@@ -772,9 +772,9 @@ const ir::Value *KernelPlan::dataRoot(const ir::Value *V) const {
       Exec.size());
 }
 
-OpWork flashAttentionWork(const Kernel &K) {
+OpWork kernelWork(const Kernel &K, bool FlashAttention) {
   OpWork W = K.Work;
-  if (!K.Attention || !K.Causal)
+  if (!FlashAttention || !K.Attention || !K.Causal)
     return W;
   W.Macs *= 0.5;
   W.Flops *= 0.5;

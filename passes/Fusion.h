@@ -134,11 +134,16 @@ struct FusionOptions {
   std::vector<std::string> ConvActivations;
 };
 
-/// Attention kernel K's work as FlashAttention-style kernels run it: where
-/// K is causal, the blocks above the diagonal are skipped, half the
-/// products' arithmetic (FlashAttention's benchmarks count FLOPs / 2 when
-/// causal); K's work otherwise.
-OpWork flashAttentionWork(const Kernel &K);
+/// Kernel K's work as the runtime runs it: with FlashAttention (a training
+/// step's --flash-attention, or inference runtimes whose fused attention
+/// kernels are FlashAttention-style: FlashAttention itself, vLLM's and
+/// TensorRT-LLM's current ones), causal attention skips the blocks above
+/// the diagonal, half the products' arithmetic (FlashAttention's benchmarks
+/// count FLOPs / 2 when causal); other fused attention kernels (ONNX
+/// Runtime's MLAS attention on CPUs, TensorRT's BERT plugins) and unfused
+/// attention multiply the whole score matrix and then mask it. K's work
+/// otherwise.
+OpWork kernelWork(const Kernel &K, bool FlashAttention);
 
 constexpr unsigned MaxFusedNodes = 64;
 

@@ -190,9 +190,9 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     const Kernel &K = Plan.Kernels[I];
     // One copy of the kernel's work on the library's fast path (no split).
     const OpWork KW = [&] {
+      const OpWork Own = kernelWork(K, O.Fusion.FlashAttention);
       if (!Blocks)
-        return storedWork(kernelWork(K, O.Fusion.FlashAttention),
-                          O.StorageType);
+        return storedWork(Own, O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
       const double Share = tpShare(*Blocks, K.Head, Tp, false);
       // A row-parallel GEMM's output is whole after its all-reduce, the
@@ -200,9 +200,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
       Shares[I] = {Share, Role == TpRole::Column || Role == TpRole::Sharded
                               ? Share
                               : 1.0};
-      return storedWork(shardWork(kernelWork(K, O.Fusion.FlashAttention), Role,
-                                  Tp, Share, 1.0),
-                        O.StorageType);
+      return storedWork(shardWork(Own, Role, Tp, Share, 1.0), O.StorageType);
     }();
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
@@ -384,10 +382,6 @@ llvm::Error checkFlashAttention(const ir::Graph &G) {
       "--flash-attention: the model has no attention (a product of two "
       "activations, as Q.K^T, led through a softmax to a second, as P.V); "
       "drop the flag");
-}
-
-OpWork kernelWork(const Kernel &K, bool FlashAttention) {
-  return FlashAttention ? flashAttentionWork(K) : K.Work;
 }
 
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }

@@ -62,15 +62,6 @@ struct PredictOptions {
   llvm::Optional<cost::CommGroup> TensorParallel;
 };
 
-/// Kernel K's work as the runtime runs it: with FlashAttention (a training
-/// step's --flash-attention, or inference runtimes whose fused attention
-/// kernels are FlashAttention-style: FlashAttention itself, vLLM's and
-/// TensorRT-LLM's current ones), causal attention skips the blocks above
-/// the diagonal (flashAttentionWork); other fused attention kernels
-/// (ONNX Runtime's MLAS attention on CPUs, TensorRT's BERT plugins) and
-/// unfused attention multiply the whole score matrix and then mask it.
-OpWork kernelWork(const Kernel &K, bool FlashAttention);
-
 /// Whether G has attention for --flash-attention to act on (a kernel that
 /// runs softmax(Q.K^T).V); the error says to drop the flag.
 llvm::Error checkFlashAttention(const ir::Graph &G);

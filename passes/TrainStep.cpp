@@ -338,7 +338,7 @@ private:
   double kernelBackward(const Kernel &K, std::string *Explain = nullptr) const {
     const unsigned Head = K.Head;
     if (A.FlashAttention && K.Attention) {
-      const OpWork W = shard(flashBackward(flashAttentionWork(K)), Head);
+      const OpWork W = shard(flashBackward(kernelWork(K, true)), Head);
       if (!Explain)
         return time(W);
       const cost::OpTime T = timing(W, true);
@@ -410,7 +410,7 @@ private:
       const unsigned Head = K.Head;
       UnitCost &U = Units[Blocks.UnitOf[Head]];
       const bool Flash = A.FlashAttention && K.Attention;
-      const OpWork FwdWork = Flash ? flashAttentionWork(K) : K.Work;
+      const OpWork FwdWork = kernelWork(K, A.FlashAttention);
       const double Fwd = time(shard(FwdWork, Head));
       U.Forward += Fwd;
       const bool Core = Blocks.AttentionCore[Head];
