@@ -336,13 +336,14 @@ private:
   /// members' gradients as one elementwise kernel (bytes scaled as the
   /// fusion scaled the forward's), or FlashAttention's backward kernel.
   double kernelBackward(const Kernel &K, std::string *Explain = nullptr) const {
+    // Tiling notes and explanations only where a caller reads them.
+    const bool Notes = Explain != nullptr;
     const unsigned Head = K.Head;
     if (A.FlashAttention && K.Attention) {
       const OpWork W = shard(flashBackward(kernelWork(K, true)), Head);
-      if (!Explain)
-        return time(W);
-      const cost::OpTime T = timing(W, true);
-      *Explain = W.Formula + ": " + cost::explain(T);
+      const cost::OpTime T = timing(W, Notes);
+      if (Explain)
+        *Explain = W.Formula + ": " + cost::explain(T);
       return T.Seconds;
     }
     double Seconds = 0;
@@ -361,23 +362,19 @@ private:
       if (B.IsView)
         continue;
       if (M == Head && B.Macs > 0) {
-        OpWork Product = shard(Work.Nodes[M], M);
         const double Grads =
             Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
-        if (!Explain) {
-          Seconds += Grads * time(Product);
-          continue;
-        }
-        const cost::OpTime T = timing(Product, true);
+        const cost::OpTime T = timing(shard(Work.Nodes[M], M), Notes);
         Seconds += Grads * T.Seconds;
-        const bool Whole = Grads == std::floor(Grads);
-        *Explain += llvm::formatv("{0} product{1} of the forward's size "
-                                  "(the gradients of its operands that "
-                                  "need one), each {2}",
-                                  Whole ? std::to_string(int64_t(Grads))
+        if (Explain)
+          *Explain += llvm::formatv("{0} product{1} of the forward's size (the "
+                                    "gradients of its operands that need one), "
+                                    "each {2}",
+                                    Grads == std::floor(Grads)
+                                        ? std::to_string(int64_t(Grads))
                                         : llvm::formatv("{0:F2}", Grads).str(),
-                                  Grads == 1 ? "" : "s", cost::explain(T))
-                        .str();
+                                    Grads == 1 ? "" : "s", cost::explain(T))
+                          .str();
         continue;
       }
       OpWork S = shard(B, M);
@@ -390,13 +387,12 @@ private:
     }
     if (!HasRest)
       return Seconds;
-    if (!Explain)
-      return Seconds + time(Rest);
-    const cost::OpTime T = timing(Rest, true);
-    *Explain += (Explain->empty() ? "" : "; plus ") +
-                std::string("one kernel for the gradients of ") +
-                (K.Members.size() > 1 ? "its fused members" : "the op") + ": " +
-                cost::explain(T);
+    const cost::OpTime T = timing(Rest, Notes);
+    if (Explain)
+      *Explain += (Explain->empty() ? "" : "; plus ") +
+                  std::string("one kernel for the gradients of ") +
+                  (K.Members.size() > 1 ? "its fused members" : "the op") +
+                  ": " + cost::explain(T);
     return Seconds + T.Seconds;
   }
 
