@@ -208,6 +208,14 @@ struct Report {
   llvm::Optional<PlacementReport> Placement;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
+  /// With a training step that gives them (TrainReport::NodeBackwards,
+  /// for this report's nodes): node I's backward, else null.
+  const TrainReport::NodeBackward *nodeBackward(size_t I) const {
+    return Train && Train->NodeBackwards.size() == Nodes.size() &&
+                   I < Nodes.size()
+               ? &Train->NodeBackwards[I]
+               : nullptr;
+  }
   /// Write how long the planner and the placement solver took (--timings).
   /// Off by default: those times measure perfc's own run, and the output
   /// is otherwise the same bytes for the same inputs.

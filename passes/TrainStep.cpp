@@ -843,11 +843,11 @@ private:
     // Per node, for the report's rows (whole kernels: one rank is the
     // whole model only without tensor parallelism).
     if (O.Explain && O.Tp == 1) {
-      R.NodeBackwardSeconds.assign(G.numNodes(), 0.0);
-      R.NodeBackwardExplain.assign(G.numNodes(), std::string());
-      for (const Kernel &K : Plan.Kernels)
-        R.NodeBackwardSeconds[K.Head] =
-            kernelBackward(K, &R.NodeBackwardExplain[K.Head]);
+      R.NodeBackwards.resize(G.numNodes());
+      for (const Kernel &K : Plan.Kernels) {
+        TrainReport::NodeBackward &B = R.NodeBackwards[K.Head];
+        B.Seconds = kernelBackward(K, &B.Explain);
+      }
     }
     return R;
   }

@@ -263,16 +263,18 @@ struct TrainReport {
   /// With TrainOptions::Timeline: the step as scheduled (1F1B, interleaved
   /// with vp > 1).
   Timeline Trace;
-  /// With TrainOptions::Explain and tp 1: by node index of the graph, the
-  /// backward time of one micro-batch through the kernel the node heads
-  /// (its products' data and weight gradients, the fused members'
-  /// gradients, or FlashAttention's backward kernel), 0 for other nodes;
-  /// recomputation not included. Their sum is the stages' BackwardSeconds.
-  /// Empty otherwise.
-  std::vector<double> NodeBackwardSeconds;
-  /// Beside NodeBackwardSeconds: the products and kernels behind each, with
-  /// their roofline formulas ("" where none).
-  std::vector<std::string> NodeBackwardExplain;
+  /// One micro-batch's backward through the kernel a node heads (its
+  /// products' data and weight gradients, the fused members' gradients, or
+  /// FlashAttention's backward kernel; recomputation not included), and
+  /// the products and kernels behind it with their roofline formulas. 0
+  /// and "" for nodes that head no kernel or need no gradient.
+  struct NodeBackward {
+    double Seconds = 0;
+    std::string Explain;
+  };
+  /// With TrainOptions::Explain and tp 1: by node index of the graph; their
+  /// Seconds sum to the stages' BackwardSeconds. Empty otherwise.
+  std::vector<NodeBackward> NodeBackwards;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
   /// Model-state bytes per parameter (weights, gradients, optimizer states

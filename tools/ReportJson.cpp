@@ -438,11 +438,6 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("solve_s", P.SolveSeconds);
       });
     }
-    // A training step's backward per kernel, where the step gives one.
-    const std::vector<double> *Backward =
-        R.Train && R.Train->NodeBackwardSeconds.size() == R.Nodes.size()
-            ? &R.Train->NodeBackwardSeconds
-            : nullptr;
     J.attributeArray("nodes", [&] {
       for (size_t I = 0; I < R.Nodes.size(); ++I)
         J.object([&] {
@@ -472,12 +467,13 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             if (N.Time->TpCommSeconds > 0)
               J.attribute("tp_comm_s", N.Time->TpCommSeconds);
-            if (Backward && N.Time->Exec == "kernel") {
-              J.attribute("backward_s", (*Backward)[I]);
-              if (R.Train->NodeBackwardExplain.size() == R.Nodes.size() &&
-                  !R.Train->NodeBackwardExplain[I].empty())
-                J.attribute("backward_explain",
-                            jsonText(R.Train->NodeBackwardExplain[I]));
+            // A training step's backward per kernel, where the step
+            // gives one.
+            if (const auto *B = R.nodeBackward(I);
+                B && N.Time->Exec == "kernel") {
+              J.attribute("backward_s", B->Seconds);
+              if (!B->Explain.empty())
+                J.attribute("backward_explain", jsonText(B->Explain));
             }
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())

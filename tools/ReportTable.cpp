@@ -366,10 +366,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   }
   // A training step's backward per kernel, where the step gives one: its
   // own column, and the rows weigh forward plus backward.
-  const std::vector<double> *Backward =
-      R.Train && R.Train->NodeBackwardSeconds.size() == R.Nodes.size()
-          ? &R.Train->NodeBackwardSeconds
-          : nullptr;
+  const bool Backward = R.nodeBackward(0) != nullptr;
   // Heaviest ops first: by time when there is a device, else by FLOPs then
   // bytes. Ties keep graph order, so the table is deterministic.
   std::vector<size_t> Order(R.Nodes.size());
@@ -378,7 +375,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     const NodeReport &N = R.Nodes[I];
     if (!N.Time)
       return N.Work.Flops + 1e-9 * N.Work.bytes();
-    return N.Time->Seconds + (Backward ? (*Backward)[I] : 0.0);
+    return N.Time->Seconds + (Backward ? R.nodeBackward(I)->Seconds : 0.0);
   };
   std::stable_sort(Order.begin(), Order.end(),
                    [&](size_t A, size_t B) { return Weight(A) > Weight(B); });
@@ -394,8 +391,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   bool Timed = R.LatencySeconds.hasValue();
   double TotalSeconds = Timed ? *R.LatencySeconds : 0;
   if (Backward)
-    for (double B : *Backward)
-      TotalSeconds += B;
+    for (const TrainReport::NodeBackward &B : R.Train->NodeBackwards)
+      TotalSeconds += B.Seconds;
   std::string Header = fmt::format("  {:<32} {:<20} {:>10} {:>10} {:>10}",
                                    "node", "op", "MACs", "FLOPs", "bytes");
   if (Timed && Backward)
@@ -417,7 +414,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                          Backward ? fmt::format(" {:>11}", "-") : "", "",
                          N.Time->FusedInto);
     } else if (Timed && N.Time) {
-      const double Bwd = Backward ? (*Backward)[Order[K]] : 0;
+      const double Bwd = Backward ? R.nodeBackward(Order[K])->Seconds : 0;
       const double Share =
           TotalSeconds > 0 ? 100 * (N.Time->Seconds + Bwd) / TotalSeconds : 0;
       Row += fmt::format(
@@ -431,10 +428,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         OS << "      work: " << N.Work.Formula << "\n";
       if (N.Time && !N.Time->Explain.empty())
         OS << "      time: " << N.Time->Explain << "\n";
-      if (Backward && R.Train->NodeBackwardExplain.size() == R.Nodes.size() &&
-          !R.Train->NodeBackwardExplain[Order[K]].empty())
-        OS << "      backward: " << R.Train->NodeBackwardExplain[Order[K]]
-           << "\n";
+      if (Backward && !R.nodeBackward(Order[K])->Explain.empty())
+        OS << "      backward: " << R.nodeBackward(Order[K])->Explain << "\n";
     }
   }
 }

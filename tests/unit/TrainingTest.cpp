@@ -207,17 +207,17 @@ TEST_SUITE("training") {
       O.Explain = true;
       auto Explained = predictTraining(G, *C, O);
       REQUIRE(bool(Explained));
-      REQUIRE(Explained->NodeBackwardSeconds.size() == G.numNodes());
+      REQUIRE(Explained->NodeBackwards.size() == G.numNodes());
       double Backward = 0;
       for (size_t I = 0; I < G.numNodes(); ++I) {
-        const double B = Explained->NodeBackwardSeconds[I];
+        const double B = Explained->NodeBackwards[I].Seconds;
         Backward += B;
         // Each backward says what it is made of.
-        CHECK((B > 0) == !Explained->NodeBackwardExplain[I].empty());
+        CHECK((B > 0) == !Explained->NodeBackwards[I].Explain.empty());
       }
       CHECK(Backward ==
             doctest::Approx(Step->Stages[0].BackwardSeconds).epsilon(1e-12));
-      CHECK(Step->NodeBackwardSeconds.empty()); // only with Explain
+      CHECK(Step->NodeBackwards.empty()); // only with Explain
       return *R.LatencySeconds;
     };
     // A convolution with training batch norm, in FP16 with NCHW
