@@ -123,6 +123,11 @@ add_test(NAME cli.train_node_backward
                  --train --ops 3)
 set_tests_properties(cli.train_node_backward PROPERTIES
   PASS_REGULAR_EXPRESSION "forward +backward +share +bound")
+add_test(NAME cli.train_node_backward_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --train --format json)
+set_tests_properties(cli.train_node_backward_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"backward_s\": [0-9.e-]+,[^}]*\"backward_explain\": \"[0-9]+ products? of the forward's size")
 add_test(NAME cli.table
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet50.onnx --batch 2)
 set_tests_properties(cli.table PROPERTIES PASS_REGULAR_EXPRESSION
