@@ -86,6 +86,11 @@ struct OpWork {
   /// summed by +=: a kernel headed by the transpose keeps it, a transpose
   /// absorbed into another kernel has none.
   double StridedElements = 0;
+  /// Bytes the op writes that are no tensor of the graph (a training-mode
+  /// Dropout's mask, kept for its backward), included in BytesWritten; a
+  /// fused kernel, which counts its writes by the tensors that leave it,
+  /// adds them for each member.
+  double SideBytesWritten = 0;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
   std::string Formula;
@@ -96,6 +101,7 @@ struct OpWork {
     Flops += O.Flops;
     BytesRead += O.BytesRead;
     BytesWritten += O.BytesWritten;
+    SideBytesWritten += O.SideBytesWritten;
     Params += O.Params;
     ParamTensors += O.ParamTensors;
     return *this;

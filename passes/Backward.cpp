@@ -4,6 +4,7 @@
 #include "ir/Graph.h"
 #include "passes/Blocks.h"
 #include "passes/LoadTimeConstants.h"
+#include "passes/TrainingForward.h"
 #include "passes/Views.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -140,6 +141,15 @@ private:
       B.BytesRead = 4 * X + Params;
       B.BytesWritten = X + Params;
       B.Formula = "batch-norm backward: x, dy read twice, dx written";
+      return B;
+    }
+    if (N.opType() == "Dropout" && N.input(0)) {
+      // dx = dy * mask * scale: dy and the 1-byte mask read, dx written.
+      const double X = static_cast<double>(N.input(0)->bytes());
+      B.Flops = 2.0 * N.input(0)->numElements();
+      B.BytesRead = X + droppedMaskBytes(N);
+      B.BytesWritten = X;
+      B.Formula = "dropout backward: dy and the 1-byte mask read, dx written";
       return B;
     }
     switch (F.Class) {

@@ -732,6 +732,11 @@ private:
       for (const ir::Value *Out : N.outputs())
         if (Out && escapes(Out, Self))
           K.Work.BytesWritten += addWrite(K, Out);
+      // A fused attention kernel keeps no dropout mask: FlashAttention
+      // saves the generator's state and draws the mask again in backward
+      // (Dao et al. 2022, Algorithm 2).
+      if (!K.Attention)
+        K.Work.BytesWritten += Work.Nodes[M].SideBytesWritten;
     }
     auto Extra = ExtraN.find(K.Head);
     if (Extra != ExtraN.end())

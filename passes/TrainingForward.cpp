@@ -5,6 +5,11 @@
 
 namespace perfc {
 
+double droppedMaskBytes(const ir::Node &Dropout) {
+  const ir::Value *X = Dropout.input(0);
+  return X ? static_cast<double>(X->numElements()) : 0;
+}
+
 FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
   FusionOptions O;
   O.FuseAttention = false;
@@ -16,7 +21,15 @@ FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
 
 GraphWork trainingWork(const ir::Graph &G) {
   GraphWork W = computeWork(G);
-  for (const auto &N : G.nodes())
+  for (const auto &N : G.nodes()) {
+    OpWork &D = W.Nodes[N->index()];
+    if (N->opType() == "Dropout" && !D.IsView && N->input(0) && !N->output(1)) {
+      const double Mask = droppedMaskBytes(*N);
+      D.BytesWritten += Mask;
+      D.SideBytesWritten += Mask;
+      W.Total.BytesWritten += Mask;
+      D.Formula += " + its 1-byte mask, which backward reads";
+    }
     if (N->opType() == "BatchNormalization" && N->input(0)) {
       OpWork &B = W.Nodes[N->index()];
       const double X = static_cast<double>(N->input(0)->bytes());
@@ -27,6 +40,7 @@ GraphWork trainingWork(const ir::Graph &G) {
       W.Total.Flops += Stats;
       B.Formula += " + batch statistics (input read twice)";
     }
+  }
   return W;
 }
 

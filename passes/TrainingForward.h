@@ -13,7 +13,12 @@
 //    the model is checked against, write the scores, which backward keeps
 //    anyway) unless the step runs FlashAttention; BatchNormalization, which
 //    normalises with the batch's statistics, cannot fold into the
-//    convolution before it (passes/Fusion.h).
+//    convolution before it (passes/Fusion.h);
+//  * Dropout's mask: a training-mode Dropout keeps which elements it
+//    dropped, one byte each, written forward and read by its backward
+//    (PyTorch's fused_dropout writes a kByte mask that masked_scale reads
+//    back: aten/src/ATen/native/cuda/Dropout.cu), whether or not the graph
+//    names the mask as the op's second output.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_TRAININGFORWARD_H
@@ -28,6 +33,9 @@ namespace perfc {
 /// its own kernel when Unfused (an eager framework), attention as one kernel
 /// when FlashAttention.
 FusionOptions trainingFusion(bool Unfused, bool FlashAttention);
+
+/// Bytes of the mask a training-mode Dropout keeps for its backward.
+double droppedMaskBytes(const ir::Node &Dropout);
 
 /// The forward work of a training step over G (see the header comment).
 GraphWork trainingWork(const ir::Graph &G);

@@ -12,6 +12,7 @@
 #include "passes/Predict.h"
 #include "passes/Schedule.h"
 #include "passes/TrainStep.h"
+#include "passes/TrainingForward.h"
 #include "passes/WorkPass.h"
 #include "tools/modelgen/TransformerGen.h"
 
@@ -379,6 +380,62 @@ TEST_SUITE("training") {
     CHECK(isSaved(Back, B.out(Sm)));
     // x (128 B) + softmax output (128 B) + mask (32 elements, 1 B each).
     CHECK(savedBytes(Back) == doctest::Approx(128 + 128 + 32));
+  }
+
+  TEST_CASE("a training-mode Dropout writes its mask forward and its "
+            "backward reads it") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    ir::Node *Dr = B.node(
+        "Dropout", {B.out(Mm), B.weight("ratio", {}), B.constInts("on", {1})},
+        {4, 8});
+    B.G.markOutput(B.out(Dr));
+    // Inference: the output written (128 B), no mask.
+    CHECK(computeWork(B.G).Nodes[Dr->index()].BytesWritten == 128);
+    // Training: the 32 elements' 1-byte mask besides.
+    const GraphWork Forward = trainingWork(B.G);
+    const OpWork &F = Forward.Nodes[Dr->index()];
+    CHECK(F.BytesWritten == 128 + 32);
+    CHECK(F.SideBytesWritten == 32);
+    CHECK(Forward.Total.BytesWritten ==
+          computeWork(B.G).Total.BytesWritten + 32);
+    // Backward reads dy (128 B) and the mask (32 B), writes dx (128 B).
+    const BackwardInfo Back = computeBackward(B.G, Forward);
+    REQUIRE(Back.NeedsGrad[Dr->index()]);
+    const OpWork &D = Back.Work[Dr->index()];
+    CHECK(D.BytesRead == 128 + 32);
+    CHECK(D.BytesWritten == 128);
+  }
+
+  TEST_CASE("FlashAttention's kernel keeps no dropout mask, the hidden "
+            "dropouts' kernels do") {
+    const frontend::ImportedModel M = generatedGpt(1, 64, 4, 32, 2, 0.1);
+    const ir::Graph &G = M.Graph;
+    const KernelPlan Inference =
+        planKernels(G, computeWork(G), trainingFusion(false, true));
+    const KernelPlan Training =
+        planKernels(G, trainingWork(G), trainingFusion(false, true));
+    REQUIRE(Inference.Kernels.size() == Training.Kernels.size());
+    unsigned Attention = 0, Masked = 0;
+    for (size_t I = 0; I < Training.Kernels.size(); ++I) {
+      const Kernel &T = Training.Kernels[I];
+      const double Extra =
+          T.Work.BytesWritten - Inference.Kernels[I].Work.BytesWritten;
+      if (T.Attention) {
+        ++Attention;
+        CHECK(Extra == 0);
+      } else if (G.nodes()[T.Head]->opType() == "Dropout" ||
+                 llvm::any_of(T.Members, [&](unsigned N) {
+                   return G.nodes()[N]->opType() == "Dropout";
+                 })) {
+        ++Masked;
+        // One byte per element of the 2 x 32 x 64 hidden state.
+        CHECK(Extra == 2 * 32 * 64);
+      }
+    }
+    CHECK(Attention == 1);
+    CHECK(Masked >= 2);
   }
 
   TEST_CASE("blocks from names, column/row pairs, a row output is reduced") {
