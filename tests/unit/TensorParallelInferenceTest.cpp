@@ -106,7 +106,7 @@ TEST_SUITE("tensor-parallel inference") {
       CHECK(V.ForwardReduced[U].size() == 2); // attention out, MLP out
     auto Inception = frontend::importOnnxFile(Zoo + "inception_v3.onnx", {});
     REQUIRE_MESSAGE(bool(Inception), llvm::toString(Inception.takeError()));
-    // Its blocks are the cuts between modules (TrainingTest), not the
+    // Its blocks are the cuts between modules (TrainingBlocksTest), not the
     // numbered branches.
     const BlockInfo I =
         analyzeBlocks(Inception->Graph, computeWork(Inception->Graph));
