@@ -34,35 +34,6 @@ const char *name(Recompute R) {
   return "none";
 }
 
-const char *name(OptimizerKind O) {
-  switch (O) {
-  case OptimizerKind::Sgd:
-    return "sgd";
-  case OptimizerKind::Momentum:
-    return "momentum";
-  case OptimizerKind::Adam:
-    return "adam";
-  }
-  return "adam";
-}
-
-llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O) {
-  static const OptimizerKernel Adam[] = {{1, 1}, {2, 1}, {1, 1}, {2, 1},
-                                         {1, 1}, {1, 1}, {2, 1}, {1, 1},
-                                         {2, 1}, {1, 1}, {1, 1}, {2, 1}};
-  static const OptimizerKernel Momentum[] = {{2, 1}, {1, 1}, {2, 1}, {2, 1}};
-  static const OptimizerKernel Sgd[] = {{2, 1}, {2, 1}};
-  switch (O) {
-  case OptimizerKind::Sgd:
-    return Sgd;
-  case OptimizerKind::Momentum:
-    return Momentum;
-  case OptimizerKind::Adam:
-    return Adam;
-  }
-  return Adam;
-}
-
 TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
                                                     const TrainOptions &O) {
   return {C.Name,
@@ -78,21 +49,6 @@ TrainingAnalysis::cachedUnits(const hw::Cluster &C,
                               const TrainOptions &O) const {
   auto It = UnitCache.find(unitKey(C, O));
   return It == UnitCache.end() ? nullptr : &It->second;
-}
-
-double gradientAccumulationPassSeconds(double Params, double Tensors,
-                                       ir::DType Type, const hw::Device &Dev) {
-  const bool Mixed = ir::byteSize(Type) < 4;
-  OpWork W;
-  W.Class = OpClass::Elementwise;
-  W.Type = ir::DType::F32;
-  W.Flops = Params;
-  W.BytesRead = Params * ((Mixed ? ir::byteSize(Type) : 4) + 4);
-  W.BytesWritten = Params * 4;
-  double Seconds = cost::opTime(W, Dev).Seconds;
-  if (!Mixed) // one kernel per tensor; opTime holds the first launch
-    Seconds += (std::max(1.0, Tensors) - 1) * Dev.LaunchOverheadSeconds;
-  return Seconds;
 }
 
 namespace {
@@ -233,10 +189,7 @@ private:
     return llvm::Error::success();
   }
 
-  bool isMixed() const {
-    return O.DType == ir::DType::F16 || O.DType == ir::DType::BF16 ||
-           ir::isFloat8(O.DType);
-  }
+  bool isMixed() const { return isMixedPrecision(O.DType); }
 
   /// Storage of float tensors moves to the training type, from whatever
   /// type the graph stores them in (an fp16 export trained in fp16 moves
@@ -590,25 +543,10 @@ private:
     R.GlobalBatch = GlobalBatch;
     R.Device = Dev.Name;
     R.CapacityBytes = Dev.mainMemory().CapacityBytes;
-    const double Wbytes = isMixed() ? ir::byteSize(O.DType) : 4;
-    // Gradients in the training type (16 bytes per parameter in model
-    // states under mixed-precision Adam), or fp32 as Megatron-LM's
-    // main_grad accumulates them (18 bytes).
-    const double Gbytes = isMixed() && !O.Fp32Gradients ? Wbytes : 4;
-    double StateBytes = 0; // optimizer states per parameter
-    switch (O.Optimizer) {
-    case OptimizerKind::Sgd:
-      StateBytes = 0;
-      break;
-    case OptimizerKind::Momentum:
-      StateBytes = 4;
-      break;
-    case OptimizerKind::Adam:
-      StateBytes = 8;
-      break;
-    }
-    if (isMixed())
-      StateBytes += 4; // fp32 master weights
+    const ModelStateBytes States =
+        modelStateBytes(O.Optimizer, O.DType, O.Fp32Gradients);
+    const double Wbytes = States.Weights, Gbytes = States.Gradients,
+                 StateBytes = States.Optimizer;
     const double Dp = O.Dp;
     std::vector<std::string> MemoryNotes; // per stage, with O.Explain
     for (unsigned S = 0; S < O.Pp; ++S) {
@@ -772,38 +710,9 @@ private:
       R.DpExposedSeconds = Exposed;
     }
     // Optimizer: one elementwise pass over the shard.
-    {
-      const double Shard = SS.Params / (O.Zero >= 1 ? Dp : 1);
-      OpWork W;
-      W.Class = OpClass::Elementwise;
-      W.Type = ir::DType::F32;
-      const double PerParamRead = Gbytes + (isMixed() ? 4 : Wbytes) +
-                                  (StateBytes - (isMixed() ? 4 : 0));
-      const double PerParamWrite = (isMixed() ? 4 + Wbytes : Wbytes) +
-                                   (StateBytes - (isMixed() ? 4 : 0));
-      W.Flops = Shard * (O.Optimizer == OptimizerKind::Adam ? 12 : 3);
-      W.BytesRead = Shard * PerParamRead;
-      W.BytesWritten = Shard * PerParamWrite;
-      R.OptimizerSeconds = cost::opTime(W, Dev).Seconds;
-      if (O.PerTensorOptimizer) {
-        // Each kernel is a pass over every tensor: its bytes over the
-        // whole shard at elementwise efficiency, and a launch per tensor
-        // (the first is in opTime's overhead).
-        R.OptimizerSeconds = 0;
-        const double Tensors = std::max(1.0, SS.ParamTensors);
-        for (const OptimizerKernel &K :
-             perTensorOptimizerKernels(O.Optimizer)) {
-          OpWork P;
-          P.Class = OpClass::Elementwise;
-          P.Type = ir::DType::F32;
-          P.Flops = Shard;
-          P.BytesRead = Shard * 4 * K.Reads;
-          P.BytesWritten = Shard * 4 * K.Writes;
-          R.OptimizerSeconds += cost::opTime(P, Dev).Seconds +
-                                (Tensors - 1) * Dev.LaunchOverheadSeconds;
-        }
-      }
-    }
+    R.OptimizerSeconds = optimizerStepSeconds(
+        SS.Params / (O.Zero >= 1 ? Dp : 1), SS.ParamTensors, States,
+        O.Optimizer, O.PerTensorOptimizer, Dev);
     if (A.Unfused && MicroBatches > 1)
       R.GradAccumSeconds =
           (M - 1) * gradientAccumulationPassSeconds(SS.Params, SS.ParamTensors,

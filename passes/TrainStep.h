@@ -30,7 +30,7 @@
 //  * the optimizer step is an elementwise pass over the device's shard;
 //  * eager gradient accumulation (Unfused, several micro-batches): every
 //    micro-batch after the first adds its gradients to the kept ones in a
-//    pass of its own (see gradientAccumulationSeconds).
+//    pass of its own (both passes: passes/ModelStates.h).
 // Memory per device: weights, gradients, optimizer states (fp32 master
 // weights under mixed precision, Adam's two moments), divided by dp where
 // ZeRO shards them; activations saved for backward times the micro-batches
@@ -47,6 +47,7 @@
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Fusion.h"
+#include "passes/ModelStates.h"
 #include "passes/Schedule.h"
 #include "passes/TpSizes.h"
 #include "passes/WorkPass.h"
@@ -64,13 +65,11 @@ class Graph;
 }
 
 enum class Recompute : uint8_t { None, Selective, Full };
-enum class OptimizerKind : uint8_t { Sgd, Momentum, Adam };
 enum class Partition : uint8_t { Balanced, Even };
 /// GPipe (Huang et al. 2019) runs all forwards, then all backwards: the
 /// same bubble as 1F1B, every micro-batch's activations in flight.
 enum class PipelineSchedule : uint8_t { OneFOneB, GPipe };
 const char *name(Recompute R);
-const char *name(OptimizerKind O);
 
 /// One GPU type's share of an uneven data split (data parallelism across
 /// GPU types, as AMP and Metis plan it): its replicas (tp devices each) and
@@ -80,22 +79,6 @@ struct DataShare {
   unsigned Replicas = 0;
   unsigned MicroBatches = 0;
 };
-
-/// One elementwise kernel of an optimizer written as a loop over parameter
-/// tensors: how many fp32 tensors of the parameter's size it reads and
-/// writes.
-struct OptimizerKernel {
-  unsigned Reads = 0, Writes = 0;
-};
-/// The kernels such an optimizer launches for each parameter tensor:
-///  * adam: BertAdam.step (NVIDIA DeepLearningExamples, PyTorch BERT
-///    optimization.py): m.mul_, m.add_(g), v.mul_, v.addcmul_(g, g),
-///    v.sqrt(), + eps, m / (...), wd * p, update += (...), lr * update,
-///    negation, p.add_: 12 kernels, 17 reads, 12 writes;
-///  * momentum: torch.optim.SGD's loop with weight decay: d_p.add(p),
-///    buf.mul_, buf.add_(d_p), p.add_: 4 kernels;
-///  * sgd: d_p.add(p), p.add_: 2 kernels.
-llvm::ArrayRef<OptimizerKernel> perTensorOptimizerKernels(OptimizerKind O);
 
 struct TrainOptions {
   unsigned Dp = 1, Tp = 1, Pp = 1, Vp = 1;
@@ -354,18 +337,6 @@ public:
   const std::vector<UnitCost> *cachedUnits(const hw::Cluster &C,
                                            const TrainOptions &O) const;
 };
-
-/// One pass of gradient accumulation as an eager framework runs it: a
-/// micro-batch's gradients added to the kept ones, reading both and
-/// writing the sum, at elementwise efficiency. FP32/TF32 (Type 4 bytes):
-/// PyTorch's AccumulateGrad, `grad += new` in place, one kernel per
-/// parameter tensor, 12 bytes a parameter; mixed precision: apex amp O2's
-/// multi_tensor_axpby of the 16-bit gradients into the fp32 master
-/// gradients, one multi-tensor kernel, 10 bytes a parameter with fp16.
-/// Fused training code (Megatron-LM's gradient-accumulation fusion)
-/// accumulates inside the weight-gradient GEMM and has no such pass.
-double gradientAccumulationPassSeconds(double Params, double Tensors,
-                                       ir::DType Type, const hw::Device &Dev);
 
 /// The host input pipeline's bound on a predicted step: each data-parallel
 /// replica loads its samples on the node of its first stage, the replicas

@@ -23,6 +23,26 @@ using namespace perfc::test;
 
 TEST_SUITE("training") {
 
+  TEST_CASE("model state bytes per parameter by optimizer and type") {
+    const ModelStateBytes MixedAdam =
+        modelStateBytes(OptimizerKind::Adam, ir::DType::BF16, false);
+    CHECK(MixedAdam.Mixed);
+    CHECK(MixedAdam.total() == 16); // 2 + 2 + 8 moments + 4 master weights
+    CHECK(modelStateBytes(OptimizerKind::Adam, ir::DType::F16, true).total() ==
+          18); // Megatron-LM's fp32 main_grad
+    const ModelStateBytes Fp32Adam =
+        modelStateBytes(OptimizerKind::Adam, ir::DType::F32, true);
+    CHECK_FALSE(Fp32Adam.Mixed);
+    CHECK(Fp32Adam.total() == 16); // 4 + 4 + 8, no master copy
+    CHECK(modelStateBytes(OptimizerKind::Momentum, ir::DType::TF32, false)
+              .total() == 12);
+    CHECK(modelStateBytes(OptimizerKind::Sgd, ir::DType::F32, false).total() ==
+          8);
+    CHECK(
+        modelStateBytes(OptimizerKind::Sgd, ir::DType::F8E4M3, false).total() ==
+        1 + 1 + 4);
+  }
+
   TEST_CASE("model states: 16 bytes per parameter under mixed-precision "
             "Adam, 18 with fp32 gradients, sharded by ZeRO") {
     TwoBlocks T(64, 32);
