@@ -650,65 +650,8 @@ private:
         R.CommExplain.push_back(
             explainPipelineMessages(MicroBatches, O, Message, *P2pLink));
     }
-    // Data-parallel gradients, exchanged in buckets as the backward makes
-    // them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
-    // DDP all-reduces them during the last micro-batch's backward. ZeRO 1
-    // (Megatron-LM's distributed optimizer) keeps whole gradients and
-    // reduce-scatters them the same way once a step. ZeRO 2 and 3 keep only
-    // their gradient shard, so every micro-batch's gradients are
-    // reduce-scattered during its own backward (DeepSpeed). ZeRO 1 and 2
-    // all-gather the updated parameters after the optimizer, before the
-    // next forward; ZeRO 3 keeps them sharded and gathers them for each
-    // micro-batch's forward (hidden behind it as far as it lasts) and
-    // backward (sharing the backward with the reduce-scatters).
-    if (O.Dp > 1) {
-      const double GradBytes = SS.Params * Gbytes;
-      std::vector<cost::LayerBackward> Layers;
-      for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
-        for (unsigned U = C->second + 1; U-- > C->first;) {
-          const UnitCost &UC = (*Units)[U];
-          Layers.push_back(
-              {UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
-               UC.Params * Gbytes});
-        }
-      const cost::OverlapTime T = cost::overlapGradientExchange(
-          Layers, O.BucketBytes, DpGroup, O.GradCompression,
-          cost::CommAlgorithm::Auto,
-          O.Zero == 0 ? cost::Collective::AllReduce
-                      : cost::Collective::ReduceScatter);
-      R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
-      if (O.Explain)
-        for (std::string &Line :
-             explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup))
-          R.CommExplain.push_back(std::move(Line));
-      double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
-      if (O.Zero > 0) {
-        R.DpParamBytes = SS.Params * Wbytes;
-        const double Gather = cost::collectiveSeconds(
-            cost::Collective::AllGather, R.DpParamBytes, DpGroup);
-        R.DpScatterSeconds = T.CommSeconds;
-        R.DpScatterExposedSeconds = T.ExposedSeconds;
-        R.DpGatherSeconds = Gather;
-        const double F = SS.ForwardSeconds, B = SS.BackwardSeconds;
-        const auto Over = [](double C, double Hidden) {
-          return std::max(0.0, C - Hidden);
-        };
-        if (O.Zero == 1) {
-          Comm = T.CommSeconds + Gather;
-          Exposed = T.ExposedSeconds + Gather;
-        } else if (O.Zero == 2) {
-          Comm = M * T.CommSeconds + Gather;
-          Exposed = M * T.ExposedSeconds + Gather;
-        } else {
-          Comm = M * (T.CommSeconds + 2 * Gather);
-          Exposed =
-              M * (Over(Gather, F) +
-                   std::max(T.ExposedSeconds, Over(Gather + T.CommSeconds, B)));
-        }
-      }
-      R.DpCommSeconds = Comm;
-      R.DpExposedSeconds = Exposed;
-    }
+    if (O.Dp > 1)
+      addDataParallelExchange(R, SS, Wbytes, Gbytes);
     // Optimizer: one elementwise pass over the shard.
     R.OptimizerSeconds = optimizerStepSeconds(
         SS.Params / (O.Zero >= 1 ? Dp : 1), SS.ParamTensors, States,
@@ -759,6 +702,67 @@ private:
       }
     }
     return R;
+  }
+
+  /// Data-parallel gradients, exchanged in buckets as the backward makes
+  /// them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
+  /// DDP all-reduces them during the last micro-batch's backward. ZeRO 1
+  /// (Megatron-LM's distributed optimizer) keeps whole gradients and
+  /// reduce-scatters them the same way once a step. ZeRO 2 and 3 keep only
+  /// their gradient shard, so every micro-batch's gradients are
+  /// reduce-scattered during its own backward (DeepSpeed). ZeRO 1 and 2
+  /// all-gather the updated parameters after the optimizer, before the
+  /// next forward; ZeRO 3 keeps them sharded and gathers them for each
+  /// micro-batch's forward (hidden behind it as far as it lasts) and
+  /// backward (sharing the backward with the reduce-scatters).
+  void addDataParallelExchange(TrainReport &R, const StageReport &SS,
+                               double Wbytes, double Gbytes) const {
+    const double M = MicroBatches;
+    const double GradBytes = SS.Params * Gbytes;
+    std::vector<cost::LayerBackward> Layers;
+    for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
+      for (unsigned U = C->second + 1; U-- > C->first;) {
+        const UnitCost &UC = (*Units)[U];
+        Layers.push_back({UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
+                          UC.Params * Gbytes});
+      }
+    const cost::OverlapTime T = cost::overlapGradientExchange(
+        Layers, O.BucketBytes, DpGroup, O.GradCompression,
+        cost::CommAlgorithm::Auto,
+        O.Zero == 0 ? cost::Collective::AllReduce
+                    : cost::Collective::ReduceScatter);
+    R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
+    if (O.Explain)
+      for (std::string &Line :
+           explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup))
+        R.CommExplain.push_back(std::move(Line));
+    double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
+    if (O.Zero > 0) {
+      R.DpParamBytes = SS.Params * Wbytes;
+      const double Gather = cost::collectiveSeconds(cost::Collective::AllGather,
+                                                    R.DpParamBytes, DpGroup);
+      R.DpScatterSeconds = T.CommSeconds;
+      R.DpScatterExposedSeconds = T.ExposedSeconds;
+      R.DpGatherSeconds = Gather;
+      const double F = SS.ForwardSeconds, B = SS.BackwardSeconds;
+      const auto Over = [](double C, double Hidden) {
+        return std::max(0.0, C - Hidden);
+      };
+      if (O.Zero == 1) {
+        Comm = T.CommSeconds + Gather;
+        Exposed = T.ExposedSeconds + Gather;
+      } else if (O.Zero == 2) {
+        Comm = M * T.CommSeconds + Gather;
+        Exposed = M * T.ExposedSeconds + Gather;
+      } else {
+        Comm = M * (T.CommSeconds + 2 * Gather);
+        Exposed =
+            M * (Over(Gather, F) +
+                 std::max(T.ExposedSeconds, Over(Gather + T.CommSeconds, B)));
+      }
+    }
+    R.DpCommSeconds = Comm;
+    R.DpExposedSeconds = Exposed;
   }
 
   /// One micro-batch's times of each stage's chunks, their tensor-parallel
