@@ -86,10 +86,13 @@ struct OpWork {
   /// summed by +=: a kernel headed by the transpose keeps it, a transpose
   /// absorbed into another kernel has none.
   double StridedElements = 0;
-  /// Bytes the op writes that are no tensor of the graph (a training-mode
-  /// Dropout's mask, kept for its backward), included in BytesWritten; a
-  /// fused kernel, which counts its writes by the tensors that leave it,
+  /// Bytes the op reads or writes that are no tensor of the graph (a
+  /// training-mode Dropout's one-byte mask, written forward and read by its
+  /// backward), included in BytesRead and BytesWritten. They keep their
+  /// size whatever type the float tensors are stored or trained in, and a
+  /// fused kernel, which counts its traffic by the tensors that cross it,
   /// adds them for each member.
+  double SideBytesRead = 0;
   double SideBytesWritten = 0;
   /// The formula that produced Flops, for --explain and JSON; empty for the
   /// default (no arithmetic).
@@ -101,6 +104,7 @@ struct OpWork {
     Flops += O.Flops;
     BytesRead += O.BytesRead;
     BytesWritten += O.BytesWritten;
+    SideBytesRead += O.SideBytesRead;
     SideBytesWritten += O.SideBytesWritten;
     Params += O.Params;
     ParamTensors += O.ParamTensors;

@@ -147,7 +147,8 @@ private:
       // dx = dy * mask * scale: dy and the 1-byte mask read, dx written.
       const double X = static_cast<double>(N.input(0)->bytes());
       B.Flops = 2.0 * N.input(0)->numElements();
-      B.BytesRead = X + droppedMaskBytes(N);
+      B.SideBytesRead = droppedMaskBytes(N);
+      B.BytesRead = X + B.SideBytesRead;
       B.BytesWritten = X;
       B.Formula = "dropout backward: dy and the 1-byte mask read, dx written";
       return B;

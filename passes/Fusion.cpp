@@ -90,6 +90,13 @@ private:
     const OpClass HeadClass = Work.Nodes[K.Head].Class;
     if (!canHeadFusion(HeadClass))
       return false;
+    // A training-mode Dropout starts a pointwise kernel of its own, which
+    // what follows may join: no GEMM epilogue draws random numbers
+    // (cuBLASLt's: bias, ReLU, GELU), and the frameworks' fused dropouts
+    // are kernels of their own (Megatron-LM's bias_dropout_add, apex's
+    // fused dropout-add-LayerNorm; its scaled masked softmax has none).
+    if (N.opType() == "Dropout")
+      return false;
     if (HeadClass == OpClass::Conv && !Options.ConvActivations.empty() &&
         (Mine.Class == OpClass::Elementwise ||
          Mine.Class == OpClass::Normalization))
@@ -735,8 +742,10 @@ private:
       // A fused attention kernel keeps no dropout mask: FlashAttention
       // saves the generator's state and draws the mask again in backward
       // (Dao et al. 2022, Algorithm 2).
-      if (!K.Attention)
+      if (!K.Attention) {
+        K.Work.BytesRead += Work.Nodes[M].SideBytesRead;
         K.Work.BytesWritten += Work.Nodes[M].SideBytesWritten;
+      }
     }
     auto Extra = ExtraN.find(K.Head);
     if (Extra != ExtraN.end())

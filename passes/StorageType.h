@@ -28,13 +28,17 @@ inline double storedBytes(double Bytes, ir::DType Type,
 
 /// W with its floating-point tensors stored in Storage. The whole traffic
 /// of a floating-point op scales (a convolution's layout transposes too),
-/// integer side inputs (indices, shapes) included: they are small.
+/// integer side inputs (indices, shapes) included: they are small; bytes
+/// that are no tensor (OpWork::SideBytesRead, SideBytesWritten) do not.
 inline OpWork storedWork(const OpWork &W, llvm::Optional<ir::DType> Storage) {
   if (!Storage || !ir::isFloatingPoint(W.Type))
     return W;
   OpWork S = W;
-  S.BytesRead = storedBytes(W.BytesRead, W.Type, Storage);
-  S.BytesWritten = storedBytes(W.BytesWritten, W.Type, Storage);
+  S.BytesRead = storedBytes(W.BytesRead - W.SideBytesRead, W.Type, Storage) +
+                W.SideBytesRead;
+  S.BytesWritten =
+      storedBytes(W.BytesWritten - W.SideBytesWritten, W.Type, Storage) +
+      W.SideBytesWritten;
   S.LayoutBytes = storedBytes(W.LayoutBytes, W.Type, Storage);
   return S;
 }

@@ -21,8 +21,13 @@ OpWork shardWork(const OpWork &W, TpRole Role, unsigned Tp, double Share,
   S.Macs *= Share;
   S.Flops *= Share;
   const double Bytes = BytesScale * Share;
-  S.BytesRead *= Bytes;
-  S.BytesWritten *= Bytes;
+  // Bytes that are no tensor (a dropout mask) follow the share, not the
+  // training type.
+  S.SideBytesRead *= Share;
+  S.SideBytesWritten *= Share;
+  S.BytesRead = (W.BytesRead - W.SideBytesRead) * Bytes + S.SideBytesRead;
+  S.BytesWritten =
+      (W.BytesWritten - W.SideBytesWritten) * Bytes + S.SideBytesWritten;
   S.LayoutBytes *= Bytes;
   if (Tp > 1 && S.Gemm.valid()) {
     switch (Role) {

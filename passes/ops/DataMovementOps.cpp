@@ -87,6 +87,11 @@ static void dropoutWork(const ir::Node &N, OpWork &W) {
     return;
   }
   W.Flops = DropoutTrainingFlops * elems(N.input(0));
+  // In training it is a pointwise op like any other: it streams at
+  // elementwise rates and fuses with its neighbours where the framework
+  // fuses pointwise chains (Megatron-LM's bias_dropout_add, XLA,
+  // TorchInductor).
+  W.Class = OpClass::Elementwise;
   W.Formula = "10*in_elems (random mask, compare, scale)";
 }
 

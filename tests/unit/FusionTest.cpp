@@ -131,6 +131,27 @@ TEST_SUITE("fusion") {
     CHECK(P.KernelOf[Sub->index()] == P.KernelOf[Mean->index()]);
   }
 
+  TEST_CASE("a training-mode Dropout heads a pointwise kernel, as "
+            "Megatron-LM's bias_dropout_add") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    ir::Node *Bias = B.node("Add", {B.out(Mm), B.weight("b", {8})}, {4, 8});
+    ir::Node *Drop = B.node(
+        "Dropout", {B.out(Bias), B.weight("ratio", {}), B.constInts("on", {1})},
+        {4, 8});
+    ir::Node *Res = B.node("Add", {B.out(Drop), X}, {4, 8});
+    B.G.markOutput(B.out(Res));
+    const GraphWork W = computeWork(B.G);
+    CHECK(W.Nodes[Drop->index()].Class == OpClass::Elementwise);
+    KernelPlan P = planOf(B.G);
+    REQUIRE(P.Kernels.size() == 2);
+    // No GEMM epilogue draws the mask; the residual add joins the dropout.
+    CHECK(P.KernelOf[Bias->index()] == P.KernelOf[Mm->index()]);
+    CHECK(P.KernelOf[Drop->index()] != P.KernelOf[Mm->index()]);
+    CHECK(P.KernelOf[Res->index()] == P.KernelOf[Drop->index()]);
+  }
+
   TEST_CASE("shape arithmetic on static shapes is folded, views are free") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {2, 3, 4});

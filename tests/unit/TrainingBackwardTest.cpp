@@ -9,6 +9,8 @@
 #include "passes/LoadTimeConstants.h"
 #include "passes/Predict.h"
 #include "passes/Schedule.h"
+#include "passes/StorageType.h"
+#include "passes/TpShard.h"
 #include "passes/TrainStep.h"
 #include "passes/TrainingForward.h"
 #include "passes/WorkPass.h"
@@ -308,6 +310,11 @@ TEST_SUITE("training") {
     const OpWork &D = Back.Work[Dr->index()];
     CHECK(D.BytesRead == 128 + 32);
     CHECK(D.BytesWritten == 128);
+    // Trained or stored in 16 bits, the tensors halve and the mask does not.
+    CHECK(storedWork(F, ir::DType::F16).BytesWritten == 64 + 32);
+    CHECK(shardWork(D, TpRole::Replicated, 1, 1.0, 0.5).BytesRead == 64 + 32);
+    // A tensor-parallel rank holding half of it keeps half of its mask.
+    CHECK(shardWork(F, TpRole::Sharded, 2, 0.5, 0.5).BytesWritten == 32 + 16);
   }
 
   TEST_CASE("FlashAttention's kernel keeps no dropout mask, the hidden "

@@ -141,7 +141,7 @@ v100-sxm2-32gb.yaml) for every row; nothing here is fitted per row.
 - **Eager PyTorch** (`--no-fusion`): DLE's PyTorch scripts launch one kernel
   per op (ReLU, residual add, dropout, attention scale and softmax, bias
   adds), which is what the AMP rows were missing: the fused predictions
-  (`other`) are 23-65% too fast in AMP, the eager ones within 15% on 10 of
+  (`other`) are 7-51% too fast in AMP, the eager ones within 15% on 11 of
   the 12 AMP rows. FP32 rows are compute-bound and barely change.
 - **BERT heads**: pretraining carries the MLM head (dense, GELU, LayerNorm,
   tied 30522-word decoder over all 128 positions, log-softmax) and NSP
@@ -171,13 +171,16 @@ v100-sxm2-32gb.yaml) for every row; nothing here is fitted per row.
   +29% / +40% -> +13% / +22%; FP32 V100: -3% / +39% -> -10% / +28%.
   Pretraining uses the fused multi-tensor LAMB in every precision.
 
-- **Dropout masks** (2026-12-06): PyTorch's fused dropout writes a
-  one-byte mask beside its output and its backward reads it back
+- **Dropout** (2026-12-06): PyTorch's fused dropout writes a one-byte
+  mask beside its output and its backward reads it back
   (aten/src/ATen/native/cuda/Dropout.cu: a kByte mask that masked_scale
-  reads); perfc counted the mask in memory only. Now its traffic is priced
-  too: every BERT row 0.1-1.0 points slower (BERT has three dropouts a
-  layer, one over the attention probabilities), ResNet has none; the count
-  is unchanged.
+  reads); perfc counted the mask in memory only, and priced a training
+  dropout as a copy (data-movement efficiency, 0.6 of HBM on an A100)
+  that nothing could fuse with. Now its mask's traffic is priced, it
+  streams at elementwise efficiency (0.83), and in fused predictions it
+  heads a pointwise kernel the residual add joins (Megatron-LM's
+  bias_dropout_add). BERT rows moved -1.0 to +2.3 points; ResNet has no
+  dropout; the count is unchanged.
 - **Eager gradient accumulation** (`step.grad_accum_s`): with several
   micro-batches per step, PyTorch adds each micro-batch's gradients after
   the first to the kept ones in a pass of its own: `AccumulateGrad`'s
@@ -237,7 +240,7 @@ Misses, each with its cause:
    this is the nearest published figure, not the DGX A100's own). The
    DGX-1 rows get no rate: no figure for its 40-core host was found (its
    AMP row is +7.7% on the GPUs alone).
-2. **BERT pretraining TF32, 1 x A100 (-19%; 8 GPUs -15%)**: the A100's
+2. **BERT pretraining TF32, 1 x A100 (-18%; 8 GPUs -14%)**: the A100's
    GEMM efficiency curve is the cuBLASLt FP16 measurement (hwdb [3])
    applied to the TF32 peak. Published A100 GEMM measurements put TF32 at
    the same share of its peak as FP16 or a few points below (CUTLASS
@@ -263,7 +266,7 @@ Misses, each with its cause:
    within 10% of Ivanov et al.'s PyTorch figures (table above). A GPU
    measurement of eager BERT in both precisions (tools/bench/gpu_measure.py)
    would separate the two. Left unfitted.
-3. **8-GPU SQuAD (TF32 A100 +18.6%, AMP DGX-1 +18%, FP32 DGX-1 +44%)**: the
+3. **8-GPU SQuAD (TF32 A100 +20.9%, AMP DGX-1 +20%, FP32 DGX-1 +45%)**: the
    same README's SQuAD figures scale worse than pretraining on the same
    machines: an 8-GPU step takes 21 ms (AMP A100), 31 ms (TF32 A100),
    24 ms (AMP DGX-1) longer than a 1-GPU step, while the whole gradient
