@@ -626,6 +626,13 @@ private:
 
   /// Whether V (or a view of it) is read outside kernel K or is a graph
   /// output.
+  /// A tensor backward keeps (FusionOptions::Kept) that kernel K computes:
+  /// written, unless K is a fused attention, which keeps only its
+  /// softmax's statistics and recomputes the rest (FlashAttention).
+  bool kept(const ir::Value *V, const Kernel &K) const {
+    return Options.Kept && !K.Attention && Options.Kept->contains(V);
+  }
+
   bool escapes(const ir::Value *V, int K, unsigned Depth = 0) const {
     if (V->isGraphOutput() || Depth > 64)
       return true;
@@ -737,7 +744,7 @@ private:
         }
       }
       for (const ir::Value *Out : N.outputs())
-        if (Out && escapes(Out, Self))
+        if (Out && (escapes(Out, Self) || kept(Out, K)))
           K.Work.BytesWritten += addWrite(K, Out);
       // A fused attention kernel keeps no dropout mask: FlashAttention
       // saves the generator's state and draws the mask again in backward

@@ -43,6 +43,7 @@
 #include "costmodels/OpWork.h"
 #include "passes/WorkPass.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -132,6 +133,9 @@ struct FusionOptions {
   /// nothing joins after the activation, and any other elementwise op
   /// starts a kernel of its own. Empty: any elementwise chain joins.
   std::vector<std::string> ConvActivations;
+  /// Tensors a training step keeps for backward: a fused kernel writes
+  /// them even where no other kernel reads them.
+  const llvm::DenseSet<const ir::Value *> *Kept = nullptr;
 };
 
 /// Kernel K's work as the runtime runs it: with FlashAttention (a training

@@ -164,12 +164,13 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
-  FusionOptions Fusion =
-      O.Training ? trainingFusion(!O.Fusion.Fuse, O.Fusion.FlashAttention)
-                 : O.Fusion;
-  if (!O.Training && Fusion.ConvActivations.empty())
+  FusionOptions Fusion = O.Fusion;
+  if (Fusion.ConvActivations.empty())
     Fusion.ConvActivations = O.Device->ConvActivations;
-  const KernelPlan Plan = planKernels(G, Work, Fusion);
+  const KernelPlan Plan =
+      O.Training ? trainingKernels(G, Work, computeBackward(G, Work),
+                                   !O.Fusion.Fuse, O.Fusion.FlashAttention)
+                 : planKernels(G, Work, Fusion);
   cost::TimeOptions TO = O.Time;
   TO.Notes = TO.Notes && O.Explain;
   const std::vector<LevelShares> Residency =

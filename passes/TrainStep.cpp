@@ -842,10 +842,9 @@ private:
 TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
                                    bool FlashAttention)
     : G(&G), Unfused(Unfused), FlashAttention(FlashAttention),
-      Work(trainingWork(G)),
-      Plan(planKernels(G, Work, trainingFusion(Unfused, FlashAttention))),
-      Back(computeBackward(G, Work)), Blocks(analyzeBlocks(G, Work)),
-      TpSizes(tpSplitSizes(G, Work, Blocks)),
+      Work(trainingWork(G)), Back(computeBackward(G, Work)),
+      Plan(trainingKernels(G, Work, Back, Unfused, FlashAttention)),
+      Blocks(analyzeBlocks(G, Work)), TpSizes(tpSplitSizes(G, Work, Blocks)),
       HasAttentionCore(llvm::is_contained(Blocks.AttentionCore, true)) {
   CutBytes.assign(Blocks.numUnits(), 0.0);
   for (const auto &N : G.nodes()) {

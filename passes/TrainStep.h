@@ -305,8 +305,8 @@ public:
   bool Unfused = false;
   bool FlashAttention = false;
   GraphWork Work;
-  KernelPlan Plan;
   BackwardInfo Back;
+  KernelPlan Plan;
   BlockInfo Blocks;
   /// What a tensor-parallel degree must divide (TpSizes.h), and whether
   /// the graph has an attention core (selective recomputation and

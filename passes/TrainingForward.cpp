@@ -19,6 +19,18 @@ FusionOptions trainingFusion(bool Unfused, bool FlashAttention) {
   return O;
 }
 
+KernelPlan trainingKernels(const ir::Graph &G, const GraphWork &Work,
+                           const BackwardInfo &Back, bool Unfused,
+                           bool FlashAttention) {
+  llvm::DenseSet<const ir::Value *> Kept;
+  for (const SavedTensor &S : Back.Saved)
+    if (!S.Mask) // a dropout's mask is its own bytes (droppedMaskBytes)
+      Kept.insert(S.Value);
+  FusionOptions F = trainingFusion(Unfused, FlashAttention);
+  F.Kept = &Kept;
+  return planKernels(G, Work, F);
+}
+
 GraphWork trainingWork(const ir::Graph &G) {
   GraphWork W = computeWork(G);
   for (const auto &N : G.nodes()) {

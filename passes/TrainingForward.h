@@ -9,11 +9,12 @@
 //    normalising pass, so it reads the input twice (cuDNN's batch-norm
 //    forward training kernel; Jung et al. 2019, "Restructuring Batch
 //    Normalization to Accelerate CNN Training", count the same two passes);
-//  * the kernels: attention stays unfused (Megatron-LM's kernels, the runs
-//    the model is checked against, write the scores, which backward keeps
-//    anyway) unless the step runs FlashAttention; BatchNormalization, which
-//    normalises with the batch's statistics, cannot fold into the
-//    convolution before it (passes/Fusion.h);
+//  * the kernels: a fused kernel writes what backward keeps of what it
+//    computes inside, besides what other kernels read; attention stays unfused
+//    (Megatron-LM's kernels, the runs the model is checked against, write the
+//    scores, which backward keeps anyway) unless the step runs FlashAttention;
+//    BatchNormalization, which normalises with the batch's statistics, cannot
+//    fold into the convolution before it (passes/Fusion.h);
 //  * Dropout's mask: a training-mode Dropout keeps which elements it
 //    dropped, one byte each, written forward and read by its backward
 //    (PyTorch's fused_dropout writes a kByte mask that masked_scale reads
@@ -24,6 +25,7 @@
 #ifndef PERFC_PASSES_TRAININGFORWARD_H
 #define PERFC_PASSES_TRAININGFORWARD_H
 
+#include "passes/Backward.h"
 #include "passes/Fusion.h"
 #include "passes/WorkPass.h"
 
@@ -39,6 +41,14 @@ double droppedMaskBytes(const ir::Node &Dropout);
 
 /// The forward work of a training step over G (see the header comment).
 GraphWork trainingWork(const ir::Graph &G);
+
+/// The kernels of a training step's forward pass over G with Work (from
+/// trainingWork) and Back (its backward): trainingFusion's plan, in which
+/// a fused kernel also writes the tensors backward keeps (a GELU's input
+/// inside a GEMM's epilogue is written, as the memory pass counts it kept).
+KernelPlan trainingKernels(const ir::Graph &G, const GraphWork &Work,
+                           const BackwardInfo &Back, bool Unfused,
+                           bool FlashAttention);
 
 } // namespace perfc
 

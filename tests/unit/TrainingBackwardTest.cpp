@@ -273,6 +273,33 @@ TEST_SUITE("training") {
     CHECK(Back.Work[Mm->index()].Macs == 4 * 8 * 8);
   }
 
+  TEST_CASE("a fused training kernel writes what backward keeps of what it "
+            "computes") {
+    // MatMul + bias + Tanh fuse; backward keeps Tanh's input (as the
+    // product before the bias, which recomputes it), which only the kernel
+    // itself reads.
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    ir::Node *Bias = B.node("Add", {B.out(Mm), B.weight("b", {8})}, {4, 8});
+    ir::Node *Act = B.node("Tanh", {B.out(Bias)}, {4, 8});
+    ir::Node *Mm2 =
+        B.node("MatMul", {B.out(Act), B.weight("w2", {8, 8})}, {4, 8});
+    B.G.markOutput(B.out(Mm2));
+    const GraphWork Work = trainingWork(B.G);
+    const BackwardInfo Back = computeBackward(B.G, Work);
+    REQUIRE(isSaved(Back, B.out(Mm)));
+    const KernelPlan Plain =
+        planKernels(B.G, Work, trainingFusion(false, false));
+    const KernelPlan Kept = trainingKernels(B.G, Work, Back, false, false);
+    const int K = Kept.KernelOf[Mm->index()];
+    REQUIRE(K == Kept.KernelOf[Act->index()]);
+    REQUIRE(Plain.KernelOf[Mm->index()] == K);
+    // 32 fp32 elements, 128 bytes, more.
+    CHECK(Kept.Kernels[K].Work.BytesWritten ==
+          Plain.Kernels[K].Work.BytesWritten + 128);
+  }
+
   TEST_CASE("Softmax keeps its output, Dropout a one-byte mask") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {4, 8});
@@ -323,8 +350,11 @@ TEST_SUITE("training") {
     const ir::Graph &G = M.Graph;
     const KernelPlan Inference =
         planKernels(G, computeWork(G), trainingFusion(false, true));
+    const GraphWork Work = trainingWork(G);
+    // What backward keeps is written where a kernel computes it, but not
+    // inside FlashAttention's kernel (its softmax output is recomputed).
     const KernelPlan Training =
-        planKernels(G, trainingWork(G), trainingFusion(false, true));
+        trainingKernels(G, Work, computeBackward(G, Work), false, true);
     REQUIRE(Inference.Kernels.size() == Training.Kernels.size());
     unsigned Attention = 0, Masked = 0;
     for (size_t I = 0; I < Training.Kernels.size(); ++I) {

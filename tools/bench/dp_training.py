@@ -141,7 +141,7 @@ v100-sxm2-32gb.yaml) for every row; nothing here is fitted per row.
 - **Eager PyTorch** (`--no-fusion`): DLE's PyTorch scripts launch one kernel
   per op (ReLU, residual add, dropout, attention scale and softmax, bias
   adds), which is what the AMP rows were missing: the fused predictions
-  (`other`) are 7-51% too fast in AMP, the eager ones within 15% on 11 of
+  (`other`) are 7-50% too fast in AMP, the eager ones within 15% on 11 of
   the 12 AMP rows. FP32 rows are compute-bound and barely change.
 - **BERT heads**: pretraining carries the MLM head (dense, GELU, LayerNorm,
   tied 30522-word decoder over all 128 positions, log-softmax) and NSP
