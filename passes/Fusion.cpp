@@ -94,7 +94,8 @@ private:
     // what follows may join: no GEMM epilogue draws random numbers
     // (cuBLASLt's: bias, ReLU, GELU), and the frameworks' fused dropouts
     // are kernels of their own (Megatron-LM's bias_dropout_add, apex's
-    // fused dropout-add-LayerNorm; its scaled masked softmax has none).
+    // fused dropout-add-LayerNorm; Megatron-LM's scaled masked softmax
+    // leaves the attention dropout to a kernel after it).
     if (N.opType() == "Dropout")
       return false;
     if (HeadClass == OpClass::Conv && !Options.ConvActivations.empty() &&

@@ -99,7 +99,7 @@ double optimizerStepSeconds(double Shard, double Tensors,
 
 double gradientAccumulationPassSeconds(double Params, double Tensors,
                                        ir::DType Type, const hw::Device &Dev) {
-  const bool Mixed = ir::byteSize(Type) < 4;
+  const bool Mixed = isMixedPrecision(Type);
   OpWork W;
   W.Class = OpClass::Elementwise;
   W.Type = ir::DType::F32;
