@@ -627,13 +627,6 @@ private:
 
   /// Whether V (or a view of it) is read outside kernel K or is a graph
   /// output.
-  /// A tensor backward keeps (FusionOptions::Kept) that kernel K computes:
-  /// written, unless K is a fused attention, which keeps only its
-  /// softmax's statistics and recomputes the rest (FlashAttention).
-  bool kept(const ir::Value *V, const Kernel &K) const {
-    return Options.Kept && !K.Attention && Options.Kept->contains(V);
-  }
-
   bool escapes(const ir::Value *V, int K, unsigned Depth = 0) const {
     if (V->isGraphOutput() || Depth > 64)
       return true;
@@ -729,6 +722,12 @@ private:
       if (In)
         Read.insert(dataRoot(In));
     K.Work.BytesWritten = 0;
+    // What backward keeps (FusionOptions::Kept) of what the kernel computes
+    // is written, and so is a training dropout's mask; but a fused attention
+    // keeps only its softmax's statistics: FlashAttention recomputes the
+    // scores and draws the dropout mask again in backward (Dao et al. 2022,
+    // Algorithm 2).
+    const bool KeepsForBackward = !K.Attention;
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
       if (M != K.Head) {
@@ -745,12 +744,10 @@ private:
         }
       }
       for (const ir::Value *Out : N.outputs())
-        if (Out && (escapes(Out, Self) || kept(Out, K)))
+        if (Out && (escapes(Out, Self) || (KeepsForBackward && Options.Kept &&
+                                           Options.Kept->contains(Out))))
           K.Work.BytesWritten += addWrite(K, Out);
-      // A fused attention kernel keeps no dropout mask: FlashAttention
-      // saves the generator's state and draws the mask again in backward
-      // (Dao et al. 2022, Algorithm 2).
-      if (!K.Attention) {
+      if (KeepsForBackward) {
         K.Work.BytesRead += Work.Nodes[M].SideBytesRead;
         K.Work.BytesWritten += Work.Nodes[M].SideBytesWritten;
       }

@@ -115,10 +115,13 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
   };
   const std::string Params =
       llvm::formatv("{0} parameters", int64_t(St.Params)).str();
-  std::string States = O.Optimizer == OptimizerKind::Adam ? "Adam moments 8"
-                       : O.Optimizer == OptimizerKind::Momentum ? "momentum 4"
-                                                                : "SGD none";
-  if (T.MasterWeights)
+  const std::string Moments =
+      std::to_string(int64_t(T.States.Optimizer - (T.States.Mixed ? 4 : 0)));
+  std::string States =
+      O.Optimizer == OptimizerKind::Adam       ? "Adam moments " + Moments
+      : O.Optimizer == OptimizerKind::Momentum ? "momentum " + Moments
+                                               : "SGD none";
+  if (T.States.Mixed)
     States += " + fp32 master weights 4";
   const char *Schedule =
       O.Schedule == PipelineSchedule::GPipe ? "GPipe: every micro-batch"
@@ -144,9 +147,9 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
              "memory (stage {0}): weights {1} x {2} B{3} = {4}; gradients "
              "{1} x {5} B{6} = {7}; optimizer {1} x {8} B ({15}){9} = {10}; "
              "activations {11}; workspace {12} = {13}; total {14}",
-             St.Stage, Params, int64_t(T.WeightBytes), Shard(3),
-             B(St.WeightsBytes), int64_t(T.GradientBytes), Shard(2),
-             B(St.GradientsBytes), int64_t(T.StateBytes), Shard(1),
+             St.Stage, Params, int64_t(T.States.Weights), Shard(3),
+             B(St.WeightsBytes), int64_t(T.States.Gradients), Shard(2),
+             B(St.GradientsBytes), int64_t(T.States.Optimizer), Shard(1),
              B(St.OptimizerBytes), Activations, Workspace, B(St.WorkspaceBytes),
              B(St.peakBytes()), States)
       .str();

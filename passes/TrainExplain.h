@@ -46,8 +46,7 @@ explainDataParallelCollectives(const cost::OverlapTime &Exchange,
 struct MemoryTerms {
   /// Bytes per parameter: weights, gradients, optimizer states (with fp32
   /// master weights under mixed precision).
-  double WeightBytes = 4, GradientBytes = 4, StateBytes = 0;
-  bool MasterWeights = false;
+  ModelStateBytes States;
   /// One micro-batch's (chunk's) activations kept for backward; under full
   /// recomputation its inputs and the largest block's recomputed tensors.
   double KeptPerMicroBatch = 0, InputsPerMicroBatch = 0, LargestBlockSaved = 0;

@@ -189,8 +189,6 @@ private:
     return llvm::Error::success();
   }
 
-  bool isMixed() const { return isMixedPrecision(O.DType); }
-
   /// Storage of float tensors moves to the training type, from whatever
   /// type the graph stores them in (an fp16 export trained in fp16 moves
   /// its bytes as they are). Work of other types is scaled as fp32, as
@@ -545,8 +543,7 @@ private:
     R.CapacityBytes = Dev.mainMemory().CapacityBytes;
     const ModelStateBytes States =
         modelStateBytes(O.Optimizer, O.DType, O.Fp32Gradients);
-    const double Wbytes = States.Weights, Gbytes = States.Gradients,
-                 StateBytes = States.Optimizer;
+    const double Wbytes = States.Weights, Gbytes = States.Gradients;
     const double Dp = O.Dp;
     std::vector<std::string> MemoryNotes; // per stage, with O.Explain
     for (unsigned S = 0; S < O.Pp; ++S) {
@@ -600,13 +597,10 @@ private:
                                   : 0;
       St.WorkspaceBytes += Gathered;
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
-      St.OptimizerBytes = St.Params * StateBytes / (O.Zero >= 1 ? Dp : 1);
+      St.OptimizerBytes = St.Params * States.Optimizer / (O.Zero >= 1 ? Dp : 1);
       if (O.Explain) {
         MemoryTerms T;
-        T.WeightBytes = Wbytes;
-        T.GradientBytes = Gbytes;
-        T.StateBytes = StateBytes;
-        T.MasterWeights = isMixed();
+        T.States = States;
         T.KeptPerMicroBatch = PerChunk;
         T.InputsPerMicroBatch = ChunkInputs / O.Vp;
         T.LargestBlockSaved = MaxBlockSaved;

@@ -34,23 +34,23 @@ KernelPlan trainingKernels(const ir::Graph &G, const GraphWork &Work,
 GraphWork trainingWork(const ir::Graph &G) {
   GraphWork W = computeWork(G);
   for (const auto &N : G.nodes()) {
-    OpWork &D = W.Nodes[N->index()];
-    if (N->opType() == "Dropout" && !D.IsView && N->input(0) && !N->output(1)) {
+    OpWork &NW = W.Nodes[N->index()];
+    if (N->opType() == "Dropout" && !NW.IsView && N->input(0) &&
+        !N->output(1)) {
       const double Mask = droppedMaskBytes(*N);
-      D.BytesWritten += Mask;
-      D.SideBytesWritten += Mask;
+      NW.BytesWritten += Mask;
+      NW.SideBytesWritten += Mask;
       W.Total.BytesWritten += Mask;
-      D.Formula += " + its 1-byte mask, which backward reads";
+      NW.Formula += " + its 1-byte mask, which backward reads";
     }
     if (N->opType() == "BatchNormalization" && N->input(0)) {
-      OpWork &B = W.Nodes[N->index()];
       const double X = static_cast<double>(N->input(0)->bytes());
       const double Stats = 3.0 * N->input(0)->numElements(); // x, x^2 sums
-      B.BytesRead += X;
-      B.Flops += Stats;
+      NW.BytesRead += X;
+      NW.Flops += Stats;
       W.Total.BytesRead += X;
       W.Total.Flops += Stats;
-      B.Formula += " + batch statistics (input read twice)";
+      NW.Formula += " + batch statistics (input read twice)";
     }
   }
   return W;
