@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "costmodels/Collectives.h"
+#include "costmodels/NcclTuning.h"
 
 #include "hwdb/Units.h"
 
@@ -48,6 +49,22 @@ const char *perfc::cost::name(CommAlgorithm A) {
     return "hierarchical";
   case CommAlgorithm::Direct:
     return "direct";
+  }
+  return "auto";
+}
+
+const char *perfc::cost::name(CommProtocol P) {
+  switch (P) {
+  case CommProtocol::Auto:
+    return "auto";
+  case CommProtocol::LL:
+    return "LL";
+  case CommProtocol::LL128:
+    return "LL128";
+  case CommProtocol::Simple:
+    return "Simple";
+  case CommProtocol::AlphaBeta:
+    return "alpha-beta";
   }
   return "auto";
 }
@@ -348,12 +365,14 @@ struct Fabric {
 };
 
 CommTime makeTime(CommAlgorithm A, double Latency, double Bandwidth,
-                  std::string Explain) {
+                  std::string Explain,
+                  CommProtocol P = CommProtocol::AlphaBeta) {
   CommTime T;
   T.LatencySeconds = Latency;
   T.BandwidthSeconds = Bandwidth;
   T.Seconds = Latency + Bandwidth;
   T.Algorithm = A;
+  T.Protocol = P;
   T.Explain = std::move(Explain);
   return T;
 }
@@ -514,6 +533,182 @@ CommTime broadcast(double B, const Fabric &F, bool Explain) {
                       .str());
 }
 
+//===--- Under NCCL's protocols (NcclTuning.h) ----------------------------===//
+
+/// floor(log2(X)) for X >= 1, as NCCL's log2i.
+unsigned floorLog2(unsigned X) {
+  unsigned R = 0;
+  while (X >>= 1)
+    ++R;
+  return R;
+}
+
+/// NCCL's latency of one call with algorithm A and protocol P whose steps
+/// cross IntraHops links inside nodes and InterHops between them: base +
+/// hops x each link's hop latency under P.
+struct NcclLatency {
+  double Base = 0, IntraHops = 0, HopIntra = 0, InterHops = 0, HopInter = 0;
+
+  NcclLatency(const Fabric &F, nccl::Algo A, CommProtocol P, double Intra,
+              double Inter)
+      : Base(nccl::baseSeconds(A, P)), IntraHops(Intra), InterHops(Inter) {
+    if (IntraHops > 0)
+      HopIntra = nccl::hopSeconds(*F.Intra, A, P, F.M > 1);
+    if (InterHops > 0)
+      HopInter = nccl::hopSeconds(*F.Inter, A, P);
+  }
+  double seconds() const {
+    return Base + IntraHops * HopIntra + InterHops * HopInter;
+  }
+  /// "<base> + <n> x <hop>[ + <n> x <hop>]", leaving out hops never taken.
+  std::string terms() const {
+    std::string S = secs(Base);
+    if (IntraHops > 0)
+      S += " + " + alphaTerm(IntraHops, HopIntra);
+    if (InterHops > 0)
+      S += " + " + alphaTerm(InterHops, HopInter);
+    return S;
+  }
+};
+
+/// "<factor> x <bytes> / (<bw> x <share>)"
+std::string sharedBetaTerm(double Factor, double B, double Bw, double Share) {
+  return fmt(Factor) + " x " + bytes(B) + " / (" + rate(Bw) + " x " +
+         fmt(Share) + ")";
+}
+
+/// Ring all-reduce (Phases 2), reduce-scatter and all-gather (Phases 1).
+CommTime ncclRing(Collective C, double B, const Fabric &F, unsigned Phases,
+                  CommProtocol P, bool Explain) {
+  const double N = F.N;
+  const double Factor = Phases * (N - 1) / N;
+  const double InterSteps = Phases * (F.M - 1.0);
+  const double IntraSteps = Phases * (N - 1) - InterSteps;
+  const double Share = nccl::bandwidthShare(nccl::Algo::Ring, P, C, F.M);
+  const double Beta = Factor * B / (F.ringBw() * Share);
+  const NcclLatency Lat(F, nccl::Algo::Ring, P, IntraSteps, InterSteps);
+  const double Plateau = nccl::ringPlateauFactor(P, C, F.M, F.N, B);
+  const double Alpha = Plateau * Lat.seconds();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Ring, Alpha, Beta, {}, P);
+  const char *Formula =
+      F.M == 1 ? (Phases == 2 ? "base + 2(n-1) x hop + 2(n-1)/n x B / (bw x "
+                                "share)"
+                              : "base + (n-1) x hop + (n-1)/n x B / (bw x "
+                                "share)")
+               : (Phases == 2 ? "base + 2(n-m) x hop_intra + 2(m-1) x "
+                                "hop_inter + 2(n-1)/n x B / (bw x share)"
+                              : "base + (n-m) x hop_intra + (m-1) x "
+                                "hop_inter + (n-1)/n x B / (bw x share)");
+  std::string Terms = Lat.terms();
+  if (Plateau != 1)
+    Terms = fmt(Plateau) + " x (" + Terms + ")";
+  return makeTime(
+      CommAlgorithm::Ring, Alpha, Beta,
+      llvm::formatv("ring {0}, {1}, NCCL {2}: {3} = {4} + {5} = {6}; {7}{8}",
+                    name(C), F.placement(), name(P), Formula, Terms,
+                    sharedBetaTerm(Factor, B, F.ringBw(), Share),
+                    secs(Alpha + Beta), F.ringNote(),
+                    Plateau != 1 ? "; latency x 1.9, NCCL's ring plateau "
+                                   "across nodes"
+                                 : "")
+          .str(),
+      P);
+}
+
+CommTime ncclTree(double B, const Fabric &F, CommProtocol P, bool Explain) {
+  const double Share =
+      nccl::bandwidthShare(nccl::Algo::Tree, P, Collective::AllReduce, F.M);
+  const double Beta = 2 * B / (F.ringBw() * Share);
+  // A chain inside each node, a binary tree across nodes, up and down.
+  const NcclLatency Lat(F, nccl::Algo::Tree, P, 2.0 * (F.K - 1),
+                        2.0 * floorLog2(F.M));
+  const double Alpha = Lat.seconds();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Tree, Alpha, Beta, {}, P);
+  return makeTime(
+      CommAlgorithm::Tree, Alpha, Beta,
+      llvm::formatv("tree all-reduce, {0}, NCCL {1}: base + 2 x ((k-1) x "
+                    "hop_intra + floor(log2 m) x hop_inter) + 2 x B / (bw x "
+                    "share) = {2} + {3} = {4}; {5}",
+                    F.placement(), name(P), Lat.terms(),
+                    sharedBetaTerm(2, B, F.ringBw(), Share), secs(Alpha + Beta),
+                    F.ringNote())
+          .str(),
+      P);
+}
+
+/// Two levels, each phase one NCCL call: Phases intra-node rings over k
+/// ranks (reduce-scatter, and all-gather for an all-reduce) and one ring of
+/// collective C over the m nodes.
+CommTime ncclHierarchical(Collective C, double B, const Fabric &F,
+                          unsigned Phases, CommProtocol P, bool Explain) {
+  if (F.K == 1 || F.M == 1) {
+    CommTime T = ncclRing(C, B, F, Phases, P, Explain);
+    T.Algorithm = CommAlgorithm::Hierarchical;
+    if (Explain)
+      T.Explain = "hierarchical = " + T.Explain + " (one level)";
+    return T;
+  }
+  const double K = F.K, M = F.M;
+  const double Base = nccl::baseSeconds(nccl::Algo::Ring, P);
+  // The intra-node calls run on one node each: no multi-node LL penalty.
+  const double IntraShare = nccl::bandwidthShare(
+      nccl::Algo::Ring, P, Collective::ReduceScatter, /*Nodes=*/1);
+  const double InterShare = nccl::bandwidthShare(nccl::Algo::Ring, P, C, F.M);
+  const double HopIntra = nccl::hopSeconds(*F.Intra, nccl::Algo::Ring, P);
+  const double HopInter = nccl::hopSeconds(*F.Inter, nccl::Algo::Ring, P);
+  const double Plateau = nccl::ringPlateauFactor(P, C, F.M, F.M, B / K);
+  const double IntraFactor = Phases * (K - 1) / K;
+  const double InterFactor = Phases * (M - 1) / M;
+  const double IntraBeta = IntraFactor * B / (F.intraBw() * IntraShare);
+  const double InterBeta = InterFactor * B / (F.nodeBw() * InterShare);
+  const double IntraAlpha = Phases * Base + Phases * (K - 1) * HopIntra;
+  const double InterAlpha = Plateau * (Base + Phases * (M - 1) * HopInter);
+  const double Beta = IntraBeta + InterBeta, Alpha = IntraAlpha + InterAlpha;
+  if (!Explain)
+    return makeTime(CommAlgorithm::Hierarchical, Alpha, Beta, {}, P);
+  std::string Inter =
+      secs(Base) + " + " + alphaTerm(Phases * (M - 1), HopInter);
+  if (Plateau != 1)
+    Inter = fmt(Plateau) + " x (" + Inter + ")";
+  return makeTime(
+      CommAlgorithm::Hierarchical, Alpha, Beta,
+      llvm::formatv(
+          "hierarchical {0}, {1}, NCCL {2}, {3} intra-node call{4} and one "
+          "across nodes: {5} x base + {6} x hop_intra + {7} + {8} + {9} = "
+          "{10}; bw_intra = {11}, bw_node = {12}",
+          name(C), F.placement(), name(P), Phases, Phases == 1 ? "" : "s",
+          Phases, alphaTerm(Phases * (K - 1), HopIntra), Inter,
+          sharedBetaTerm(IntraFactor, B, F.intraBw(), IntraShare),
+          sharedBetaTerm(InterFactor, B, F.nodeBw(), InterShare),
+          secs(Alpha + Beta), F.intraNote(), F.nodeNote())
+          .str(),
+      P);
+}
+
+CommTime ncclBroadcast(double B, const Fabric &F, CommProtocol P,
+                       bool Explain) {
+  const double Share =
+      nccl::bandwidthShare(nccl::Algo::Ring, P, Collective::Broadcast, F.M);
+  const double Beta = B / (F.ringBw() * Share);
+  const NcclLatency Lat(F, nccl::Algo::Ring, P, double(F.M) * (F.K - 1),
+                        F.M - 1.0);
+  const double Alpha = Lat.seconds();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Ring, Alpha, Beta, {}, P);
+  return makeTime(
+      CommAlgorithm::Ring, Alpha, Beta,
+      llvm::formatv("ring broadcast (pipelined), {0}, NCCL {1}: base + "
+                    "m(k-1) x hop_intra + (m-1) x hop_inter + B / (bw x "
+                    "share) = {2} + {3} = {4}; {5}",
+                    F.placement(), name(P), Lat.terms(),
+                    sharedBetaTerm(1, B, F.ringBw(), Share), secs(Alpha + Beta),
+                    F.ringNote())
+          .str(),
+      P);
+}
+
 /// One message over one link (p2pTime, p2pSeconds).
 CommTime linkTime(double Bytes, const hw::Link &L, bool Explain) {
   const double B = Bytes > 0 ? Bytes : 0;
@@ -576,9 +771,33 @@ llvm::SmallVector<CommAlgorithm, 3> algorithmsOf(Collective C,
   return {CommAlgorithm::Ring};
 }
 
-/// The time of C with algorithm A, which C has.
-CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
-                  bool Explain) {
+/// The time of C with algorithm A, which C has, under NCCL protocol P.
+CommTime ncclTimeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
+                      CommProtocol P, bool Explain) {
+  switch (C) {
+  case Collective::AllReduce:
+    if (A == CommAlgorithm::Tree)
+      return ncclTree(B, F, P, Explain);
+    if (A == CommAlgorithm::Hierarchical)
+      return ncclHierarchical(C, B, F, 2, P, Explain);
+    return ncclRing(C, B, F, 2, P, Explain);
+  case Collective::ReduceScatter:
+  case Collective::AllGather:
+    if (A == CommAlgorithm::Hierarchical)
+      return ncclHierarchical(C, B, F, 1, P, Explain);
+    return ncclRing(C, B, F, 1, P, Explain);
+  case Collective::Broadcast:
+    return ncclBroadcast(B, F, P, Explain);
+  case Collective::AllToAll:
+  case Collective::PointToPoint:
+    break;
+  }
+  return ncclRing(C, B, F, 2, P, Explain);
+}
+
+/// The time of C with algorithm A, which C has, in the alpha-beta forms.
+CommTime alphaBetaTimeWith(Collective C, double B, const Fabric &F,
+                           CommAlgorithm A, bool Explain) {
   switch (C) {
   case Collective::AllReduce:
     if (A == CommAlgorithm::Tree)
@@ -601,9 +820,55 @@ CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
   return ring(C, B, F, 2, Explain);
 }
 
+bool runsOnNccl(Collective C) {
+  return C != Collective::AllToAll && C != Collective::PointToPoint;
+}
+
+/// The time of C with algorithm A, which C has, under protocol P; Auto picks
+/// the fastest protocol NCCL enables for the group.
+CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
+                  CommProtocol P, bool Explain) {
+  if (P == CommProtocol::AlphaBeta || !runsOnNccl(C))
+    return alphaBetaTimeWith(C, B, F, A, Explain);
+  if (P != CommProtocol::Auto)
+    return ncclTimeWith(C, B, F, A, P, Explain);
+  llvm::SmallVector<CommProtocol, 3> Protocols = {CommProtocol::LL};
+  if (nccl::ll128Enabled(F.K > 1 ? F.Intra : nullptr,
+                         F.M > 1 ? F.Inter : nullptr))
+    Protocols.push_back(CommProtocol::LL128);
+  Protocols.push_back(CommProtocol::Simple);
+  llvm::SmallVector<CommTime, 3> Times;
+  size_t Best = 0;
+  for (CommProtocol Try : Protocols) {
+    Times.push_back(ncclTimeWith(C, B, F, A, Try, Explain));
+    if (Times.back().Seconds < Times[Best].Seconds)
+      Best = Times.size() - 1;
+  }
+  CommTime T = Times[Best];
+  if (Explain) {
+    std::string Others;
+    for (size_t I = 0; I < Times.size(); ++I)
+      if (I != Best)
+        Others += llvm::formatv("{0}{1} {2}", Others.empty() ? "" : ", ",
+                                name(Times[I].Protocol), secs(Times[I].Seconds))
+                      .str();
+    T.Explain += "; NCCL's model chose " + std::string(name(T.Protocol)) +
+                 " over " + Others;
+  }
+  return T;
+}
+
+/// "ring", or "ring/LL" under an NCCL protocol.
+std::string algorithmLabel(const CommTime &T) {
+  std::string S = name(T.Algorithm);
+  if (T.Protocol != CommProtocol::AlphaBeta)
+    S += std::string("/") + name(T.Protocol);
+  return S;
+}
+
 /// collectiveTime, or with Explain false collectiveSeconds.
 CommTime collective(Collective C, double Bytes, const CommGroup &G,
-                    CommAlgorithm A, bool Explain) {
+                    CommAlgorithm A, CommProtocol P, bool Explain) {
   const Fabric F(G);
   const llvm::SmallVector<CommAlgorithm, 3> Algs = algorithmsOf(C, F);
   const bool Has = std::find(Algs.begin(), Algs.end(), A) != Algs.end();
@@ -616,9 +881,15 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
   const CommAlgorithm Chosen =
       A == CommAlgorithm::Auto || (!Has && !OneLevelHier) ? Algs.front() : A;
 
+  // The protocol a result reports when nothing was priced.
+  const CommProtocol Reported = !runsOnNccl(C) || P == CommProtocol::AlphaBeta
+                                    ? CommProtocol::AlphaBeta
+                                : P == CommProtocol::Auto ? CommProtocol::Simple
+                                                          : P;
   if (F.N <= 1 || !(Bytes > 0)) {
     CommTime T;
     T.Algorithm = Chosen;
+    T.Protocol = Reported;
     if (Explain)
       T.Explain = F.N <= 1 ? "0 s (a group of 1 rank communicates nothing)"
                            : "0 s (no bytes to send)";
@@ -628,6 +899,7 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
     CommTime T;
     T.Seconds = T.BandwidthSeconds = Inf;
     T.Algorithm = Chosen;
+    T.Protocol = Reported;
     if (Explain)
       T.Explain = llvm::formatv("inf ({0} cannot run: {1}; give the group "
                                 "its links)",
@@ -637,7 +909,7 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
   }
 
   if (A != CommAlgorithm::Auto) {
-    CommTime T = timeWith(C, Bytes, F, Chosen, Explain);
+    CommTime T = timeWith(C, Bytes, F, Chosen, P, Explain);
     if (Explain && Chosen != A)
       T.Explain += llvm::formatv(" ({0} {1} does not exist; {2} used)", name(A),
                                  name(C), name(Chosen))
@@ -647,7 +919,7 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
   llvm::SmallVector<CommTime, 3> Times;
   size_t Best = 0;
   for (CommAlgorithm Try : Algs) {
-    Times.push_back(timeWith(C, Bytes, F, Try, Explain));
+    Times.push_back(timeWith(C, Bytes, F, Try, P, Explain));
     if (Times.back().Seconds < Times[Best].Seconds)
       Best = Times.size() - 1;
   }
@@ -658,10 +930,9 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
       if (I != Best)
         Others +=
             llvm::formatv("{0}{1} {2}", Others.empty() ? "" : ", ",
-                          name(Times[I].Algorithm), secs(Times[I].Seconds))
+                          algorithmLabel(Times[I]), secs(Times[I].Seconds))
                 .str();
-    T.Explain +=
-        "; auto chose " + std::string(name(T.Algorithm)) + " over " + Others;
+    T.Explain += "; auto chose " + algorithmLabel(T) + " over " + Others;
   }
   return T;
 }
@@ -677,13 +948,15 @@ double perfc::cost::p2pSeconds(double Bytes, const hw::Link &L) {
 }
 
 CommTime perfc::cost::collectiveTime(Collective C, double Bytes,
-                                     const CommGroup &G, CommAlgorithm A) {
-  return collective(C, Bytes, G, A, /*Explain=*/true);
+                                     const CommGroup &G, CommAlgorithm A,
+                                     CommProtocol P) {
+  return collective(C, Bytes, G, A, P, /*Explain=*/true);
 }
 
 double perfc::cost::collectiveSeconds(Collective C, double Bytes,
-                                      const CommGroup &G, CommAlgorithm A) {
-  return collective(C, Bytes, G, A, /*Explain=*/false).Seconds;
+                                      const CommGroup &G, CommAlgorithm A,
+                                      CommProtocol P) {
+  return collective(C, Bytes, G, A, P, /*Explain=*/false).Seconds;
 }
 
 double perfc::cost::busBandwidth(Collective C, double Bytes, unsigned Ranks,

@@ -65,16 +65,37 @@
 //  * point-to-point (Direct): p2pTime over Intra when the group fits in one
 //    node, else over one Inter port (bw x InterShare): B / bw + alpha.
 //
-// Auto picks the fastest algorithm that exists for the collective (ties go
-// to Ring). A group of one rank, or a buffer of no bytes, costs 0. A group
-// that needs a link it does not have (k > 1 without Intra, m > 1 without
-// Inter) costs +infinity, and the Explain string says which link is
-// missing, so that such a plan never looks cheap.
+// Those are the AlphaBeta forms (CommProtocol::AlphaBeta): the link's own
+// latency per step. NCCL adds to each call a fixed cost and moves the bytes
+// with one of three protocols, LL, LL128 and Simple, each with its own hop
+// latency and share of the bandwidth, and picks the algorithm and protocol
+// its own model predicts fastest (NcclTuning.h has the tables and source).
+// Under a protocol P the collectives NCCL runs become
 //
-// Not modelled: NCCL's protocol choice (LL/LL128/Simple) and its per-channel
-// overheads, in-switch reduction (NVLS/SHARP: NVSwitch gen 3 reaches a bus
-// bandwidth above the link rate for all-reduce), congestion and the fat
-// tree's oversubscription, and the compute of reductions.
+//   time = base(alg, P) + hops x hop(link, alg, P)
+//        + (beta term above) / share(alg, P)
+//
+// with NCCL's hop counts: a ring all-reduce takes 2(n-m) steps inside nodes
+// and 2(m-1) across (reduce-scatter and all-gather half of each); a tree
+// 2 x ((k-1) x hop_intra + floor(log2 m) x hop_inter) (a chain inside each
+// node); a broadcast m(k-1) and m-1; a hierarchical collective is one NCCL
+// call per phase, so it pays a base per phase. A tree's bandwidth is 0.9 of
+// bw_ring before its protocol's share. Small messages go LL (a base of
+// 3.6 us and 0.47 us a hop on NVLink, at a quarter of the bandwidth), large
+// ones Simple (8.4 us and 3.4 us a hop, the whole bandwidth). All-to-all
+// and point-to-point are not NCCL collectives and stay AlphaBeta.
+//
+// Auto picks the fastest algorithm that exists for the collective (ties go
+// to Ring), and CommProtocol::Auto the fastest protocol for each. A group of
+// one rank, or a buffer of no bytes, costs 0. A group that needs a link it does
+// not have (k > 1 without Intra, m > 1 without Inter) costs +infinity, and the
+// Explain string says which link is missing, so that such a plan never looks
+// cheap.
+//
+// Not modelled: NCCL's per-channel limits (NcclTuning.h), in-switch reduction
+// (NVLS/SHARP: NVSwitch gen 3 reaches a bus bandwidth above the link rate for
+// all-reduce), congestion and the fat tree's oversubscription, and the compute
+// of reductions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_COSTMODELS_COLLECTIVES_H
@@ -113,6 +134,22 @@ enum class CommAlgorithm : uint8_t {
 };
 /// "auto", "ring", "tree", "hierarchical", "direct".
 const char *name(CommAlgorithm A);
+
+/// How the collective library moves the bytes (NcclTuning.h).
+enum class CommProtocol : uint8_t {
+  /// What NCCL's tuner picks: the fastest of LL, LL128 (where NCCL enables
+  /// it by default: NVLink only) and Simple.
+  Auto,
+  LL,
+  LL128,
+  Simple,
+  /// The textbook alpha-beta forms: the link's latency per step and its
+  /// bandwidth, no library overhead. The closed forms in this header; also
+  /// what all-to-all and point-to-point always use.
+  AlphaBeta,
+};
+/// "auto", "LL", "LL128", "Simple", "alpha-beta".
+const char *name(CommProtocol P);
 
 /// The ranks of one collective and how they are connected. The links are
 /// borrowed from a hw::Cluster, which must outlive the group.
@@ -197,6 +234,8 @@ struct CommTime {
   double BandwidthSeconds = 0; ///< beta terms
   /// The algorithm priced (never Auto).
   CommAlgorithm Algorithm = CommAlgorithm::Ring;
+  /// The protocol priced (never Auto).
+  CommProtocol Protocol = CommProtocol::AlphaBeta;
   /// The formula with its numbers, like cost::explain(OpTime).
   std::string Explain;
 };
@@ -206,9 +245,10 @@ struct CommTime {
 /// all-to-all: what each rank sends in total; broadcast: the buffer; p2p:
 /// the message), as nccl-tests counts its "size". Non-positive (or NaN)
 /// Bytes cost 0. An algorithm the collective does not have falls back to
-/// the one it has (Explain says so).
+/// the one it has (Explain says so); all-to-all and point-to-point ignore P.
 CommTime collectiveTime(Collective C, double Bytes, const CommGroup &G,
-                        CommAlgorithm A = CommAlgorithm::Auto);
+                        CommAlgorithm A = CommAlgorithm::Auto,
+                        CommProtocol P = CommProtocol::Auto);
 
 /// One message over one link: Bytes / (bandwidth x efficiency) + latency.
 CommTime p2pTime(double Bytes, const hw::Link &L);
@@ -219,7 +259,8 @@ CommTime p2pTime(double Bytes, const hw::Link &L);
 /// GPT-3 175B spent half its instructions formatting explanations nobody
 /// read).
 double collectiveSeconds(Collective C, double Bytes, const CommGroup &G,
-                         CommAlgorithm A = CommAlgorithm::Auto);
+                         CommAlgorithm A = CommAlgorithm::Auto,
+                         CommProtocol P = CommProtocol::Auto);
 double p2pSeconds(double Bytes, const hw::Link &L);
 
 /// nccl-tests' bus bandwidth of a time (PERFORMANCE.md): algbw = Bytes /

@@ -42,7 +42,9 @@ struct Link {
   LinkKind Kind = LinkKind::PCIe;
   std::string Description;
   double BandwidthBytesPerSecond = 0;
-  /// One-way small-message latency, the alpha of alpha-beta models.
+  /// One-way small-message latency, the alpha of alpha-beta models; for
+  /// links NCCL drives, its ring LL hop (costmodels/NcclTuning.h scales the
+  /// other protocols' hops from it).
   double LatencySeconds = 0;
   /// Share of the bandwidth that transfers reach.
   double Efficiency = 1.0;

@@ -810,7 +810,7 @@ add_test(NAME cli.train_comm_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
                  --train --tp 2 --dp 4 --global-batch 8 --explain --ops 0)
 set_tests_properties(cli.train_comm_explain PROPERTIES PASS_REGULAR_EXPRESSION
-  "tp 2, stage 0, per micro-batch: [0-9]+ x all-reduce of [0-9.]+ [KM]B \\([0-9.]+ [mu]s in all\\), each ring all-reduce, 2 ranks on 1 node: 2\\(n-1\\)/n x B / bw")
+  "tp 2, stage 0, per micro-batch: [0-9]+ x all-reduce of [0-9.]+ [KM]B \\([0-9.]+ [mu]s in all\\), each ring all-reduce, 2 ranks on 1 node, NCCL (LL|LL128|Simple): base \\+ 2\\(n-1\\) x hop \\+ 2\\(n-1\\)/n x B / \\(bw x share\\)")
 # How the peak stage's memory adds up, in the JSON too.
 add_test(NAME cli.train_memory_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100

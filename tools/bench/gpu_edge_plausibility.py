@@ -316,38 +316,39 @@ figures are no longer counted (item 8).
    row GEMMs 1/N of their rows, 1/N of the heads and of the key/value
    cache, the vocabulary split) and, after each row-parallel GEMM and the
    embedding, an all-reduce over the cluster's NVSwitch (the collective
-   model of issue 4, plus one kernel launch), the logits all-gathered. The
+   model of issue 4 under NCCL's protocols, plus one kernel launch), the
+   logits all-gathered. The
    published systems do not name their interconnect; both are priced on
    the bundled DGX (NVSwitch). TensorRT-LLM v0.5, LLaMA 70B on 4 GPUs:
-   2048-token prefill A100 +1%, H100 FP8 -26% (as at TP 1, item 12); the
-   128-token rows -35% / -54%, the per-request cost of item 12 again.
-   Falcon 180B on 8 GPUs (`perfc zoo gpt --kv-heads 8`): A100 +2% (2048
-   tokens) and -18% (128); H100 FP8 -44% and -48%. The H100 figures are
+   2048-token prefill A100 +2%, H100 FP8 -22% (as at TP 1, item 12); the
+   128-token rows -29% / -46%, the per-request cost of item 12 again.
+   Falcon 180B on 8 GPUs (`perfc zoo gpt --kv-heads 8`): A100 +3% (2048
+   tokens) and -9% (128); H100 FP8 -41% and -34%. The H100 figures are
    2.5x (Falcon) and 3.5x (LLaMA 70B) faster than A100's where perfc's
    FP8 prices are 4.5x and 4.7x: consistent with a context phase that ran
    mostly in FP16 in this first FP8 release (item 12), which perfc does
    not assume.
    LMDeploy v0.1.0a1 on A100-80G: Llama-2-13B on one GPU (5 decoding rows
-   and the prefill) within 9%; InternLM-20B on 2 GPUs within 14%;
-   Llama-2-70B on 4 GPUs: prefill -5%, decoding -10% (batch 1) to -22%
-   (batch 64). The decoding rows fall further below the figures as the
-   degree and the batch grow (tp 1: +5% to +9%, tp 2: -1% to -14%, tp 4:
-   -10% to -22%): a step of Llama-2-70B on 4 GPUs runs 161 all-reduces of
-   16 KB (batch 1) to 1 MB (batch 64), which perfc prices at 7 to 15 us
-   each (alpha-beta at the link's full efficiency, plus a launch). From
-   batch 1 to 64 the figures grow by 8 ms, perfc by 2.7 ms; were the
-   all-reduces all of the difference, each would take about 33 us more
-   than priced at batch 64. The collective model leaves out NCCL's protocols (LL, LL128,
-   Simple: below ~1 MB NCCL's LL protocol moves half the bytes per line
-   and its tuning model adds a base latency of 3.6-6.6 us per collective,
-   src/graph/tuning.cc) and is cited as such in costmodels/Collectives.h;
-   it was not changed to fit these rows. Nor is the interconnect the
-   cause: priced over PCIe 4.0 instead (an 8-GPU server without NVLink,
-   which the table does not rule out), Llama-2-70B's decoding rows would
-   fit (-8% to +3%), but its 2048-token prefill, whose 161 all-reduces
-   carry 34 MB each, would take 659 ms against the 402 measured; the
-   prefill says NVLink-class bandwidth, the decoding steps a cost per
-   small collective above the alpha-beta model's.
+   and the prefill) within 9%; InternLM-20B on 2 GPUs within 7%;
+   Llama-2-70B on 4 GPUs: prefill -4%, decoding -6% to -15% (batch 64).
+   A step of Llama-2-70B on 4 GPUs runs 161 all-reduces of 16 KB (batch
+   1) to 1 MB (batch 64). The alpha-beta model had priced them at 7 to 15
+   us each, with the link's latency per ring step and nothing else, and
+   the decoding rows fell further below the figures as the degree and the
+   batch grew (tp 2: -1% to -14%, tp 4: -10% to -22%). NCCL itself picks
+   a protocol per call from its own model (src/graph/tuning.cc): a base
+   latency of 3.6 us (LL) to 10 us (LL128) per call, longer hops for the
+   protocols that keep more bandwidth, and LL at a quarter of the
+   bandwidth; costmodels/NcclTuning.h now prices every collective so
+   (2026-12-06), for every row and for training alike, fitted to none.
+   Decoding on 2 GPUs moved to +1% / -7%, on 4 to -6% / -15%, the prefill
+   rows by +1%. From batch 1 to 64 the figures grow by 8 ms, perfc by 4.3
+   ms (2.7 ms before). Nor is the interconnect the cause of what remains:
+   priced over PCIe 4.0 instead (an 8-GPU server without NVLink, which the
+   table does not rule out), Llama-2-70B's decoding rows had fitted (-8%
+   to +3%), but its 2048-token prefill, whose 161 all-reduces carry 34 MB
+   each, would take 659 ms against the 402 measured; the prefill says
+   NVLink-class bandwidth.
 15. **Generation throughput (counted apart, `llm`; 2026-12-06)**:
    TensorRT-LLM v0.6.1's Peak Throughput table for A100 in FP16 (static
    batches of gptSessionBenchmark, up to 1,280 sequences), priced as the
@@ -356,10 +357,11 @@ figures are no longer counted (item 8).
    GPUs): 12 of 13 within 20%. On one GPU (GPT-J 6B, LLaMA 7B, 128 or
    2048 tokens in and out) +0% to +10%: prefill and decoding priced apart,
    each as items 12 and 13 checked them, add up to what the runtime
-   measures over a whole request; split over 2 GPUs -4% to +0%, LLaMA 70B
-   on 4 -5% to -15%, Falcon 180B on 8 -9% (128 tokens out) and -37%
+   measures over a whole request; split over 2 GPUs -1% to +2%, LLaMA 70B
+   on 4 -4% to -12%, Falcon 180B on 8 -8% (128 tokens out) and -31%
    (2048 out: decoding steps of batch 128 with 161 all-reduces of 3.8 MB
-   each over 8 GPUs, item 14's small-message costs). The A100 table's
+   each over 8 GPUs; -37% before NCCL's protocols were priced, item 14;
+   the rest is not explained). The A100 table's
    unit says "out tok/s" where the H100 table says "out tok/s/GPU"; it is
    read per GPU, which the document's own figures require: read as a
    total, LLaMA 70B would run 16x faster per GPU on H100 (2,657 at TP 2)
@@ -369,7 +371,7 @@ figures are no longer counted (item 8).
    one-GPU rows are the same either way.)
    The H100 table (FP8 weights, activations and cache; "out tok/s/GPU"):
    on one GPU 8 of 8 within 14% (-14% to +5%); split over 2 to 8 GPUs
-   LLaMA 70B -27% to -54% and Falcon 180B -22% to -55%. Those batches
+   LLaMA 70B -26% to -50% and Falcon 180B -21% to -52%. Those batches
    (96 to 1,024 sequences) are compute-bound in perfc, as the 2048-token
    prefill rows of items 12 and 14 are (-20% to -44% on H100 in FP8,
    within 10% on A100 in FP16): where FP8 arithmetic dominates, perfc's
