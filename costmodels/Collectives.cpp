@@ -824,14 +824,32 @@ bool runsOnNccl(Collective C) {
   return C != Collective::AllToAll && C != Collective::PointToPoint;
 }
 
+/// A SoC's processors share memory through their runtime (QNN, TensorRT's
+/// DLA path), not through NCCL: their groups keep the alpha-beta forms
+/// unless a protocol is asked for.
+bool overSharedMemory(const Fabric &F) {
+  const auto Shared = [](const hw::Link *L) {
+    return L && L->Kind == hw::LinkKind::SharedMemory;
+  };
+  return (F.K > 1 && Shared(F.Intra)) || (F.M > 1 && Shared(F.Inter));
+}
+
+/// The protocol C is priced with: AlphaBeta where NCCL does not run it.
+CommProtocol protocolFor(Collective C, const Fabric &F, CommProtocol P) {
+  if (!runsOnNccl(C) || (P == CommProtocol::Auto && overSharedMemory(F)))
+    return CommProtocol::AlphaBeta;
+  return P;
+}
+
 /// The time of C with algorithm A, which C has, under protocol P; Auto picks
 /// the fastest protocol NCCL enables for the group.
 CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
                   CommProtocol P, bool Explain) {
-  if (P == CommProtocol::AlphaBeta || !runsOnNccl(C))
+  const CommProtocol Priced = protocolFor(C, F, P);
+  if (Priced == CommProtocol::AlphaBeta)
     return alphaBetaTimeWith(C, B, F, A, Explain);
-  if (P != CommProtocol::Auto)
-    return ncclTimeWith(C, B, F, A, P, Explain);
+  if (Priced != CommProtocol::Auto)
+    return ncclTimeWith(C, B, F, A, Priced, Explain);
   llvm::SmallVector<CommProtocol, 3> Protocols = {CommProtocol::LL};
   if (nccl::ll128Enabled(F.K > 1 ? F.Intra : nullptr,
                          F.M > 1 ? F.Inter : nullptr))
@@ -882,10 +900,9 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
       A == CommAlgorithm::Auto || (!Has && !OneLevelHier) ? Algs.front() : A;
 
   // The protocol a result reports when nothing was priced.
-  const CommProtocol Reported = !runsOnNccl(C) || P == CommProtocol::AlphaBeta
-                                    ? CommProtocol::AlphaBeta
-                                : P == CommProtocol::Auto ? CommProtocol::Simple
-                                                          : P;
+  const CommProtocol Priced = protocolFor(C, F, P);
+  const CommProtocol Reported =
+      Priced == CommProtocol::Auto ? CommProtocol::Simple : Priced;
   if (F.N <= 1 || !(Bytes > 0)) {
     CommTime T;
     T.Algorithm = Chosen;

@@ -83,7 +83,8 @@
 // bw_ring before its protocol's share. Small messages go LL (a base of
 // 3.6 us and 0.47 us a hop on NVLink, at a quarter of the bandwidth), large
 // ones Simple (8.4 us and 3.4 us a hop, the whole bandwidth). All-to-all
-// and point-to-point are not NCCL collectives and stay AlphaBeta.
+// and point-to-point are not NCCL collectives and stay AlphaBeta, as do
+// groups over a SoC's shared memory (no NCCL there) under Auto.
 //
 // Auto picks the fastest algorithm that exists for the collective (ties go
 // to Ring), and CommProtocol::Auto the fastest protocol for each. A group of

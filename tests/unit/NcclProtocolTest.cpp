@@ -178,6 +178,29 @@ TEST_SUITE("collectives.nccl") {
     }
   }
 
+  TEST_CASE("a SoC's shared memory keeps the alpha-beta forms") {
+    const hw::Cluster C = clusterFromYaml(R"(cluster:
+  name: soc
+  nodes:
+    - count: 1
+      device: t4
+      devices_per_node: 2
+      intra_node_link: {name: shared, kind: shared_memory, bandwidth: 50 GB/s, latency: 10 us, efficiency: 1}
+)",
+                                          "soc.yaml");
+    const CommGroup G = groupOn(C, 2);
+    // No NCCL on a SoC: 2 x 1/2 x 1 MB / 50 GB/s + 2 x 10 us.
+    const CommTime T = collectiveTime(Collective::AllReduce, 1 * MB, G);
+    CHECK(T.Protocol == CommProtocol::AlphaBeta);
+    CHECK(T.Seconds == near(20 * us + 20 * us));
+    CHECK(collectiveSeconds(Collective::AllReduce, 1 * MB, G) ==
+          near(T.Seconds));
+    // Asked for, a protocol is priced all the same.
+    CHECK(collectiveTime(Collective::AllReduce, 1 * MB, G, CommAlgorithm::Ring,
+                         CommProtocol::LL)
+              .Protocol == CommProtocol::LL);
+  }
+
   TEST_CASE("NCCL's tables scale with the link's own latency") {
     hw::Link Pcie;
     Pcie.Kind = hw::LinkKind::PCIe;
