@@ -227,6 +227,13 @@ llvm::Optional<ir::DType> parseType(const std::string &S,
 
 } // namespace
 
+cost::CommProtocol commProtocol(const std::string &Name) {
+  const llvm::Optional<cost::CommProtocol> P = commProtocolNamed(Name);
+  if (!P)
+    throwError(unknownName("comm protocol", Name, CommProtocolChoices));
+  return *P;
+}
+
 perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   perfc::TrainOptions O;
   O.Dp = T.dp;
@@ -247,6 +254,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (llvm::Error E = parseGradCompression(
           T.gradCompression, "grad compression", O.GradCompression))
     throwError(std::move(E));
+  O.Protocol = commProtocol(T.commProtocol);
   if (T.inputRate != 0)
     if (llvm::Error E = setInputRate(T.inputRate, "input rate (0: none)", O))
       throwError(std::move(E));
@@ -323,6 +331,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (llvm::Error E = checkTensorParallel(MI.Graph, Options.tensorParallel))
       throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
     PO.TensorParallel = *Group;
+    PO.TensorParallel->Protocol = commProtocol(Options.commProtocol);
   }
   if (Options.flashAttention)
     if (llvm::Error E = checkFlashAttention(MI.Graph))

@@ -43,6 +43,9 @@ struct Plan::Impl {
 /// The API's training options as the passes' (micro-batch as given);
 /// throws Error on a bad name.
 perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch);
+/// The protocol a commProtocol string names; throws perfc::api::Error
+/// listing the choices when it names none.
+cost::CommProtocol commProtocol(const std::string &Name);
 
 /// The passes' training report as the API's summary.
 TrainSummary summarize(const TrainReport &T);

@@ -87,6 +87,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.optimizer = Options.optimizer;
   Base.partition = Options.partition;
   Base.gradCompression = Options.gradCompression;
+  Base.commProtocol = Options.commProtocol;
   Base.zero = Options.zero.value_or(0);
   perfc::TrainOptions TrainOpts = trainOptions(Base, MI.Batch);
   TrainOpts.Unfused = !Options.fusion;
@@ -201,6 +202,7 @@ TrainOptions Plan::strategy() const {
   T.optimizer = name(O.Optimizer);
   T.partition = name(O.Split);
   T.gradCompression = gradCompressionName(O.GradCompression);
+  T.commProtocol = cost::name(O.Protocol);
   T.zero = O.Zero;
   return T;
 }

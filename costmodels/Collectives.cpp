@@ -886,8 +886,9 @@ std::string algorithmLabel(const CommTime &T) {
 
 /// collectiveTime, or with Explain false collectiveSeconds.
 CommTime collective(Collective C, double Bytes, const CommGroup &G,
-                    CommAlgorithm A, CommProtocol P, bool Explain) {
+                    CommAlgorithm A, CommProtocol Asked, bool Explain) {
   const Fabric F(G);
+  const CommProtocol P = Asked == CommProtocol::Auto ? G.Protocol : Asked;
   const llvm::SmallVector<CommAlgorithm, 3> Algs = algorithmsOf(C, F);
   const bool Has = std::find(Algs.begin(), Algs.end(), A) != Algs.end();
   // Hierarchical on a one-level group is priced (it equals the ring) even

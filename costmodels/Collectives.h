@@ -164,6 +164,10 @@ struct CommGroup {
   /// Inter ports per node the group may use (0 is read as 1); a node drives
   /// at most RanksPerNode of them, one per rank.
   unsigned NicsPerNode = 1;
+  /// The protocol its collectives use when a caller asks for
+  /// CommProtocol::Auto: Auto is NCCL's own choice per call; another value
+  /// pins one, as NCCL_PROTO does (or the alpha-beta forms).
+  CommProtocol Protocol = CommProtocol::Auto;
   /// Share of each of those ports the group has to itself, in (0, 1]: below
   /// 1 when more groups than ports communicate across a node at once (with
   /// one NIC per node, the 8 data-parallel groups of an 8-GPU node get 1/8

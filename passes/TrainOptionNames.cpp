@@ -43,6 +43,16 @@ llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S) {
       .Default(llvm::None);
 }
 
+llvm::Optional<cost::CommProtocol> commProtocolNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<cost::CommProtocol>>(S.lower())
+      .Case("auto", cost::CommProtocol::Auto)
+      .Case("ll", cost::CommProtocol::LL)
+      .Case("ll128", cost::CommProtocol::LL128)
+      .Case("simple", cost::CommProtocol::Simple)
+      .Case("alpha-beta", cost::CommProtocol::AlphaBeta)
+      .Default(llvm::None);
+}
+
 llvm::Error unknownName(llvm::StringRef What, llvm::StringRef S,
                         llvm::StringRef Choices) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -30,6 +30,8 @@ inline constexpr const char OptimizerChoices[] = "sgd, momentum or adam";
 inline constexpr const char PartitionChoices[] = "balanced or even";
 inline constexpr const char ScheduleChoices[] = "1f1b or gpipe";
 inline constexpr const char GradCompressionChoices[] = "none, fp16 or topk:R";
+inline constexpr const char CommProtocolChoices[] =
+    "auto, LL, LL128, Simple or alpha-beta";
 
 /// The value a name stands for; None when it is none of the choices.
 llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S);
@@ -39,6 +41,9 @@ llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S);
 llvm::Optional<OptimizerKind> optimizerNamed(llvm::StringRef S);
 llvm::Optional<Partition> partitionNamed(llvm::StringRef S);
 llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S);
+/// NCCL's protocol names in any case, as NCCL_PROTO reads them ("ll128",
+/// "Simple"), "auto" and "alpha-beta"; cost::name gives them back.
+llvm::Optional<cost::CommProtocol> commProtocolNamed(llvm::StringRef S);
 
 /// "unknown What 'S': use Choices".
 llvm::Error unknownName(llvm::StringRef What, llvm::StringRef S,

@@ -41,7 +41,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           O.SequenceParallel,
           uint8_t(O.Recomp),
           uint8_t(O.DType),
-          uint8_t(O.Layout)};
+          uint8_t(O.Layout),
+          uint8_t(O.Protocol)};
 }
 
 const std::vector<UnitCost> *
@@ -174,6 +175,7 @@ private:
       if (!Gr)
         return Gr.takeError();
       *Group = *Gr;
+      Group->Protocol = O.Protocol;
     }
     // Neighbouring pipeline stages are Tensor x Data ranks apart: another
     // node once that fills a node.

@@ -105,6 +105,11 @@ struct TrainOptions {
   bool Fp32Gradients = false;
   /// Gradient compression on the data-parallel exchange.
   cost::Compression GradCompression;
+  /// The protocol of the tensor- and data-parallel collectives: Auto prices
+  /// each as NCCL's own model picks it (costmodels/NcclTuning.h); LL, LL128
+  /// or Simple pin one, as NCCL_PROTO does; AlphaBeta keeps the textbook
+  /// forms (the link's latency per step, no library overhead).
+  cost::CommProtocol Protocol = cost::CommProtocol::Auto;
   /// Run every op as its own kernel, as an eager framework does (PyTorch
   /// without torch.compile or hand-fused kernels: a convolution, its
   /// BatchNormalization, ReLU and residual Add are four kernels, each
@@ -328,8 +333,8 @@ public:
     return U + 1 < CutBytes.size() ? CutBytes[U] : 0;
   }
 
-  using UnitKey =
-      std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t>;
+  using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
+                             uint8_t, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);

@@ -204,20 +204,22 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             return Fail("'train." + K.str() + "' must be true or false");
           (K == "sp" ? Tr.sp : Tr.flashAttention) = *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
-                   K == "partition" || K == "grad_compression") {
+                   K == "partition" || K == "grad_compression" ||
+                   K == "comm_protocol") {
           if (!(S = Str()))
             return Fail("'train." + K.str() + "' must be a string");
-          (K == "recompute"   ? Tr.recompute
-           : K == "dtype"     ? Tr.dtype
-           : K == "optimizer" ? Tr.optimizer
-           : K == "partition" ? Tr.partition
-                              : Tr.gradCompression) = *S;
+          (K == "recompute"          ? Tr.recompute
+           : K == "dtype"            ? Tr.dtype
+           : K == "optimizer"        ? Tr.optimizer
+           : K == "partition"        ? Tr.partition
+           : K == "grad_compression" ? Tr.gradCompression
+                                     : Tr.commProtocol) = *S;
         } else {
           return Fail("unknown key 'train." + K.str() +
                       "': use dp, tp, pp, vp, sp, micro_batch, "
                       "global_batch, recompute, dtype, optimizer, "
-                      "partition, grad_compression, zero, input_rate, "
-                      "flash_attention");
+                      "partition, grad_compression, comm_protocol, zero, "
+                      "input_rate, flash_attention");
         }
       }
       J.Predict.train = Tr;

@@ -201,6 +201,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "(data loader: decode, augmentation), all its GPUs together; "
                "a step waits when loading its share takes longer"),
       cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<std::string> CommProtocolOpt(
+      "comm-protocol",
+      cl::desc("Protocol of the tensor- and data-parallel collectives (and "
+               "of --tp inference): auto prices each as NCCL's own model "
+               "picks it; LL, LL128 or Simple pin one, as NCCL_PROTO does; "
+               "alpha-beta keeps the textbook forms"),
+      cl::init("auto"), cl::value_desc("auto|LL|LL128|Simple|alpha-beta"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> GradCompression(
       "grad-compression",
       cl::desc("Data-parallel gradient compression: none, fp16, or topk:R "
@@ -315,6 +323,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       frameworkNamed(FrameworkOpt);
   if (!TargetFramework)
     return fail(unknownName("--framework", FrameworkOpt, FrameworkChoices));
+  const llvm::Optional<cost::CommProtocol> Protocol =
+      commProtocolNamed(CommProtocolOpt);
+  if (!Protocol)
+    return fail(
+        unknownName("--comm-protocol", CommProtocolOpt, CommProtocolChoices));
   if (ModelPath.empty())
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
@@ -363,6 +376,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Unfused = NoFusion;
     TrainOpts.FlashAttention = FlashAttentionOpt;
     TrainOpts.Layout = *Layout;
+    TrainOpts.Protocol = *Protocol;
     const llvm::Optional<PipelineSchedule> Schedule =
         scheduleNamed(ScheduleOpt);
     if (!Schedule)
@@ -513,6 +527,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (llvm::Error E = checkTensorParallel(Model->Graph, Tp))
       return fail(ModelPath + ": " + llvm::toString(std::move(E)));
     Options.TensorParallel = *Group;
+    Options.TensorParallel->Protocol = *Protocol;
   }
   Report R = predict(Model->Graph, Options);
   R.Timings = Timings;

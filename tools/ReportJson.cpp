@@ -318,6 +318,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("dtype", ir::name(O.DType));
         J.attribute("optimizer", name(O.Optimizer));
         J.attribute("grad_compression", gradCompressionName(O.GradCompression));
+        J.attribute("comm_protocol", cost::name(O.Protocol));
         J.attribute("schedule", name(O.Schedule));
         J.attribute("partition", name(O.Split));
         J.attribute("flash_attention", O.FlashAttention);

@@ -87,6 +87,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.partition = V.cast<std::string>();
         else if (Key == "grad_compression")
           TO.gradCompression = V.cast<std::string>();
+        else if (Key == "comm_protocol")
+          TO.commProtocol = V.cast<std::string>();
         else if (Key == "zero")
           TO.zero = V.cast<unsigned>();
         else if (Key == "input_rate")
@@ -97,8 +99,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           throw py::value_error("unknown train option '" + Key +
                                 "': use dp, tp, pp, vp, sp, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
-                                "grad_compression, zero, input_rate, "
-                                "flash_attention");
+                                "grad_compression, comm_protocol, zero, "
+                                "input_rate, flash_attention");
       }
     else if (!py::isinstance<py::bool_>(Train))
       throw py::type_error("train: a dict of options, or True");
@@ -295,6 +297,8 @@ PlanOptions planOptions(py::dict Options) {
       O.partition = V.cast<std::string>();
     else if (Key == "grad_compression")
       O.gradCompression = V.cast<std::string>();
+    else if (Key == "comm_protocol")
+      O.commProtocol = V.cast<std::string>();
     else if (Key == "compute_type")
       O.computeType = V.cast<std::string>();
     else if (Key == "fusion")
@@ -304,8 +308,8 @@ PlanOptions planOptions(py::dict Options) {
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
           "cross_node_tp, dp, tp, pp, vp, zero, sp, micro_batch, recompute, "
-          "dtype, optimizer, partition, grad_compression, compute_type, "
-          "fusion, timings");
+          "dtype, optimizer, partition, grad_compression, comm_protocol, "
+          "compute_type, fusion, timings");
   }
   return O;
 }

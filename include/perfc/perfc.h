@@ -205,7 +205,9 @@ struct TrainOptions {
   std::string optimizer = "adam";       ///< sgd, momentum, adam
   std::string partition = "balanced";   ///< balanced, even
   std::string gradCompression = "none"; ///< none, fp16, topk:R
-  unsigned zero = 0;                    ///< ZeRO stage 0..3
+  /// As --comm-protocol: auto, LL, LL128, Simple or alpha-beta.
+  std::string commProtocol = "auto";
+  unsigned zero = 0; ///< ZeRO stage 0..3
   /// Samples per second one node's host input pipeline delivers (as
   /// --input-rate); 0: not modelled.
   double inputRate = 0;
@@ -249,6 +251,9 @@ struct PredictOptions {
   /// exchanges, memory() one rank's, tensorParallel() the split. 1: one
   /// device. Not with train (its tp is TrainOptions::tp) or place.
   unsigned tensorParallel = 1;
+  /// As --comm-protocol for tensorParallel's exchanges: auto, LL, LL128,
+  /// Simple or alpha-beta.
+  std::string commProtocol = "auto";
   /// As --flash-attention without --train: attention kernels run as
   /// FlashAttention does, skipping the blocks above a causal mask's
   /// diagonal (hardware.flash_attention in the JSON). Not with train (its
@@ -401,6 +406,7 @@ struct PlanOptions {
   std::string optimizer = "adam";
   std::string partition = "balanced";
   std::string gradCompression = "none";
+  std::string commProtocol = "auto"; ///< as TrainOptions
   /// The inference part of the report (as PredictOptions).
   std::string computeType;
   bool fusion = true;

@@ -212,6 +212,16 @@ TEST_CASE("training step through the API") {
   P.train->dp = 4096;
   CHECK_THROWS_WITH_AS(api::predict(M, Hw, P), doctest::Contains("devices"),
                        api::Error);
+  P.train->dp = 1;
+  // The collectives' protocol, as --comm-protocol.
+  P.train->commProtocol = "bogus";
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, P),
+                       "unknown comm protocol 'bogus': use auto, LL, LL128, "
+                       "Simple or alpha-beta",
+                       api::Error);
+  P.train->commProtocol = "alpha-beta";
+  CHECK(api::toJson(api::predict(M, Hw, P))
+            .find("\"comm_protocol\": \"alpha-beta\"") != std::string::npos);
 }
 
 TEST_CASE("storage type and conv layout, as the CLI's flags") {

@@ -818,3 +818,25 @@ add_test(NAME cli.train_memory_explain
                  --format json --ops 0)
 set_tests_properties(cli.train_memory_explain PROPERTIES PASS_REGULAR_EXPRESSION
   "\"memory\": {[^}]*\"explain\": \"memory \\(stage 0\\): weights [0-9]+ parameters x 2 B / dp 4 \\(ZeRO 3\\) = [0-9.]+ MB; gradients [^;]*; optimizer [0-9]+ parameters x 12 B \\(Adam moments 8 \\+ fp32 master weights 4\\) / dp 4 \\(ZeRO 3\\) = ")
+# The collectives' protocol: NCCL's choice by default, one pinned as
+# NCCL_PROTO pins it, or the textbook alpha-beta forms.
+perfc_expect_error(comm_protocol_unknown
+  "unknown --comm-protocol 'ring': use auto, LL, LL128, Simple or alpha-beta"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --comm-protocol ring)
+add_test(NAME cli.train_comm_protocol_textbook
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --tp 2 --dp 4 --global-batch 8 --explain --ops 0
+                 --comm-protocol alpha-beta)
+set_tests_properties(cli.train_comm_protocol_textbook PROPERTIES PASS_REGULAR_EXPRESSION
+  "each ring all-reduce, 2 ranks on 1 node: 2\\(n-1\\)/n x B / bw \\+ 2\\(n-1\\) x alpha")
+add_test(NAME cli.train_comm_protocol_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --tp 2 --global-batch 1 --format json --ops 0
+                 --comm-protocol ll128)
+set_tests_properties(cli.train_comm_protocol_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"comm_protocol\": \"LL128\"")
+add_test(NAME cli.tp_inference_comm_protocol
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100
+                 --tp 2 --explain --ops 40 --comm-protocol Simple)
+set_tests_properties(cli.tp_inference_comm_protocol PROPERTIES PASS_REGULAR_EXPRESSION
+  "then an all-reduce of '[^']+' over the 2 tensor-parallel ranks: ring all-reduce, 2 ranks on 1 node, NCCL Simple: ")

@@ -318,6 +318,14 @@ def test_training_json_explains_its_communication():
     assert lines[0].startswith("tp 2, stage 0, per micro-batch: ")
     assert "ring all-reduce, 2 ranks on 1 node" in lines[0]
     assert any(l.startswith("dp 4: ") for l in lines)
+    # The protocol as --comm-protocol: NCCL's pick by default, or pinned.
+    assert j["strategy"]["comm_protocol"] == "auto"
+    pinned = json.loads(perfc.predict_json(
+        m, dgx, train={"tp": 2, "dp": 4, "global_batch": 8,
+                       "comm_protocol": "Simple"}))
+    assert pinned["strategy"]["comm_protocol"] == "Simple"
+    assert "NCCL Simple" in pinned["step"]["comm_explain"][0]
+    assert pinned["step"]["tp_comm_s"] > j["step"]["tp_comm_s"]
 
 
 def test_plan_errors():

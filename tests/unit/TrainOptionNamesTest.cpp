@@ -29,6 +29,16 @@ TEST_CASE("training option names: every name parses, and prints back") {
   CHECK(gradCompressionName(C) == "topk:0.250000");
   REQUIRE_FALSE(static_cast<bool>(parseGradCompression("fp16", "x", C)));
   CHECK(gradCompressionName(C) == "fp16");
+
+  // Protocols in any case, as NCCL_PROTO reads them; printed as NCCL spells
+  // them.
+  CHECK(*commProtocolNamed("ll128") == cost::CommProtocol::LL128);
+  CHECK(*commProtocolNamed("Simple") == cost::CommProtocol::Simple);
+  CHECK(*commProtocolNamed("LL") == cost::CommProtocol::LL);
+  CHECK(*commProtocolNamed("alpha-beta") == cost::CommProtocol::AlphaBeta);
+  CHECK(*commProtocolNamed("auto") == cost::CommProtocol::Auto);
+  CHECK_FALSE(commProtocolNamed("ring"));
+  CHECK(std::string(cost::name(*commProtocolNamed("simple"))) == "Simple");
 }
 
 TEST_CASE("training option names: one wording for an unknown name") {

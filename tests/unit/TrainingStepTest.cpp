@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include <algorithm>
 
 using namespace perfc;
@@ -308,6 +310,46 @@ TEST_SUITE("training") {
                        .str()) != std::string::npos);
     CHECK(llvm::StringRef(Mem).endswith("total " +
                                         hw::formatDataBytes(P.peakBytes())));
+  }
+
+  TEST_CASE("the collectives' protocol: NCCL's choice, pinned or textbook") {
+    // tp 2 and dp 2 on a DGX A100: each exchange priced under the protocol
+    // the options give; the unit costs are cached per protocol.
+    const frontend::ImportedModel Gpt = generatedGpt(2, 64, 4, 16, 1);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainingAnalysis A(Gpt.Graph);
+    TrainOptions O;
+    O.Tp = O.Dp = 2;
+    O.GlobalBatch = 2;
+    auto Tp = cost::groupOf(*Dgx, 2, 1);
+    REQUIRE(bool(Tp));
+    const auto stageTp = [&](cost::CommProtocol P) {
+      O.Protocol = P;
+      auto R = predictTraining(A, *Dgx, O);
+      REQUIRE(bool(R));
+      return R->Stages[0].TpCommSeconds;
+    };
+    const double Auto = stageTp(cost::CommProtocol::Auto);
+    const double Textbook = stageTp(cost::CommProtocol::AlphaBeta);
+    const double Simple = stageTp(cost::CommProtocol::Simple);
+    // 4 KB messages: NCCL's base latency makes them dearer than the
+    // link's latency alone, and Simple dearer than NCCL's pick (LL).
+    CHECK(Textbook > 0);
+    CHECK(Auto > Textbook);
+    CHECK(Simple > Auto);
+    // The textbook time is the sum of its all-reduces' alpha-beta times:
+    // a whole number of them.
+    const double One = cost::collectiveSeconds(
+        cost::Collective::AllReduce, 4096, *Tp, cost::CommAlgorithm::Auto,
+        cost::CommProtocol::AlphaBeta);
+    CHECK(std::fmod(Textbook / One + 0.5, 1.0) == doctest::Approx(0.5));
+    O.Protocol = cost::CommProtocol::Auto;
+    O.Explain = true;
+    auto R = predictTraining(A, *Dgx, O);
+    REQUIRE(bool(R));
+    CHECK(R->Stages[0].TpCommSeconds == Auto);
+    CHECK(R->CommExplain[0].find("NCCL LL") != std::string::npos);
   }
 
   TEST_CASE("a 16-bit graph trains with the bytes of its fp32 twin") {
