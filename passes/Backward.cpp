@@ -94,6 +94,20 @@ private:
            Info.NeedsGrad[P->index()];
   }
 
+  /// An Add (or a Sub's first operand) whose gradient goes, unchanged and
+  /// without a broadcast to undo, to its only input that needs one.
+  bool passesGradientThrough(const ir::Node &N) const {
+    if ((N.opType() != "Add" && N.opType() != "Sub") || N.numInputs() != 2 ||
+        !N.input(0) || !N.input(1) || !N.output(0))
+      return false;
+    const bool Grad0 = requiresGrad(N.input(0));
+    const bool Grad1 = requiresGrad(N.input(1));
+    if (Grad0 == Grad1 || (N.opType() == "Sub" && Grad1))
+      return false;
+    const ir::Value *In = Grad0 ? N.input(0) : N.input(1);
+    return In->shape() == N.output(0)->shape();
+  }
+
   void propagateGradients() {
     for (const auto &N : G.nodes())
       for (const ir::Value *In : N->inputs())
@@ -128,6 +142,14 @@ private:
       // dgrad transposes dy in and dx out, wgrad x and dy in.
       B.LayoutBytes = Grads * F.LayoutBytes;
       B.Formula = std::to_string(Grads) + " x forward product";
+      return B;
+    }
+    if (passesGradientThrough(N)) {
+      // PyTorch's AddBackward/SubBackward hand dy on unchanged to the one
+      // input that needs it (the scores of an attention mask's add): no
+      // kernel.
+      B.IsView = true;
+      B.Formula = "identity: dy passes through to the one input needing it";
       return B;
     }
     if (N.opType() == "BatchNormalization" && N.input(0)) {
