@@ -300,6 +300,36 @@ TEST_SUITE("training") {
           Plain.Kernels[K].Work.BytesWritten + 128);
   }
 
+  TEST_CASE("an add that hands its gradient to one input unchanged has no "
+            "backward kernel") {
+    GraphBuilder B;
+    ir::Value *X = B.input("x", {4, 8});
+    ir::Value *Mask = B.input("mask", {4, 8}); // a graph input: no gradient
+    ir::Node *Mm = B.node("MatMul", {X, B.weight("w", {8, 8})}, {4, 8});
+    // The attention mask's add: dy goes on to the scores as it is.
+    ir::Node *Masked = B.node("Add", {B.out(Mm), Mask}, {4, 8});
+    // A bias needs its own gradient (a reduction of dy): a kernel.
+    ir::Node *Biased =
+        B.node("Add", {B.out(Masked), B.weight("b", {8})}, {4, 8});
+    // mask - y: y's gradient is -dy, a kernel.
+    ir::Node *Neg = B.node("Sub", {Mask, B.out(Biased)}, {4, 8});
+    // y - mask: dy as it is.
+    ir::Node *Shift = B.node("Sub", {B.out(Neg), Mask}, {4, 8});
+    // A broadcast parameter plus the mask: its gradient sums dy over rows.
+    ir::Node *Row = B.node("Add", {B.weight("v", {8}), Mask}, {4, 8});
+    ir::Node *Sum = B.node("Add", {B.out(Shift), B.out(Row)}, {4, 8});
+    B.G.markOutput(B.out(Sum));
+    const GraphWork W = computeWork(B.G);
+    const BackwardInfo Back = computeBackward(B.G, W);
+    CHECK(Back.Work[Masked->index()].IsView);
+    CHECK(Back.Work[Shift->index()].IsView);
+    CHECK_FALSE(Back.Work[Biased->index()].IsView);
+    CHECK_FALSE(Back.Work[Neg->index()].IsView);
+    CHECK_FALSE(Back.Work[Row->index()].IsView);
+    CHECK_FALSE(Back.Work[Sum->index()].IsView); // both inputs need one
+    CHECK(Back.Work[Neg->index()].bytes() > 0);
+  }
+
   TEST_CASE("Softmax keeps its output, Dropout a one-byte mask") {
     GraphBuilder B;
     ir::Value *X = B.input("x", {4, 8});
