@@ -1,8 +1,9 @@
-//===- HwCommand.cpp - perfc hw list | perfc hw show NAME -----------------===//
+//===- HwCommand.cpp - perfc hw list | show NAME | comm CLUSTER -----------===//
 #include "hwdb/Loader.h"
 #include "hwdb/Print.h"
 #include "tools/CliCommon.h"
 #include "tools/Commands.h"
+#include "tools/HwComm.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -75,8 +76,38 @@ int show(llvm::StringRef Name, llvm::raw_ostream &OS) {
 
 int perfc::cli::runHw(int Argc, const char *const *Argv) {
   cl::OptionCategory Category("perfc hw options");
-  cl::list<std::string> Args(cl::Positional, cl::desc("list | show NAME"),
+  cl::list<std::string> Args(cl::Positional,
+                             cl::desc("list | show NAME | comm CLUSTER"),
                              cl::cat(Category));
+  cl::opt<std::string> Collective(
+      "collective",
+      cl::desc("hw comm: all-reduce (default), reduce-scatter, all-gather, "
+               "all-to-all, broadcast or point-to-point"),
+      cl::init("all-reduce"), cl::cat(Category));
+  cl::opt<unsigned> Ranks(
+      "ranks", cl::desc("hw comm: ranks in the group (default: every device)"),
+      cl::init(0), cl::value_desc("N"), cl::cat(Category));
+  cl::opt<unsigned> Stride(
+      "stride",
+      cl::desc("hw comm: ranks apart, numbered node-major (default 1; a "
+               "data-parallel group of tp 8 is stride 8)"),
+      cl::init(1), cl::value_desc("S"), cl::cat(Category));
+  cl::list<std::string> Bytes(
+      "bytes",
+      cl::desc("hw comm: sizes, e.g. 8,64K,1M,8G (default: 8 B to 8 GiB by "
+               "2x, as nccl-tests -b 8 -e 8G -f 2)"),
+      cl::CommaSeparated, cl::value_desc("SIZE,..."), cl::cat(Category));
+  cl::opt<std::string> Algorithm(
+      "algorithm",
+      cl::desc("hw comm: auto (default), ring, tree, hierarchical or direct"),
+      cl::init("auto"), cl::cat(Category));
+  cl::opt<std::string> Protocol(
+      "comm-protocol",
+      cl::desc("hw comm: auto (NCCL's pick), LL, LL128, Simple or alpha-beta"),
+      cl::init("auto"), cl::cat(Category));
+  cl::opt<bool> Explain(
+      "explain", cl::desc("hw comm: each size's formula with its numbers"),
+      cl::cat(Category));
   cl::opt<std::string> Format(
       "format",
       cl::desc("table (default); json with 'list'; yaml with 'show NAME': "
@@ -89,10 +120,35 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
                     "and clusters\n"
                     "  perfc hw show NAME [--format yaml]\n"
                     "                                  one of them, or a YAML "
-                    "file, with its sources\n"))
+                    "file, with its sources\n"
+                    "  perfc hw comm CLUSTER [--collective C] [--ranks N] "
+                    "[--bytes SIZES] [--format json]\n"
+                    "                                  a collective's "
+                    "predicted time by size, as nccl-tests prints one\n"))
     return 1;
   if (Args.empty())
-    return fail("hw: expected 'list' or 'show NAME' (see 'perfc hw --help')");
+    return fail("hw: expected 'list', 'show NAME' or 'comm CLUSTER' (see "
+                "'perfc hw --help')");
+  if (Args[0] == "comm") {
+    if (Args.size() != 2)
+      return fail("hw comm: expected one CLUSTER (a bundled name or a YAML "
+                  "file; see 'perfc hw list')");
+    if (Format != "table" && Format != "json")
+      return fail("hw comm: --format " + Format + ": use table or json");
+    cli::HwCommRequest R;
+    R.Cluster = Args[1];
+    R.Collective = Collective;
+    R.Ranks = Ranks;
+    R.Stride = Stride;
+    R.Sizes.assign(Bytes.begin(), Bytes.end());
+    R.Algorithm = Algorithm;
+    R.Protocol = Protocol;
+    R.Json = Format == "json";
+    R.Explain = Explain;
+    if (llvm::Error E = cli::printHwComm(R, llvm::outs()))
+      return fail(std::move(E));
+    return 0;
+  }
   const bool List = Args[0] == "list", Show = Args[0] == "show";
   if ((List || Show) && Format != "table" && Format != (List ? "json" : "yaml"))
     return fail(llvm::formatv("hw {0}: --format {1}: use table or {2}", Args[0],
@@ -111,5 +167,5 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
   if (Args[0] == "show")
     return fail("hw show: expected one NAME or FILE (see 'perfc hw list')");
   return fail("hw: unknown command '" + Args[0] +
-              "': use 'list' or 'show NAME'");
+              "': use 'list', 'show NAME' or 'comm CLUSTER'");
 }

@@ -840,3 +840,26 @@ add_test(NAME cli.tp_inference_comm_protocol
                  --tp 2 --explain --ops 40 --comm-protocol Simple)
 set_tests_properties(cli.tp_inference_comm_protocol PROPERTIES PASS_REGULAR_EXPRESSION
   "then an all-reduce of '[^']+' over the 2 tensor-parallel ranks: ring all-reduce, 2 ranks on 1 node, NCCL Simple: ")
+# perfc hw comm: the collective model as nccl-tests prints a measurement.
+add_test(NAME cli.hw_comm
+         COMMAND $<TARGET_FILE:perfc> hw comm dgx-a100 --bytes 8,64M)
+set_tests_properties(cli.hw_comm PROPERTIES PASS_REGULAR_EXPRESSION
+  "all-reduce over 8 ranks \\(1 node x 8\\) of 'dgx-a100', nvswitch-gen2; algorithm auto, protocol auto\n +size \\(B\\) +time \\(us\\) +algbw GB/s +busbw GB/s  algorithm\n +8 +10\\.18 +0\\.00 +0\\.00  ring/LL\n +67108864 +564\\.40 +118\\.90 +208\\.08  ring/Simple\n")
+add_test(NAME cli.hw_comm_json
+         COMMAND $<TARGET_FILE:perfc> hw comm selene-a100-80gb --ranks 16 --stride 8
+                 --collective reduce-scatter --bytes 25M --comm-protocol alpha-beta
+                 --format json --explain)
+set_tests_properties(cli.hw_comm_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"collective\": \"reduce-scatter\",[ \n]+\"ranks\": 16,[ \n]+\"stride\": 8,[ \n]+\"nodes\": 16,[ \n]+\"ranks_per_node\": 1,.*\"bytes\": 26214400,.*\"protocol\": \"alpha-beta\",[ \n]+\"explain\": \"ring reduce-scatter, 16 ranks \\(16 nodes x 1\\): \\(n-1\\)/n x B / bw")
+perfc_expect_error(hw_comm_ranks
+  "hw comm: a group of 16 ranks with stride 1 needs 16 devices; cluster 'dgx-a100' has 8"
+  hw comm dgx-a100 --ranks 16)
+perfc_expect_error(hw_comm_size
+  "--bytes '1\\.5M': give a whole number of bytes from 1 to 1P, with an optional K, M, G, T or P"
+  hw comm dgx-a100 --bytes 1.5M)
+perfc_expect_error(hw_comm_collective
+  "unknown --collective 'allreduce': use all-reduce, reduce-scatter, all-gather, all-to-all, broadcast or point-to-point"
+  hw comm dgx-a100 --collective allreduce)
+perfc_expect_error(hw_comm_no_cluster
+  "hw comm: expected one CLUSTER"
+  hw comm)
