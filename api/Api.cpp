@@ -313,6 +313,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   if (Options.tensorParallel == 0)
     throwError("tensorParallel 0: give the number of devices the model is "
                "split over, 1 or more");
+  const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
   if (Options.tensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
@@ -331,7 +332,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (llvm::Error E = checkTensorParallel(MI.Graph, Options.tensorParallel))
       throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
     PO.TensorParallel = *Group;
-    PO.TensorParallel->Protocol = commProtocol(Options.commProtocol);
+    PO.TensorParallel->Protocol = Protocol;
   }
   if (Options.flashAttention)
     if (llvm::Error E = checkFlashAttention(MI.Graph))

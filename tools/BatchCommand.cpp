@@ -7,11 +7,12 @@
 //    "dims": {"seq": 128}, "compute_type": "fp16", "storage_type": "fp16",
 //    "conv_layout": "nchw", "fusion": true,
 //    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6, "tp": 4,
-//    "flash_attention": false,
+//    "comm_protocol": "auto", "flash_attention": false,
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
 // the batch as --micro-batch does; "tp" splits an inference as --tp,
+// "comm_protocol" prices its exchanges as --comm-protocol does,
 // "flash_attention" runs its attention as --flash-attention does). Each
 // output line is, in input order, the JSON `perfc MODEL --format json` prints,
 // on one line, or
@@ -71,11 +72,11 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
         K != "storage_type" && K != "conv_layout" && K != "tp" &&
-        K != "flash_attention")
+        K != "comm_protocol" && K != "flash_attention")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, flash_attention");
+                  "launch_overhead_s, tp, comm_protocol, flash_attention");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -110,7 +111,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
   for (auto [Key, Into] : {std::pair<llvm::StringRef, std::string *>{
                                "compute_type", &J.Predict.computeType},
                            {"storage_type", &J.Predict.storageType},
-                           {"conv_layout", &J.Predict.convLayout}})
+                           {"conv_layout", &J.Predict.convLayout},
+                           {"comm_protocol", &J.Predict.commProtocol}})
     if (O->get(Key)) {
       auto S = O->getString(Key);
       if (!S)

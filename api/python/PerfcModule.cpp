@@ -39,9 +39,10 @@ struct PredictKwargs {
   std::string StorageType;
   std::string ConvLayout = "native";
   bool Place = false;
-  bool Timings = false;        ///< predict_json: the placement's solve_s.
-  unsigned Tp = 1;             ///< Tensor-parallel inference (as --tp).
-  bool FlashAttention = false; ///< Inference (as --flash-attention).
+  bool Timings = false;              ///< predict_json: the placement's solve_s.
+  unsigned Tp = 1;                   ///< Tensor-parallel inference (as --tp).
+  bool FlashAttention = false;       ///< Inference (as --flash-attention).
+  std::string CommProtocol = "auto"; ///< Tp's exchanges (--comm-protocol).
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -56,6 +57,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.timings = Extra.Timings;
   O.tensorParallel = Extra.Tp;
   O.flashAttention = Extra.FlashAttention;
+  O.commProtocol = Extra.CommProtocol;
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
@@ -455,12 +457,12 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, unsigned Tp, bool Flash) {
+         bool Place, unsigned Tp, bool Flash, const std::string &Protocol) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(
-            M, H,
-            predictOptions(ComputeType, Fusion, Train, Launch,
-                           {StorageType, ConvLayout, Place, false, Tp, Flash}));
+        Prediction P = run(M, H,
+                           predictOptions(ComputeType, Fusion, Train, Launch,
+                                          {StorageType, ConvLayout, Place,
+                                           false, Tp, Flash, Protocol}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -469,6 +471,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("tp") = 1, py::arg("flash_attention") = false,
+      py::arg("comm_protocol") = "auto",
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -477,7 +480,8 @@ PYBIND11_MODULE(perfc, m) {
       "--storage-type); conv_layout: native, nchw or nhwc (as "
       "--conv-layout). place: each kernel on the processor of a SoC or "
       "mixed machine that minimizes latency (as --place). tp: inference "
-      "split over that many devices of hw's cluster (as --tp). "
+      "split over that many devices of hw's cluster (as --tp); "
+      "comm_protocol: its exchanges' protocol (as --comm-protocol). "
       "flash_attention: attention as FlashAttention runs it, the blocks "
       "above a causal mask's diagonal skipped (as --flash-attention; with "
       "train, its flash_attention key). Returns a "
@@ -488,12 +492,13 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, bool Timings, unsigned Tp, bool Flash) {
+         bool Place, bool Timings, unsigned Tp, bool Flash,
+         const std::string &Protocol) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P = run(M, H,
                            predictOptions(ComputeType, Fusion, Train, Launch,
                                           {StorageType, ConvLayout, Place,
-                                           Timings, Tp, Flash}));
+                                           Timings, Tp, Flash, Protocol}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -503,10 +508,11 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("launch_overhead_s") = py::none(), py::arg("storage_type") = "",
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("timings") = false, py::arg("tp") = 1,
-      py::arg("flash_attention") = false,
+      py::arg("flash_attention") = false, py::arg("comm_protocol") = "auto",
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
-      "as --tp; flash_attention: as --flash-attention.");
+      "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
+      "--comm-protocol.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

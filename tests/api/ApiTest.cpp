@@ -220,6 +220,12 @@ TEST_CASE("training step through the API") {
                        "Simple or alpha-beta",
                        api::Error);
   P.train->commProtocol = "alpha-beta";
+  // An inference's protocol is checked with or without tensorParallel.
+  api::PredictOptions Inference;
+  Inference.commProtocol = "simplex";
+  CHECK_THROWS_WITH_AS(api::predict(M, Hw, Inference),
+                       doctest::Contains("unknown comm protocol 'simplex'"),
+                       api::Error);
   CHECK(api::toJson(api::predict(M, Hw, P))
             .find("\"comm_protocol\": \"alpha-beta\"") != std::string::npos);
 }
