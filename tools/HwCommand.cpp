@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 using namespace perfc;
 namespace cl = llvm::cl;
 
@@ -110,8 +112,9 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
       cl::cat(Category));
   cl::opt<std::string> Format(
       "format",
-      cl::desc("table (default); json with 'list'; yaml with 'show NAME': "
-               "the bundled file as is, to start a description of your own"),
+      cl::desc("table (default); json with 'list' or 'comm'; yaml with "
+               "'show NAME': the bundled file as is, to start a description "
+               "of your own"),
       cl::value_desc("table|json|yaml"), cl::init("table"), cl::cat(Category));
   cl::HideUnrelatedOptions(Category);
   if (!parseOptions(Argc, Argv,
@@ -129,6 +132,16 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
   if (Args.empty())
     return fail("hw: expected 'list', 'show NAME' or 'comm CLUSTER' (see "
                 "'perfc hw --help')");
+  const cl::Option *const CommOptions[] = {
+      &Collective, &Ranks,    &Stride, std::addressof(Bytes),
+      &Algorithm,  &Protocol, &Explain};
+  if (Args[0] != "comm")
+    for (const cl::Option *O : CommOptions)
+      if (O->getNumOccurrences())
+        return fail("--" + O->ArgStr +
+                    " is an option of 'hw comm', not of "
+                    "'hw " +
+                    Args[0] + "'");
   if (Args[0] == "comm") {
     if (Args.size() != 2)
       return fail("hw comm: expected one CLUSTER (a bundled name or a YAML "

@@ -863,3 +863,6 @@ perfc_expect_error(hw_comm_collective
 perfc_expect_error(hw_comm_no_cluster
   "hw comm: expected one CLUSTER"
   hw comm)
+perfc_expect_error(hw_comm_option_elsewhere
+  "--ranks is an option of 'hw comm', not of 'hw list'"
+  hw list --ranks 4)
