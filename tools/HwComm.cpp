@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 using namespace perfc;
 
 namespace {
@@ -139,7 +141,10 @@ llvm::Error perfc::cli::printHwComm(const HwCommRequest &R,
   auto C = hw::loadHardware(R.Cluster);
   if (!C)
     return C.takeError();
-  const unsigned Ranks = R.Ranks ? R.Ranks : C->numDevices();
+  // By default every rank the stride reaches.
+  const unsigned Ranks =
+      R.Ranks ? R.Ranks
+              : std::max(1u, C->numDevices() / std::max(R.Stride, 1u));
   auto G = cost::groupOf(*C, Ranks, R.Stride);
   if (!G)
     return fail("hw comm: " + llvm::toString(G.takeError()));

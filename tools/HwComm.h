@@ -24,7 +24,7 @@ namespace perfc::cli {
 struct HwCommRequest {
   std::string Cluster;            ///< a bundled name or a YAML file
   std::string Collective;         ///< as cost::name(Collective) spells it
-  unsigned Ranks = 0;             ///< 0: every device of the cluster
+  unsigned Ranks = 0;             ///< 0: every device the stride reaches
   unsigned Stride = 1;            ///< ranks apart, node-major numbering
   std::vector<std::string> Sizes; ///< "8", "64K", "1M", "8G"; empty: sweep
   std::string Algorithm = "auto"; ///< as cost::name(CommAlgorithm)

@@ -87,7 +87,9 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
                "all-to-all, broadcast or point-to-point"),
       cl::init("all-reduce"), cl::cat(Category));
   cl::opt<unsigned> Ranks(
-      "ranks", cl::desc("hw comm: ranks in the group (default: every device)"),
+      "ranks",
+      cl::desc("hw comm: ranks in the group (default: every device the "
+               "stride reaches)"),
       cl::init(0), cl::value_desc("N"), cl::cat(Category));
   cl::opt<unsigned> Stride(
       "stride",

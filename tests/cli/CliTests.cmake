@@ -866,3 +866,7 @@ perfc_expect_error(hw_comm_no_cluster
 perfc_expect_error(hw_comm_option_elsewhere
   "--ranks is an option of 'hw comm', not of 'hw list'"
   hw list --ranks 4)
+add_test(NAME cli.hw_comm_stride_default
+         COMMAND $<TARGET_FILE:perfc> hw comm selene-a100-80gb --stride 8 --bytes 1K)
+set_tests_properties(cli.hw_comm_stride_default PROPERTIES PASS_REGULAR_EXPRESSION
+  "all-reduce over 64 ranks \\(64 nodes x 1\\) of 'selene-a100-80gb', infiniband-hdr")
