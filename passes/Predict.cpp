@@ -164,13 +164,17 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
 
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
-  FusionOptions Fusion = O.Fusion;
-  if (Fusion.ConvActivations.empty())
-    Fusion.ConvActivations = O.Device->ConvActivations;
-  const KernelPlan Plan =
-      O.Training ? trainingKernels(G, Work, computeBackward(G, Work),
-                                   !O.Fusion.Fuse, O.Fusion.FlashAttention)
-                 : planKernels(G, Work, Fusion);
+  const KernelPlan Plan = [&] {
+    // A training step's kernels are trainingFusion's, whatever O.Fusion
+    // lists beyond Fuse and FlashAttention.
+    if (O.Training)
+      return trainingKernels(G, Work, computeBackward(G, Work), !O.Fusion.Fuse,
+                             O.Fusion.FlashAttention);
+    FusionOptions Fusion = O.Fusion;
+    if (Fusion.ConvActivations.empty())
+      Fusion.ConvActivations = O.Device->ConvActivations;
+    return planKernels(G, Work, Fusion);
+  }();
   cost::TimeOptions TO = O.Time;
   TO.Notes = TO.Notes && O.Explain;
   const std::vector<LevelShares> Residency =

@@ -117,13 +117,11 @@ llvm::Error perfc::cli::printHwComm(const HwCommRequest &R,
   const llvm::Optional<cost::Collective> Kind =
       named(AllCollectives, R.Collective);
   if (!Kind)
-    return fail("unknown --collective '" + R.Collective + "': use " +
-                choices(AllCollectives));
+    return unknownName("--collective", R.Collective, choices(AllCollectives));
   const llvm::Optional<cost::CommAlgorithm> Algorithm =
       named(AllAlgorithms, R.Algorithm);
   if (!Algorithm)
-    return fail("unknown --algorithm '" + R.Algorithm + "': use " +
-                choices(AllAlgorithms));
+    return unknownName("--algorithm", R.Algorithm, choices(AllAlgorithms));
   const llvm::Optional<cost::CommProtocol> Protocol =
       commProtocolNamed(R.Protocol);
   if (!Protocol)
