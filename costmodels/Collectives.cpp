@@ -49,6 +49,8 @@ const char *perfc::cost::name(CommAlgorithm A) {
     return "hierarchical";
   case CommAlgorithm::Direct:
     return "direct";
+  case CommAlgorithm::Nvls:
+    return "nvls";
   }
   return "auto";
 }
@@ -104,7 +106,8 @@ bool sameLink(const llvm::Optional<hw::Link> &A,
   return A->Name == B->Name && A->Kind == B->Kind &&
          A->BandwidthBytesPerSecond == B->BandwidthBytesPerSecond &&
          A->LatencySeconds == B->LatencySeconds &&
-         A->Efficiency == B->Efficiency;
+         A->Efficiency == B->Efficiency &&
+         A->SwitchReduction == B->SwitchReduction;
 }
 
 bool sameNodes(const hw::NodeGroup &A, const hw::NodeGroup &B) {
@@ -509,6 +512,27 @@ CommTime allToAll(double B, const Fabric &F, bool Explain) {
           .str());
 }
 
+/// In-switch all-reduce, one node: each rank's buffer is read once by the
+/// switch, which returns the reduced 1/n share (multimem.ld_reduce), and
+/// each rank's reduced share is written once and multicast to all
+/// (multimem.st): B + B/n each way per rank, two hops.
+CommTime nvlsAllReduce(double B, const Fabric &F, bool Explain) {
+  const double N = F.N;
+  const double Factor = (N + 1) / N;
+  const double Beta = Factor * B / F.intraBw();
+  const double Alpha = 2 * F.intraAlpha();
+  if (!Explain)
+    return makeTime(CommAlgorithm::Nvls, Alpha, Beta, {});
+  return makeTime(
+      CommAlgorithm::Nvls, Alpha, Beta,
+      llvm::formatv("in-switch (NVLS) all-reduce, {0}: (n+1)/n x B / bw + 2 "
+                    "x alpha = {1} + {2} = {3}; bw = {4}",
+                    F.placement(), betaTerm(Factor, B, F.intraBw()),
+                    alphaTerm(2, F.intraAlpha()), secs(Alpha + Beta),
+                    F.intraNote())
+          .str());
+}
+
 CommTime broadcast(double B, const Fabric &F, bool Explain) {
   const double Bw = F.ringBw();
   const double Beta = B / Bw;
@@ -687,6 +711,24 @@ CommTime ncclHierarchical(Collective C, double B, const Fabric &F,
       P);
 }
 
+/// NCCL's NVLS all-reduce inside one node (NcclTuning.h): Simple only.
+CommTime ncclNvls(double B, const Fabric &F, bool Explain) {
+  const double Share = nccl::NvlsBandwidthShare;
+  const double Beta = B / (F.intraBw() * Share);
+  const double Alpha = nccl::nvlsSeconds(*F.Intra);
+  if (!Explain)
+    return makeTime(CommAlgorithm::Nvls, Alpha, Beta, {}, CommProtocol::Simple);
+  return makeTime(
+      CommAlgorithm::Nvls, Alpha, Beta,
+      llvm::formatv("NVLS all-reduce (the switch reduces), {0}, NCCL Simple: "
+                    "hop_nvls + B / (bw x 5/6) = {1} + {2} = {3}; bw = {4}",
+                    F.placement(), secs(Alpha),
+                    sharedBetaTerm(1, B, F.intraBw(), Share),
+                    secs(Alpha + Beta), F.intraNote())
+          .str(),
+      CommProtocol::Simple);
+}
+
 CommTime ncclBroadcast(double B, const Fabric &F, CommProtocol P,
                        bool Explain) {
   const double Share =
@@ -747,15 +789,26 @@ CommTime pointToPoint(double B, const Fabric &F, bool Explain) {
           .str());
 }
 
-/// The algorithms collective C has, the first being its default.
-llvm::SmallVector<CommAlgorithm, 3> algorithmsOf(Collective C,
-                                                 const Fabric &F) {
+/// Whether an all-reduce of the group can reduce in its switch under
+/// protocol P (the group's, Auto for NCCL's choice): one node over an
+/// NVSwitch with switch_reduction, and not LL or LL128, which NVLS lacks.
+bool nvlsAvailable(const Fabric &F, CommProtocol P) {
+  return F.M == 1 && F.K > 1 && F.Intra && F.Intra->SwitchReduction &&
+         P != CommProtocol::LL && P != CommProtocol::LL128;
+}
+
+/// The algorithms collective C has under protocol P, the first being its
+/// default.
+llvm::SmallVector<CommAlgorithm, 3> algorithmsOf(Collective C, const Fabric &F,
+                                                 CommProtocol P) {
   const bool TwoLevel = F.K > 1 && F.M > 1;
   switch (C) {
   case Collective::AllReduce:
     if (TwoLevel)
       return {CommAlgorithm::Ring, CommAlgorithm::Tree,
               CommAlgorithm::Hierarchical};
+    if (nvlsAvailable(F, P))
+      return {CommAlgorithm::Ring, CommAlgorithm::Tree, CommAlgorithm::Nvls};
     return {CommAlgorithm::Ring, CommAlgorithm::Tree};
   case Collective::ReduceScatter:
   case Collective::AllGather:
@@ -778,6 +831,8 @@ CommTime ncclTimeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
   case Collective::AllReduce:
     if (A == CommAlgorithm::Tree)
       return ncclTree(B, F, P, Explain);
+    if (A == CommAlgorithm::Nvls)
+      return ncclNvls(B, F, Explain);
     if (A == CommAlgorithm::Hierarchical)
       return ncclHierarchical(C, B, F, 2, P, Explain);
     return ncclRing(C, B, F, 2, P, Explain);
@@ -802,6 +857,8 @@ CommTime alphaBetaTimeWith(Collective C, double B, const Fabric &F,
   case Collective::AllReduce:
     if (A == CommAlgorithm::Tree)
       return treeAllReduce(B, F, Explain);
+    if (A == CommAlgorithm::Nvls)
+      return nvlsAllReduce(B, F, Explain);
     if (A == CommAlgorithm::Hierarchical)
       return hierarchical(C, B, F, 2, Explain);
     return ring(C, B, F, 2, Explain);
@@ -850,6 +907,8 @@ CommTime timeWith(Collective C, double B, const Fabric &F, CommAlgorithm A,
     return alphaBetaTimeWith(C, B, F, A, Explain);
   if (Priced != CommProtocol::Auto)
     return ncclTimeWith(C, B, F, A, Priced, Explain);
+  if (A == CommAlgorithm::Nvls) // Simple is its only protocol
+    return ncclTimeWith(C, B, F, A, CommProtocol::Simple, Explain);
   llvm::SmallVector<CommProtocol, 3> Protocols = {CommProtocol::LL};
   if (nccl::ll128Enabled(F.K > 1 ? F.Intra : nullptr,
                          F.M > 1 ? F.Inter : nullptr))
@@ -889,7 +948,8 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
                     CommAlgorithm A, CommProtocol Asked, bool Explain) {
   const Fabric F(G);
   const CommProtocol P = Asked == CommProtocol::Auto ? G.Protocol : Asked;
-  const llvm::SmallVector<CommAlgorithm, 3> Algs = algorithmsOf(C, F);
+  const llvm::SmallVector<CommAlgorithm, 3> Algs =
+      algorithmsOf(C, F, protocolFor(C, F, P));
   const bool Has = std::find(Algs.begin(), Algs.end(), A) != Algs.end();
   // Hierarchical on a one-level group is priced (it equals the ring) even
   // though Auto does not list it.
@@ -929,9 +989,16 @@ CommTime collective(Collective C, double Bytes, const CommGroup &G,
   if (A != CommAlgorithm::Auto) {
     CommTime T = timeWith(C, Bytes, F, Chosen, P, Explain);
     if (Explain && Chosen != A)
-      T.Explain += llvm::formatv(" ({0} {1} does not exist; {2} used)", name(A),
-                                 name(C), name(Chosen))
-                       .str();
+      T.Explain +=
+          A == CommAlgorithm::Nvls && C == Collective::AllReduce
+              ? llvm::formatv(" (nvls needs a group on one node over an "
+                              "NVSwitch with switch_reduction, and a protocol "
+                              "other than LL and LL128; {0} used)",
+                              name(Chosen))
+                    .str()
+              : llvm::formatv(" ({0} {1} does not exist; {2} used)", name(A),
+                              name(C), name(Chosen))
+                    .str();
     return T;
   }
   llvm::SmallVector<CommTime, 3> Times;

@@ -93,10 +93,20 @@
 // Explain string says which link is missing, so that such a plan never looks
 // cheap.
 //
-// Not modelled: NCCL's per-channel limits (NcclTuning.h), in-switch reduction
-// (NVLS/SHARP: NVSwitch gen 3 reaches a bus bandwidth above the link rate for
-// all-reduce), congestion and the fat tree's oversubscription, and the compute
-// of reductions.
+// In-switch reduction (CommAlgorithm::Nvls): on a node whose NVSwitch
+// reduces (hw::Link::SwitchReduction: NVSwitch gen 3 with Hopper GPUs,
+// NVLink SHARP), an all-reduce of ranks on that node reads each rank's
+// buffer once into the switch, which returns the reduced 1/n share, and
+// multicasts each reduced share to all: (n+1)/n x B / bw_intra + 2 x
+// alpha(Intra) in the alpha-beta form; NCCL prices it as one 23 us hop plus
+// B / (bw_intra x 5/6), Simple only (NcclTuning.h). Auto offers it beside
+// ring and tree for such groups, unless the protocol is pinned to LL or
+// LL128. nccl-tests' bus bandwidth of such an all-reduce exceeds the link
+// rate. Across nodes (NVLS with CollNet, NVLS_TREE) it is not modelled.
+//
+// Not modelled: NCCL's per-channel limits (NcclTuning.h), SHARP in network
+// switches (CollNet), congestion and the fat tree's oversubscription, and the
+// compute of reductions.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_COSTMODELS_COLLECTIVES_H
@@ -132,8 +142,12 @@ enum class CommAlgorithm : uint8_t {
   /// Direct sends between pairs of ranks: all-to-all and point-to-point,
   /// which have no ring or tree form. Auto picks it for them.
   Direct,
+  /// The switch reduces in the network (NVLink SHARP, NCCL's NVLS):
+  /// all-reduce of a group on one node whose intra-node link has
+  /// SwitchReduction.
+  Nvls,
 };
-/// "auto", "ring", "tree", "hierarchical", "direct".
+/// "auto", "ring", "tree", "hierarchical", "direct", "nvls".
 const char *name(CommAlgorithm A);
 
 /// How the collective library moves the bytes (NcclTuning.h).

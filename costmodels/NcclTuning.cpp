@@ -37,6 +37,9 @@ constexpr double HwLatUs[3][2][3] = {
     {{5.0, 8.5, 50}, {2.7, 4.0, 9.6}},
 };
 
+// hwLat [NVLink][NVLS][Simple], us (the later table's; see the header).
+constexpr double NvlsHopUs = 23;
+
 unsigned linkClass(hw::LinkKind K) {
   switch (K) {
   case hw::LinkKind::NvLink:
@@ -110,4 +113,9 @@ double perfc::cost::nccl::ringPlateauFactor(CommProtocol P, Collective C,
                  Bytes >= Ranks / 16.0 * 65536
              ? 1.9
              : 1.0;
+}
+
+double perfc::cost::nccl::nvlsSeconds(const hw::Link &L) {
+  const double RingLL = HwLatUs[linkClass(L.Kind)][1][0];
+  return L.LatencySeconds * NvlsHopUs / RingLL;
 }

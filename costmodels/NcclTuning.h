@@ -26,6 +26,16 @@
 // link with the table's LL latency gets NCCL's figures, a link described
 // slower or faster scales all its protocols alike.
 //
+// NVLS (NVLink SHARP, NCCL 2.17 and later; entries from
+// https://github.com/NVIDIA/nccl/blob/b6475625fbcaa2c3c0e50eed2fa1255d7514d4a2/src/graph/tuning.cc,
+// as the older tables have none): on NVSwitch gen 3 with Hopper GPUs the
+// switch reduces (multimem.ld_reduce) and multicasts (multimem.st), so an
+// all-reduce inside a node costs one NVLink hop of 23 us (hwLat NVLink NVLS
+// Simple; no base) plus the bytes at 5/6 of the bus bandwidth (NCCL's "ratio"
+// from bus to algorithm bandwidth for NVLS), Simple protocol only. Across
+// nodes NCCL runs NVLS only with CollNet (SHARP in the network switches) or
+// as NVLS_TREE; neither is modelled.
+//
 // Not modelled: NCCL's per-channel cap of LL128 bandwidth
 // (ll128MaxBwPerCh x channels), its tree bandwidth caps in absolute GB/s
 // (80-130), the tree correction factors for medium sizes, and thread
@@ -39,7 +49,8 @@
 
 namespace perfc::cost::nccl {
 
-/// NCCL's two algorithms for collectives (CollNet is not modelled).
+/// NCCL's two algorithms for collectives (CollNet is not modelled; NVLS has
+/// its own entry points below).
 enum class Algo : uint8_t { Ring, Tree };
 
 /// baseLat: the fixed cost of a call with algorithm A and protocol P
@@ -66,6 +77,13 @@ bool ll128Enabled(const hw::Link *Intra, const hw::Link *Inter);
 /// all-reduce of at least Ranks / 16 x 64 KiB pays 1.9 times its latency.
 double ringPlateauFactor(CommProtocol P, Collective C, unsigned Nodes,
                          unsigned Ranks, double Bytes);
+
+/// NVLS's latency of one all-reduce over L (a switch): hwLat's 23 us,
+/// scaled as hopSeconds scales (L's latency over the NVLink ring LL hop).
+double nvlsSeconds(const hw::Link &L);
+
+/// NVLS's algorithm bandwidth as a share of the bus bandwidth: 5/6.
+constexpr double NvlsBandwidthShare = 5.0 / 6.0;
 
 } // namespace perfc::cost::nccl
 

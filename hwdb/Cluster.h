@@ -48,6 +48,11 @@ struct Link {
   double LatencySeconds = 0;
   /// Share of the bandwidth that transfers reach.
   double Efficiency = 1.0;
+  /// The switch reduces in the network (NVLink SHARP, NCCL's NVLS
+  /// algorithm: NVSwitch gen 3 with Hopper GPUs): an all-reduce inside a
+  /// node moves each byte to the switch and back once instead of a ring's
+  /// 2(n-1)/n times. Only for LinkKind::NvSwitch.
+  bool SwitchReduction = false;
   std::vector<Source> Sources;
 };
 

@@ -28,6 +28,7 @@ llvm::Expected<Link> FileParser::parseLink(yaml::Node *N, bool AllowBase) {
       {"bandwidth", false, "300 GB/s"},
       {"latency", false, "1 us"},
       {"efficiency", false, "0.8"},
+      {"switch_reduction", false, "true"},
       {"sources", false, "[{url: https://..., gives: bandwidth}]"},
       {"base", false, "soc-shared-memory"},
   };
@@ -37,6 +38,7 @@ llvm::Expected<Link> FileParser::parseLink(yaml::Node *N, bool AllowBase) {
   Link L;
   llvm::StringMap<bool> Given;
   llvm::Optional<Link> Base;
+  yaml::Node *SwitchReductionAt = nullptr;
   const llvm::StringRef Kinds[] = {"nvlink",     "nvswitch", "pcie",
                                    "infiniband", "ethernet", "shared_memory"};
   llvm::Error E = walkMapping(
@@ -79,6 +81,12 @@ llvm::Expected<Link> FileParser::parseLink(yaml::Node *N, bool AllowBase) {
           if (!F)
             return F.takeError();
           L.Efficiency = *F;
+        } else if (Key == "switch_reduction") {
+          auto F = flag(V, Key);
+          if (!F)
+            return F.takeError();
+          L.SwitchReduction = *F;
+          SwitchReductionAt = V;
         } else if (Key == "sources") {
           return parseSources(V, L.Sources);
         } else if (Key == "base") {
@@ -91,7 +99,23 @@ llvm::Expected<Link> FileParser::parseLink(yaml::Node *N, bool AllowBase) {
       });
   if (E)
     return E;
+  // Only a switch reduces in the network; a base link's kind counts too.
+  const auto CheckSwitch = [&](const Link &Result) -> llvm::Error {
+    if (Result.SwitchReduction && Result.Kind != LinkKind::NvSwitch)
+      return errorAt(SwitchReductionAt ? SwitchReductionAt : N,
+                     llvm::formatv("'switch_reduction: true'{0} needs an "
+                                   "NVSwitch (kind: nvswitch), not a link of "
+                                   "kind '{1}'; {2}",
+                                   SwitchReductionAt ? "" : " (from the base)",
+                                   name(Result.Kind),
+                                   SwitchReductionAt
+                                       ? "remove the key"
+                                       : "add 'switch_reduction: false'"));
+    return llvm::Error::success();
+  };
   if (!Base) {
+    if (llvm::Error SE = CheckSwitch(L))
+      return std::move(SE);
     for (llvm::StringRef Required :
          {"name", "kind", "bandwidth", "latency", "efficiency"})
       if (!Given.count(Required))
@@ -123,6 +147,10 @@ llvm::Expected<Link> FileParser::parseLink(yaml::Node *N, bool AllowBase) {
     Result.LatencySeconds = L.LatencySeconds;
   if (Given.count("efficiency"))
     Result.Efficiency = L.Efficiency;
+  if (Given.count("switch_reduction"))
+    Result.SwitchReduction = L.SwitchReduction;
+  if (llvm::Error SE = CheckSwitch(Result))
+    return std::move(SE);
   if (Given.count("sources"))
     Result.Sources.insert(Result.Sources.begin(), L.Sources.begin(),
                           L.Sources.end());

@@ -322,6 +322,19 @@ llvm::Expected<double> FileParser::fraction(yaml::Node *N,
   return F;
 }
 
+llvm::Expected<bool> FileParser::flag(yaml::Node *N, llvm::StringRef Key) {
+  llvm::SmallString<8> Storage;
+  auto S = scalar(N, Key, "true", Storage);
+  if (!S)
+    return S.takeError();
+  if (*S == "true")
+    return true;
+  if (*S == "false")
+    return false;
+  return errorAt(
+      N, llvm::formatv("'{0}': expected true or false, got '{1}'", Key, *S));
+}
+
 llvm::Expected<unsigned> FileParser::count(yaml::Node *N, llvm::StringRef Key,
                                            bool AllowZero) {
   llvm::SmallString<32> Storage;

@@ -141,6 +141,8 @@ private:
   llvm::Expected<Measure> quantity(llvm::yaml::Node *N, llvm::StringRef Key,
                                    Quantity Q);
   llvm::Expected<double> fraction(llvm::yaml::Node *N, llvm::StringRef Key);
+  /// `true` or `false`.
+  llvm::Expected<bool> flag(llvm::yaml::Node *N, llvm::StringRef Key);
   llvm::Expected<unsigned> count(llvm::yaml::Node *N, llvm::StringRef Key,
                                  bool AllowZero);
 

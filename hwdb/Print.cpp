@@ -74,7 +74,8 @@ std::string linkFigures(const Link &L) {
              formatQuantity(L.BandwidthBytesPerSecond, Quantity::Bandwidth),
              formatQuantity(L.LatencySeconds, Quantity::Time),
              num(L.Efficiency))
-      .str();
+             .str() +
+         (L.SwitchReduction ? ", in-switch reduction (NVLS)" : "");
 }
 
 std::string nodeContents(const NodeGroup &G) {

@@ -26,9 +26,9 @@ constexpr cost::Collective AllCollectives[] = {
     cost::Collective::AllGather, cost::Collective::AllToAll,
     cost::Collective::Broadcast, cost::Collective::PointToPoint};
 constexpr cost::CommAlgorithm AllAlgorithms[] = {
-    cost::CommAlgorithm::Auto, cost::CommAlgorithm::Ring,
-    cost::CommAlgorithm::Tree, cost::CommAlgorithm::Hierarchical,
-    cost::CommAlgorithm::Direct};
+    cost::CommAlgorithm::Auto,   cost::CommAlgorithm::Ring,
+    cost::CommAlgorithm::Tree,   cost::CommAlgorithm::Hierarchical,
+    cost::CommAlgorithm::Direct, cost::CommAlgorithm::Nvls};
 
 /// The value of Values whose name is S; None if none is.
 template <typename T, size_t N>

@@ -103,7 +103,8 @@ int perfc::cli::runHw(int Argc, const char *const *Argv) {
       cl::CommaSeparated, cl::value_desc("SIZE,..."), cl::cat(Category));
   cl::opt<std::string> Algorithm(
       "algorithm",
-      cl::desc("hw comm: auto (default), ring, tree, hierarchical or direct"),
+      cl::desc("hw comm: auto (default), ring, tree, hierarchical, direct or "
+               "nvls"),
       cl::init("auto"), cl::cat(Category));
   cl::opt<std::string> Protocol(
       "comm-protocol",

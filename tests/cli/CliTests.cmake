@@ -870,3 +870,13 @@ add_test(NAME cli.hw_comm_stride_default
          COMMAND $<TARGET_FILE:perfc> hw comm selene-a100-80gb --stride 8 --bytes 1K)
 set_tests_properties(cli.hw_comm_stride_default PROPERTIES PASS_REGULAR_EXPRESSION
   "all-reduce over 64 ranks \\(64 nodes x 1\\) of 'selene-a100-80gb', infiniband-hdr")
+# NVSwitch gen 3 reduces in the switch: NCCL's NVLS for large all-reduces
+# on one DGX H100 node; not on gen 2.
+add_test(NAME cli.hw_comm_nvls
+         COMMAND $<TARGET_FILE:perfc> hw comm dgx-h100 --bytes 1K,8G --explain)
+set_tests_properties(cli.hw_comm_nvls PROPERTIES PASS_REGULAR_EXPRESSION
+  " +1024 +[0-9.]+ +[0-9.]+ +[0-9.]+  ring/LL\n.* +8589934592 +29771\\.69 +288\\.53 +504\\.92  nvls/Simple\n +NVLS all-reduce \\(the switch reduces\\), 8 ranks on 1 node, NCCL Simple: hop_nvls \\+ B / \\(bw x 5/6\\) = 23 us \\+ ")
+add_test(NAME cli.hw_comm_nvls_unavailable
+         COMMAND $<TARGET_FILE:perfc> hw comm dgx-a100 --bytes 8G --algorithm nvls --explain)
+set_tests_properties(cli.hw_comm_nvls_unavailable PROPERTIES PASS_REGULAR_EXPRESSION
+  "ring/Simple\n.*\\(nvls needs a group on one node over an NVSwitch with switch_reduction, and a protocol other than LL and LL128; ring used\\)")

@@ -637,6 +637,63 @@ TEST_SUITE("hwdb.loader") {
           "loadHardware");
   }
 
+  TEST_CASE("switch_reduction: only on a switch, true or false") {
+    const char *Text = R"(link:
+  name: my-switch
+  kind: nvswitch
+  bandwidth: 450 GB/s
+  latency: 0.47 us
+  efficiency: 0.8
+  switch_reduction: true
+)";
+    auto L = loadLinkFromString(Text, "link.yaml");
+    REQUIRE_MESSAGE(bool(L), llvm::toString(L.takeError()));
+    CHECK(L->SwitchReduction);
+    auto Plain = loadLink("nvswitch-gen2");
+    REQUIRE_MESSAGE(bool(Plain), llvm::toString(Plain.takeError()));
+    CHECK_FALSE(Plain->SwitchReduction);
+    auto Gen3 = loadLink("nvswitch");
+    REQUIRE_MESSAGE(bool(Gen3), llvm::toString(Gen3.takeError()));
+    CHECK(Gen3->SwitchReduction);
+
+    const std::string OnNvLink = std::string(Text).replace(
+        std::string(Text).find("kind: nvswitch"), 14, "kind: nvlink  ");
+    auto E1 = loadLinkFromString(OnNvLink, "link.yaml");
+    REQUIRE_FALSE(bool(E1));
+    CHECK(llvm::toString(E1.takeError()) ==
+          "link.yaml:7:21: 'switch_reduction: true' needs an NVSwitch (kind: "
+          "nvswitch), not a link of kind 'nvlink'; remove the key");
+
+    const std::string Yes = std::string(Text).replace(
+        std::string(Text).find("switch_reduction: true"), 22,
+        "switch_reduction: yes");
+    auto E2 = loadLinkFromString(Yes, "link.yaml");
+    REQUIRE_FALSE(bool(E2));
+    CHECK(llvm::toString(E2.takeError()) ==
+          "link.yaml:7:21: 'switch_reduction': expected true or false, got "
+          "'yes'");
+
+    // A link built on the bundled gen-3 switch keeps its reduction, which a
+    // change of kind must give up explicitly.
+    const char *Derived = R"(cluster:
+  name: c
+  nodes:
+    - device: h100-sxm5-80gb
+      devices_per_node: 8
+      intra_node_link: {base: nvswitch, kind: nvlink}
+)";
+    CHECK_STARTS(errorOf(Derived),
+                 "test.yaml:6:24: 'switch_reduction: true' (from the base) "
+                 "needs an NVSwitch (kind: nvswitch), not a link of kind "
+                 "'nvlink'; add 'switch_reduction: false'");
+    auto Ok = loadHardwareFromString(
+        std::string(Derived).replace(std::string(Derived).find("nvlink}"), 7,
+                                     "nvlink, switch_reduction: false}"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(Ok), llvm::toString(Ok.takeError()));
+    CHECK_FALSE(Ok->Groups[0].IntraNode->SwitchReduction);
+  }
+
   TEST_CASE("files: relative references and errors in referenced files") {
     const std::string Dir = testDataDir();
     auto C = loadHardware(Dir + "/my-cluster.yaml");

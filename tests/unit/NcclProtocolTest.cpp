@@ -201,6 +201,61 @@ TEST_SUITE("collectives.nccl") {
               .Protocol == CommProtocol::LL);
   }
 
+  TEST_CASE("NVLS: the switch reduces an all-reduce inside one node") {
+    // The TwoNodes fabric with a switch that reduces.
+    std::string Text = TwoNodes;
+    const std::string Latency = "latency: 1 us, efficiency: 1}";
+    Text.replace(Text.find(Latency), Latency.size(),
+                 "latency: 1 us, efficiency: 1, switch_reduction: true}");
+    const hw::Cluster C = clusterFromYaml(Text, "nvls-test.yaml");
+    const CommGroup G = groupOn(C, 8);
+    // NCCL: 23 us x (1 us / 0.47 us) + B / (100 GB/s x 5/6).
+    const double Hop = 23.0 / 0.47 * us;
+    const CommTime N = collectiveTime(Collective::AllReduce, 1 * GB, G,
+                                      CommAlgorithm::Nvls, CommProtocol::Auto);
+    CHECK(N.Algorithm == CommAlgorithm::Nvls);
+    CHECK(N.Protocol == CommProtocol::Simple);
+    CHECK(N.Seconds == near(Hop + 1 * GB / (100 * GB * 5 / 6)));
+    CHECK(N.LatencySeconds == near(Hop));
+    // Auto takes it for large buffers (12 ms against the ring's 17.5 ms)
+    // and keeps LL for small ones (1 KB: 17.6 us against 48.9 us).
+    const CommTime Big = collectiveTime(Collective::AllReduce, 1 * GB, G);
+    CHECK(Big.Algorithm == CommAlgorithm::Nvls);
+    CHECK(Big.Seconds == near(N.Seconds));
+    CHECK(Big.Explain.find("NVLS all-reduce (the switch reduces), 8 ranks on "
+                           "1 node, NCCL Simple: hop_nvls + B / (bw x 5/6) = "
+                           "48.94 us + 1 x 1 GB / (100 GB/s x 0.8333) = "
+                           "12.05 ms") == 0);
+    CHECK(collectiveTime(Collective::AllReduce, 1 * KB, G).Algorithm ==
+          CommAlgorithm::Ring);
+
+    // The alpha-beta form: (n+1)/n x B / bw + 2 alpha.
+    const CommTime AB =
+        collectiveTime(Collective::AllReduce, 1 * GB, G, CommAlgorithm::Auto,
+                       CommProtocol::AlphaBeta);
+    CHECK(AB.Algorithm == CommAlgorithm::Nvls);
+    CHECK(AB.Seconds == near(9.0 / 8 * 1 * GB / (100 * GB) + 2 * us));
+
+    // Not under LL or LL128 (NVLS has only Simple), not for reduce-scatter,
+    // not across nodes, not without the switch's reduction.
+    const CommTime LL = collectiveTime(Collective::AllReduce, 1 * GB, G,
+                                       CommAlgorithm::Nvls, CommProtocol::LL);
+    CHECK(LL.Algorithm == CommAlgorithm::Ring);
+    CHECK(LL.Explain.find("(nvls needs a group on one node over an NVSwitch "
+                          "with switch_reduction, and a protocol other than "
+                          "LL and LL128; ring used)") != std::string::npos);
+    CHECK(collectiveTime(Collective::ReduceScatter, 1 * GB, G).Algorithm ==
+          CommAlgorithm::Ring);
+    CHECK(collectiveTime(Collective::AllReduce, 1 * GB, groupOn(C, 16))
+              .Algorithm != CommAlgorithm::Nvls);
+    const hw::Cluster Plain = clusterFromYaml(TwoNodes, "nccl-test.yaml");
+    CHECK(collectiveTime(Collective::AllReduce, 1 * GB, groupOn(Plain, 8))
+              .Algorithm == CommAlgorithm::Ring);
+    CHECK(collectiveSeconds(Collective::AllReduce, 1 * GB, G) ==
+          near(N.Seconds));
+    CHECK(std::string(name(CommAlgorithm::Nvls)) == "nvls");
+  }
+
   TEST_CASE("NCCL's tables scale with the link's own latency") {
     hw::Link Pcie;
     Pcie.Kind = hw::LinkKind::PCIe;
@@ -216,6 +271,10 @@ TEST_SUITE("collectives.nccl") {
     CHECK(nccl::baseSeconds(nccl::Algo::Ring, CommProtocol::LL128) ==
           near(10 * us));
     CHECK(nccl::baseSeconds(nccl::Algo::Tree, CommProtocol::Simple) == 0);
+    hw::Link Switch = Pcie;
+    Switch.Kind = hw::LinkKind::NvSwitch;
+    Switch.LatencySeconds = 0.47 * us; // NCCL's own NVLink hop: its 23 us
+    CHECK(nccl::nvlsSeconds(Switch) == near(23 * us));
 
     hw::Link NvLink = Pcie, Ib = Pcie;
     NvLink.Kind = hw::LinkKind::NvLink;

@@ -320,14 +320,18 @@ figures are no longer counted (item 8).
    logits all-gathered. The
    published systems do not name their interconnect; both are priced on
    the bundled DGX (NVSwitch). TensorRT-LLM v0.5, LLaMA 70B on 4 GPUs:
-   2048-token prefill A100 +2%, H100 FP8 -22% (as at TP 1, item 12); the
+   2048-token prefill A100 +2%, H100 FP8 -25% (as at TP 1, item 12); the
    128-token rows -29% / -46%, the per-request cost of item 12 again.
    Falcon 180B on 8 GPUs (`perfc zoo gpt --kv-heads 8`): A100 +3% (2048
-   tokens) and -9% (128); H100 FP8 -41% and -34%. The H100 figures are
+   tokens) and -9% (128); H100 FP8 -47% and -38%. The H100 figures are
    2.5x (Falcon) and 3.5x (LLaMA 70B) faster than A100's where perfc's
    FP8 prices are 4.5x and 4.7x: consistent with a context phase that ran
    mostly in FP16 in this first FP8 release (item 12), which perfc does
-   not assume.
+   not assume. Since NCCL's in-switch all-reduce (NVLS) is priced on H100's
+   NVSwitch (2026-12-06; tools/bench/results/nccl_tests.md) the H100 rows
+   moved 1 to 6 points further below the figures (they were -22%, -46%,
+   -41%, -34%): their all-reduces are cheaper, their miss is the FP8
+   arithmetic.
    LMDeploy v0.1.0a1 on A100-80G: Llama-2-13B on one GPU (5 decoding rows
    and the prefill) within 9%; InternLM-20B on 2 GPUs within 7%;
    Llama-2-70B on 4 GPUs: prefill -4%, decoding -6% to -15% (batch 64).
@@ -371,7 +375,8 @@ figures are no longer counted (item 8).
    one-GPU rows are the same either way.)
    The H100 table (FP8 weights, activations and cache; "out tok/s/GPU"):
    on one GPU 8 of 8 within 14% (-14% to +5%); split over 2 to 8 GPUs
-   LLaMA 70B -26% to -50% and Falcon 180B -21% to -52%. Those batches
+   LLaMA 70B -26% to -51% and Falcon 180B -22% to -56% (-26% to -50% and
+   -21% to -52% before NVLS was priced). Those batches
    (96 to 1,024 sequences) are compute-bound in perfc, as the 2048-token
    prefill rows of items 12 and 14 are (-20% to -44% on H100 in FP8,
    within 10% on A100 in FP16): where FP8 arithmetic dominates, perfc's
