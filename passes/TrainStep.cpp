@@ -284,10 +284,42 @@ private:
     return 0;
   }
 
+  /// The product a GEMM head runs with the GEMMs fused horizontally into
+  /// its kernel (projections of one input, planKernels' packed QKV): one
+  /// GEMM N wide as their Ns together, the input read once; the members
+  /// joined go to Joined. Without such members, the head's own work.
+  OpWork horizontalGemm(const Kernel &K,
+                        llvm::SmallVectorImpl<unsigned> &Joined) const {
+    OpWork W = Work.Nodes[K.Head];
+    if (!W.Gemm.valid())
+      return W;
+    for (unsigned M : K.Members) {
+      const OpWork &Other = Work.Nodes[M];
+      if (M == K.Head || !Other.Gemm.valid() || Other.Macs <= 0 ||
+          Other.Gemm.M != W.Gemm.M || Other.Gemm.K != W.Gemm.K ||
+          Other.Gemm.Batch != W.Gemm.Batch)
+        continue;
+      // What the other GEMM adds: its weight (a K x N share of its reads)
+      // and its output; the shared input is read once.
+      const double Input = Other.Gemm.Batch * Other.Gemm.M * Other.Gemm.K;
+      const double Weight = Other.Gemm.K * Other.Gemm.N;
+      W.BytesRead += Other.BytesRead * Weight / (Input + Weight);
+      W.BytesWritten += Other.BytesWritten;
+      W.Macs += Other.Macs;
+      W.Flops += Other.Flops;
+      W.Gemm.N += Other.Gemm.N;
+      W.Params += Other.Params;
+      Joined.push_back(M);
+    }
+    return W;
+  }
+
   /// One micro-batch's backward through kernel K on one rank: a product
-  /// head's gradients as products of its forward's size, the fused
-  /// members' gradients as one elementwise kernel (bytes scaled as the
-  /// fusion scaled the forward's), or FlashAttention's backward kernel.
+  /// head's gradients as products of its forward's size (with the GEMMs
+  /// fused horizontally into it, at their joint width, as the forward ran
+  /// them), the fused members' other gradients as one elementwise kernel
+  /// (bytes scaled as the fusion scaled the forward's), or
+  /// FlashAttention's backward kernel.
   double kernelBackward(const Kernel &K, std::string *Explain = nullptr) const {
     // Tiling notes and explanations only where a caller reads them.
     const bool Notes = Explain != nullptr;
@@ -308,8 +340,10 @@ private:
     Rest.Class = OpClass::Elementwise;
     Rest.Type = K.Work.Type;
     bool HasRest = false;
+    llvm::SmallVector<unsigned, 2> Joined;
+    const OpWork Product = horizontalGemm(K, Joined);
     for (unsigned M : K.Members) {
-      if (!Back.NeedsGrad[M])
+      if (!Back.NeedsGrad[M] || llvm::is_contained(Joined, M))
         continue;
       const OpWork &B = Back.Work[M];
       if (B.IsView)
@@ -317,17 +351,26 @@ private:
       if (M == Head && B.Macs > 0) {
         const double Grads =
             Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
-        const cost::OpTime T = timing(shard(Work.Nodes[M], M), Notes);
+        const cost::OpTime T = timing(shard(Product, M), Notes);
         Seconds += Grads * T.Seconds;
         if (Explain)
-          *Explain += llvm::formatv("{0} product{1} of the forward's size (the "
-                                    "gradients of its operands that need one), "
-                                    "each {2}",
-                                    Grads == std::floor(Grads)
-                                        ? std::to_string(int64_t(Grads))
-                                        : llvm::formatv("{0:F2}", Grads).str(),
-                                    Grads == 1 ? "" : "s", cost::explain(T))
-                          .str();
+          *Explain +=
+              llvm::formatv(
+                  "{0} product{1} of the forward's size{2} (the "
+                  "gradients of its operands that need one), each {3}",
+                  Grads == std::floor(Grads)
+                      ? std::to_string(int64_t(Grads))
+                      : llvm::formatv("{0:F2}", Grads).str(),
+                  Grads == 1 ? "" : "s",
+                  Joined.empty() ? std::string()
+                                 : llvm::formatv(", with the {0} GEMM{1} fused "
+                                                 "beside it (N {2})",
+                                                 Joined.size(),
+                                                 Joined.size() == 1 ? "" : "s",
+                                                 int64_t(Product.Gemm.N))
+                                       .str(),
+                  cost::explain(T))
+                  .str();
         continue;
       }
       OpWork S = shard(B, M);

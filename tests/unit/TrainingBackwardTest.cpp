@@ -407,3 +407,61 @@ TEST_SUITE("training") {
     CHECK(Masked >= 2);
   }
 }
+
+TEST_SUITE("training") {
+
+  TEST_CASE("projections fused beside each other run their backward as one "
+            "GEMM of the joint width") {
+    // A Llama block's q, k and v projections read one input; with
+    // FlashAttention the kernel plan runs them as one GEMM (N = 1024 + 2 x
+    // 256, grouped-query attention). Backward: two products of that GEMM,
+    // on the tensor cores as the forward, not the k and v GEMMs' FLOPs as
+    // an elementwise kernel on the vector units (which priced the block's
+    // projections' backward 24x their forward).
+    modelgen::TransformerSpec Spec =
+        transformerSpec(modelgen::Family::Llama, 1, 1024, 16, 4096, 128);
+    Spec.KvHeads = 4;
+    Spec.Batch = 1;
+    const frontend::ImportedModel Llama =
+        importZoo(zooBytes(Spec), {}, "llama.onnx");
+    const ir::Graph &G = Llama.Graph;
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    const auto Backward = [&](bool Flash) {
+      TrainOptions O;
+      O.DType = ir::DType::BF16;
+      O.FlashAttention = Flash;
+      O.Explain = true;
+      auto Step = predictTraining(G, *C, O);
+      REQUIRE_MESSAGE(bool(Step), llvm::toString(Step.takeError()));
+      return Step->NodeBackwards;
+    };
+    const auto Index = [&](llvm::StringRef Name) {
+      for (const auto &N : G.nodes())
+        if (N->name() == Name)
+          return N->index();
+      FAIL("no node " << Name.str());
+      return 0u;
+    };
+    const unsigned Q = Index("/layers.0/attn/q/MatMul");
+    const unsigned K = Index("/layers.0/attn/k/MatMul");
+    const unsigned V = Index("/layers.0/attn/v/MatMul");
+    const auto Fused = Backward(true);
+    INFO(Fused[Q].Explain);
+    CHECK(llvm::StringRef(Fused[Q].Explain)
+              .startswith("2 products of the forward's size, with the 2 "
+                          "GEMMs fused beside it (N 1536) (the gradients of "
+                          "its operands that need one), each "));
+    CHECK(Fused[Q].Explain.find("fused members") == std::string::npos);
+    CHECK(Fused[K].Seconds == 0);
+    CHECK(Fused[V].Seconds == 0);
+    // No dearer than the three GEMMs' backward apart (one launch per
+    // product instead of three, a wider GEMM nearer its peak), and not far
+    // below it.
+    const auto Apart = Backward(false);
+    const double Separate =
+        Apart[Q].Seconds + Apart[K].Seconds + Apart[V].Seconds;
+    CHECK(Fused[Q].Seconds < Separate);
+    CHECK(Fused[Q].Seconds > 0.4 * Separate);
+  }
+}
