@@ -71,6 +71,10 @@ struct BlockInfo {
   bool FromStructure = false;
 
   unsigned numUnits() const { return NumBlocks + 2; }
+  /// Whether node Node is in a block (not the prologue or epilogue).
+  bool inBlock(unsigned Node) const {
+    return UnitOf[Node] >= 1 && UnitOf[Node] <= NumBlocks;
+  }
 };
 
 /// Whether V is a trainable parameter: a floating-point initializer of two

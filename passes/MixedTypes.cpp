@@ -1,5 +1,6 @@
 //===- MixedTypes.cpp - Training on clusters of several GPU types ---------===//
 #include "passes/MixedTypes.h"
+#include "passes/Fp8Recipe.h"
 
 #include "costmodels/Collectives.h"
 #include "passes/Schedule.h"
@@ -393,8 +394,9 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
                                   C.Name, StageDevices[S],
                                   StageDevices[S + 1]));
       // What crosses the cut after stage S.
-      const double Message = A.cutBytesAfter(R.Stages[S].Chunks.back().second) *
-                             (ir::byteSize(O.DType) / 4.0) / O.Tp;
+      const double Message =
+          A.cutBytesAfter(R.Stages[S].Chunks.back().second) *
+          (ir::byteSize(trainingStorageType(O.DType)) / 4.0) / O.Tp;
       T = cost::p2pSeconds(Message, *Link);
     }
     Transfers.push_back(T);

@@ -6,6 +6,7 @@
 #include "ir/Graph.h"
 #include "passes/CacheReuse.h"
 #include "passes/CpuLayout.h"
+#include "passes/Fp8Recipe.h"
 #include "passes/InferenceMemory.h"
 #include "passes/StorageType.h"
 #include "passes/TpShard.h"
@@ -183,12 +184,14 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   // Tensor parallelism: each kernel's share on one rank, as its head's
   // role splits it (a kernel's fused members go with their head).
   const unsigned Tp = O.TensorParallel ? O.TensorParallel->Size : 1;
+  // The blocks also say which GEMMs the FP8 recipe runs in FP8.
+  const bool Recipe = O.Training && O.Fp8Recipe;
   llvm::Optional<BlockInfo> Blocks;
   std::vector<KernelShare> Shares;
-  if (Tp > 1) {
+  if (Tp > 1 || Recipe)
     Blocks = analyzeBlocks(G, Work);
+  if (Tp > 1)
     Shares.resize(Plan.Kernels.size());
-  }
   KernelSummary Summary;
   double Total = 0;
   for (size_t I = 0; I < Plan.Kernels.size(); ++I) {
@@ -196,7 +199,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     // One copy of the kernel's work on the library's fast path (no split).
     const OpWork KW = [&] {
       const OpWork Own = kernelWork(K, O.Fusion.FlashAttention);
-      if (!Blocks)
+      if (Tp <= 1)
         return storedWork(Own, O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
       const double Share = tpShare(*Blocks, K.Head, Tp, false);
@@ -209,11 +212,34 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     }();
     if (!Residency.empty())
       TO.LevelShare = Residency[I];
-    const cost::OpTime T = cost::opTime(KW, *O.Device, TO);
+    const bool Fp8 = Recipe && !(O.Fusion.FlashAttention && K.Attention) &&
+                     Blocks->inBlock(K.Head) &&
+                     isFp8Gemm(*G.nodes()[K.Head], Work.Nodes[K.Head], Plan);
+    cost::OpTime Cast;
+    const cost::OpTime T = [&] {
+      if (!Fp8)
+        return cost::opTime(KW, *O.Device, TO);
+      // As the training step prices it (TrainStep.cpp, fp8GemmTiming).
+      Cast = cost::opTime(fp8CastWork(KW.Gemm.Batch * KW.Gemm.M * KW.Gemm.K),
+                          *O.Device, TO);
+      cost::TimeOptions F = TO;
+      F.ComputeType = ir::DType::F8E4M3;
+      return cost::opTime(withFp8Operands(KW), *O.Device, F);
+    }();
     Summary.KernelBytes += KW.BytesRead + KW.BytesWritten;
-    Total += T.Seconds;
+    Total += T.Seconds + Cast.Seconds;
     addBoundTime(Summary, T);
     R.Nodes[K.Head].Time = kernelTime(T, K, O.Explain);
+    if (Fp8) {
+      addBoundTime(Summary, Cast);
+      NodeTime &NT = *R.Nodes[K.Head].Time;
+      NT.Fp8CastSeconds = Cast.Seconds;
+      NT.Seconds += Cast.Seconds;
+      if (O.Explain)
+        NT.Explain += " [FP8 recipe: plus the cast of its activation "
+                      "operand, a kernel of its own: " +
+                      cost::explain(Cast) + "]";
+    }
     for (unsigned M : K.Members)
       if (M != K.Head) {
         NodeTime F =
@@ -258,7 +284,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   }
   Total += Layout.TotalSeconds;
   Summary.MemoryBoundSeconds += Layout.TotalSeconds;
-  if (Blocks)
+  if (Tp > 1)
     Total += addTensorParallelExchanges(G, Plan, *Blocks, O, Total, R);
   Summary.Kernels = Plan.Kernels.size();
   Summary.Fused = Plan.numFused();

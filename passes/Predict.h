@@ -53,6 +53,11 @@ struct PredictOptions {
   /// and gradients dwarf the caches) and without ONNX Runtime's NCHWc
   /// reorders.
   bool Training = false;
+  /// With Training: the FP8 recipe of passes/Fp8Recipe.h. Linear layers'
+  /// GEMMs compute in FP8 on FP8 operands and pay the cast of their
+  /// activation operand; everything else computes in Time.ComputeType and
+  /// stores in StorageType (BF16, as trainingStorageType gives).
+  bool Fp8Recipe = false;
   /// Tensor parallelism (--tp): the ranks of one tensor-parallel group
   /// (Size of them, the links of a hw::Cluster that must outlive the
   /// prediction). Each kernel runs its share on one rank (passes/TpShard.h)

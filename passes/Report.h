@@ -38,6 +38,10 @@ struct NodeTime {
   /// a graph output it writes), kernels of their own; in Seconds.
   double ReorderSeconds = 0;
   unsigned Reorders = 0;
+  /// Training under the FP8 recipe (passes/Fp8Recipe.h): the cast of this
+  /// FP8 GEMM's activation operand, a kernel of its own before it; in
+  /// Seconds.
+  double Fp8CastSeconds = 0;
   /// Tensor-parallel inference (--tp): the all-reduce (row-parallel GEMM,
   /// vocabulary-parallel embedding) or all-gather (vocabulary-parallel
   /// logits) of this kernel's output over the ranks, which follows it on

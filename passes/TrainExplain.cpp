@@ -1,6 +1,7 @@
 //===- TrainExplain.cpp - How a training step's figures add up ------------===//
 
 #include "passes/TrainExplain.h"
+#include "passes/Fp8Recipe.h"
 
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
@@ -28,7 +29,7 @@ perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
       }
     Seen.push_back({K, Bytes, Times});
   };
-  const double Elem = double(ir::byteSize(O.DType));
+  const double Elem = double(ir::byteSize(trainingStorageType(O.DType)));
   auto AddExchange = [&](const ir::Value *V, unsigned Times) {
     const double Bytes = V->numElements() * Elem;
     if (!O.SequenceParallel) {

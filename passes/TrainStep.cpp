@@ -7,6 +7,7 @@
 #include "ir/Graph.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
+#include "passes/Fp8Recipe.h"
 #include "passes/Fusion.h"
 #include "passes/TpShard.h"
 #include "passes/TrainExplain.h"
@@ -198,7 +199,13 @@ private:
   double byteScale(ir::DType Stored = ir::DType::F32) const {
     const double From =
         ir::isFloatingPoint(Stored) ? double(ir::byteSize(Stored)) : 4.0;
-    return ir::byteSize(O.DType) / From;
+    return ir::byteSize(trainingStorageType(O.DType)) / From;
+  }
+
+  /// Bytes of one element of the activations and gradients training
+  /// stores and exchanges.
+  double elementBytes() const {
+    return double(ir::byteSize(trainingStorageType(O.DType)));
   }
 
   /// The share of a node's work one tensor-parallel rank does.
@@ -211,18 +218,54 @@ private:
                      byteScale(W.Type));
   }
 
-  cost::OpTime timing(const OpWork &W, bool Notes = false) const {
+  /// Fp8Gemm: a GEMM the FP8 recipe runs in FP8 (Fp8Recipe.h); under the
+  /// recipe everything else computes in BF16.
+  cost::OpTime timing(const OpWork &W, bool Notes = false,
+                      bool Fp8Gemm = false) const {
     cost::TimeOptions T;
     // The step reads times only; tiling notes would be formatted for every
     // GEMM of every strategy the planner tries.
     T.Notes = Notes;
     if (ir::isFloatingPoint(W.Type))
-      T.ComputeType = O.DType;
+      T.ComputeType = isFp8Recipe(O.DType) && !Fp8Gemm
+                          ? trainingStorageType(O.DType)
+                          : O.DType;
     T.Layout = O.Layout;
     return cost::opTime(W, Dev, T);
   }
 
   double time(const OpWork &W) const { return timing(W).Seconds; }
+
+  /// Whether kernel K is a Linear layer's GEMM that the FP8 recipe runs in
+  /// FP8 (Fp8Recipe.h): in a transformer block, as Transformer Engine's
+  /// modules are (Megatron's embedding and output layer stay BF16).
+  bool fp8Gemm(const Kernel &K) const {
+    return isFp8Recipe(O.DType) && !(A.FlashAttention && K.Attention) &&
+           Blocks.inBlock(K.Head) &&
+           isFp8Gemm(*G.nodes()[K.Head], Work.Nodes[K.Head], Plan);
+  }
+
+  /// FP8 GEMM W (sharded, stored in BF16): its time on FP8 operands plus the
+  /// cast of the operand that is not a weight (forward: the activation,
+  /// Batch x M x K; backward: the output's gradient, Batch x M x N).
+  cost::OpTime fp8GemmTiming(const OpWork &W, bool Backward, bool Notes,
+                             cost::OpTime *Cast = nullptr) const {
+    const double Elements =
+        W.Gemm.Batch * W.Gemm.M * (Backward ? W.Gemm.N : W.Gemm.K);
+    if (Cast)
+      *Cast = timing(fp8CastWork(Elements), Notes);
+    return timing(withFp8Operands(W), Notes, /*Fp8Gemm=*/true);
+  }
+
+  /// The forward time of kernel K (sharded), FP8 casts included.
+  double forwardSeconds(const Kernel &K) const {
+    const OpWork W = shard(kernelWork(K, A.FlashAttention), K.Head);
+    if (!fp8Gemm(K))
+      return time(W);
+    cost::OpTime Cast;
+    const cost::OpTime T = fp8GemmTiming(W, /*Backward=*/false, false, &Cast);
+    return T.Seconds + Cast.Seconds;
+  }
 
   double allReduce(double Bytes, const cost::CommGroup &G) const {
     return cost::collectiveSeconds(cost::Collective::AllReduce, Bytes, G);
@@ -231,7 +274,7 @@ private:
   /// One tensor-parallel exchange of a full activation: an all-reduce, or
   /// with sequence parallelism a reduce-scatter and an all-gather.
   double tpExchange(const ir::Value *V) const {
-    const double Bytes = V->numElements() * double(ir::byteSize(O.DType));
+    const double Bytes = V->numElements() * elementBytes();
     if (!O.SequenceParallel)
       return allReduce(Bytes, TpGroup);
     return cost::collectiveSeconds(cost::Collective::ReduceScatter, Bytes,
@@ -351,8 +394,13 @@ private:
       if (M == Head && B.Macs > 0) {
         const double Grads =
             Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
-        const cost::OpTime T = timing(shard(Product, M), Notes);
-        Seconds += Grads * T.Seconds;
+        const bool Fp8 = fp8Gemm(K);
+        cost::OpTime Cast;
+        const cost::OpTime T =
+            Fp8 ? fp8GemmTiming(shard(Product, M), /*Backward=*/true, Notes,
+                                &Cast)
+                : timing(shard(Product, M), Notes);
+        Seconds += Grads * T.Seconds + Cast.Seconds;
         if (Explain)
           *Explain +=
               llvm::formatv(
@@ -371,6 +419,10 @@ private:
                                        .str(),
                   cost::explain(T))
                   .str();
+        if (Explain && Fp8)
+          *Explain += "; plus the FP8 cast of the output's gradient (FP8 "
+                      "recipe): " +
+                      cost::explain(Cast);
         continue;
       }
       OpWork S = shard(B, M);
@@ -402,8 +454,7 @@ private:
       const unsigned Head = K.Head;
       UnitCost &U = Units[Blocks.UnitOf[Head]];
       const bool Flash = A.FlashAttention && K.Attention;
-      const OpWork FwdWork = kernelWork(K, A.FlashAttention);
-      const double Fwd = time(shard(FwdWork, Head));
+      const double Fwd = forwardSeconds(K);
       U.Forward += Fwd;
       const bool Core = Blocks.AttentionCore[Head];
       const bool InBlock =
@@ -428,9 +479,9 @@ private:
           // backward all-gathers it again for the weight gradient
           // (Korthikanti et al. 2022, section 4.2.2).
           if (O.SequenceParallel)
-            Bwd += cost::collectiveSeconds(
-                cost::Collective::AllGather,
-                V->numElements() * double(ir::byteSize(O.DType)), TpGroup);
+            Bwd += cost::collectiveSeconds(cost::Collective::AllGather,
+                                           V->numElements() * elementBytes(),
+                                           TpGroup);
         }
         const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
         // Sequence parallelism adds the mirror exchanges of the column
@@ -586,8 +637,8 @@ private:
     R.GlobalBatch = GlobalBatch;
     R.Device = Dev.Name;
     R.CapacityBytes = Dev.mainMemory().CapacityBytes;
-    const ModelStateBytes States =
-        modelStateBytes(O.Optimizer, O.DType, O.Fp32Gradients);
+    const ModelStateBytes States = modelStateBytes(
+        O.Optimizer, trainingStorageType(O.DType), O.Fp32Gradients);
     const double Wbytes = States.Weights, Gbytes = States.Gradients;
     const double Dp = O.Dp;
     std::vector<std::string> MemoryNotes; // per stage, with O.Explain
@@ -696,9 +747,9 @@ private:
         SS.Params / (O.Zero >= 1 ? Dp : 1), SS.ParamTensors, States,
         O.Optimizer, O.PerTensorOptimizer, Dev);
     if (A.Unfused && MicroBatches > 1)
-      R.GradAccumSeconds =
-          (M - 1) * gradientAccumulationPassSeconds(SS.Params, SS.ParamTensors,
-                                                    O.DType, Dev);
+      R.GradAccumSeconds = (M - 1) * gradientAccumulationPassSeconds(
+                                         SS.Params, SS.ParamTensors,
+                                         trainingStorageType(O.DType), Dev);
     R.TpCommSeconds = M * SS.TpCommSeconds;
     R.ComputeSeconds =
         M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +

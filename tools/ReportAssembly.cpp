@@ -1,5 +1,6 @@
 //===- ReportAssembly.cpp - Pieces of a report the CLI and API share ------===//
 #include "tools/ReportAssembly.h"
+#include "passes/Fp8Recipe.h"
 
 #include "passes/Placement.h"
 
@@ -27,11 +28,14 @@ llvm::Optional<ir::DType> applyTrainingForward(PredictOptions &PO,
   PO.Fusion.Fuse = !Train.Unfused;
   PO.Fusion.FlashAttention = Train.FlashAttention;
   const ir::DType T = Train.DType;
-  if (!StorageGiven && ir::isFloatingPoint(T) && ir::byteSize(T) < 4)
-    PO.StorageType = T;
+  // FP8 trains as Transformer Engine does: BF16 tensors, FP8 GEMMs.
+  const ir::DType Stored = trainingStorageType(T);
+  if (!StorageGiven && ir::isFloatingPoint(Stored) && ir::byteSize(Stored) < 4)
+    PO.StorageType = Stored;
   if (ComputeGiven || T == ir::DType::F32)
     return llvm::None;
-  PO.Time.ComputeType = T;
+  PO.Fp8Recipe = isFp8Recipe(T);
+  PO.Time.ComputeType = Stored;
   return T;
 }
 
@@ -80,7 +84,9 @@ void addStepWarnings(Report &R) {
     const std::string &Compute = R.Hardware->ComputeType;
     const std::string &Storage = R.Hardware->StorageType;
     const bool OtherCompute = !Compute.empty() && Compute != Train;
-    const bool OtherStorage = !Storage.empty() && (!Mixed || Storage != Train);
+    const bool OtherStorage =
+        !Storage.empty() &&
+        (!Mixed || Storage != ir::name(trainingStorageType(T)).str());
     if (OtherCompute || OtherStorage)
       R.Warnings.push_back(
           {"", llvm::formatv("the per-node forward is priced with {0}{1}{2}; "

@@ -464,6 +464,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("reorder_s", N.Time->ReorderSeconds);
               J.attribute("reorders", int64_t(N.Time->Reorders));
             }
+            if (N.Time->Fp8CastSeconds > 0)
+              J.attribute("fp8_cast_s", N.Time->Fp8CastSeconds);
             if (N.Time->WinogradReduction > 1)
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             if (N.Time->TpCommSeconds > 0)

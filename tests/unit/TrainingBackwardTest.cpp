@@ -465,3 +465,84 @@ TEST_SUITE("training") {
     CHECK(Fused[Q].Seconds > 0.4 * Separate);
   }
 }
+
+TEST_SUITE("training") {
+
+  TEST_CASE("FP8 trains as Transformer Engine does: the blocks' GEMMs in FP8 "
+            "with their casts, BF16 everywhere else") {
+    modelgen::TransformerSpec Spec =
+        transformerSpec(modelgen::Family::Llama, 2, 1024, 16, 1024, 4096);
+    Spec.KvHeads = 4;
+    Spec.Batch = 1;
+    const frontend::ImportedModel Llama =
+        importZoo(zooBytes(Spec), {}, "llama.onnx");
+    const ir::Graph &G = Llama.Graph;
+    auto C = hw::loadHardware("h100-sxm5-80gb");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.DType = ir::DType::F8E4M3;
+    O.FlashAttention = true;
+    O.Explain = true;
+    auto Step = predictTraining(G, *C, O);
+    REQUIRE_MESSAGE(bool(Step), llvm::toString(Step.takeError()));
+    // Model states as BF16 mixed precision: BF16 weights and gradients,
+    // Adam's moments and the fp32 master weights.
+    CHECK(Step->modelStateBytesPerParam() == doctest::Approx(16));
+
+    // The per-node forward, as the CLI asks for it, adds up to the step's.
+    PredictOptions P;
+    P.Device = &C->primaryDevice();
+    P.Training = true;
+    P.Memory = false;
+    P.Fusion.FlashAttention = true;
+    P.Fp8Recipe = true;
+    P.StorageType = ir::DType::BF16;
+    P.Time.ComputeType = ir::DType::BF16;
+    const Report R = predict(G, P);
+    REQUIRE(R.LatencySeconds);
+    CHECK(*R.LatencySeconds ==
+          doctest::Approx(Step->Stages[0].ForwardSeconds).epsilon(1e-12));
+
+    const auto IndexOf = [&](llvm::StringRef Name) -> size_t {
+      for (size_t I = 0; I < R.Nodes.size(); ++I)
+        if (R.Nodes[I].Name == Name)
+          return I;
+      FAIL("no node " << Name.str());
+      return 0;
+    };
+    // A block's GEMM: FP8, its activation cast to FP8 before it, its
+    // output's gradient after it.
+    const size_t UpIndex = IndexOf("/layers.0/mlp/up/MatMul");
+    const NodeReport &Up = R.Nodes[UpIndex];
+    REQUIRE(Up.Time);
+    CHECK(Up.Time->ComputeType == "fp8e4m3");
+    CHECK(Up.Time->Fp8CastSeconds > 0);
+    CHECK(Up.Time->Explain.find("[FP8 recipe: plus the cast of its "
+                                "activation operand") != std::string::npos);
+    // Cast: 1024 x 1024 elements, 2 B read and 2 B written each.
+    CHECK(Up.Time->Explain.find("4.194 MB / (") != std::string::npos);
+    const std::string &UpBack = Step->NodeBackwards[UpIndex].Explain;
+    CHECK(UpBack.find("tensor fp8e4m3") != std::string::npos);
+    CHECK(UpBack.find("plus the FP8 cast of the output's gradient") !=
+          std::string::npos);
+    // The output layer is no Transformer Engine module: BF16, no cast.
+    const NodeReport &Head = R.Nodes[IndexOf("/lm_head/MatMul")];
+    REQUIRE(Head.Time);
+    CHECK(Head.Time->ComputeType == "bf16");
+    CHECK(Head.Time->Fp8CastSeconds == 0);
+    // Normalisations and activations compute and store in BF16.
+    for (const NodeReport &N : R.Nodes)
+      if (N.Time && N.Time->Exec == "kernel" && N.Time->Fp8CastSeconds == 0)
+        CHECK_MESSAGE(N.Time->ComputeType != "fp8e4m3", N.Name);
+
+    // FP8 only speeds the GEMMs: faster than BF16, slower than storing
+    // every tensor in FP8 as well would be.
+    TrainOptions B = O;
+    B.DType = ir::DType::BF16;
+    auto Bf16 = predictTraining(G, *C, B);
+    REQUIRE(bool(Bf16));
+    CHECK(Step->StepSeconds < Bf16->StepSeconds);
+    CHECK(Step->Stages[0].ActivationsBytes ==
+          doctest::Approx(Bf16->Stages[0].ActivationsBytes));
+  }
+}
