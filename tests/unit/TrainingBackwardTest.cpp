@@ -418,12 +418,8 @@ TEST_SUITE("training") {
     // on the tensor cores as the forward, not the k and v GEMMs' FLOPs as
     // an elementwise kernel on the vector units (which priced the block's
     // projections' backward 24x their forward).
-    modelgen::TransformerSpec Spec =
-        transformerSpec(modelgen::Family::Llama, 1, 1024, 16, 4096, 128);
-    Spec.KvHeads = 4;
-    Spec.Batch = 1;
     const frontend::ImportedModel Llama =
-        importZoo(zooBytes(Spec), {}, "llama.onnx");
+        generatedLlama(1, 1024, 16, 4, 4096, 128);
     const ir::Graph &G = Llama.Graph;
     auto C = hw::loadHardware("dgx-h100");
     REQUIRE(bool(C));
@@ -470,12 +466,8 @@ TEST_SUITE("training") {
 
   TEST_CASE("FP8 trains as Transformer Engine does: the blocks' GEMMs in FP8 "
             "with their casts, BF16 everywhere else") {
-    modelgen::TransformerSpec Spec =
-        transformerSpec(modelgen::Family::Llama, 2, 1024, 16, 1024, 4096);
-    Spec.KvHeads = 4;
-    Spec.Batch = 1;
     const frontend::ImportedModel Llama =
-        importZoo(zooBytes(Spec), {}, "llama.onnx");
+        generatedLlama(2, 1024, 16, 4, 1024, 4096);
     const ir::Graph &G = Llama.Graph;
     auto C = hw::loadHardware("h100-sxm5-80gb");
     REQUIRE(bool(C));

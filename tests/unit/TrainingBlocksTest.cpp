@@ -237,12 +237,7 @@ TEST_SUITE("training") {
       }
     }
     // Grouped-query attention: 8 query heads in 2 key/value groups.
-    modelgen::TransformerSpec Spec =
-        transformerSpec(modelgen::Family::Llama, 2, 64, 8, 16, 128);
-    Spec.KvHeads = 2;
-    Spec.Batch = 1;
-    const frontend::ImportedModel Llama =
-        importZoo(zooBytes(Spec), {}, "llama.onnx");
+    const frontend::ImportedModel Llama = generatedLlama(2, 64, 8, 2, 16, 128);
     CHECK(errorOf(Llama, 2, false).empty());
     CHECK(llvm::StringRef(errorOf(Llama, 4, false))
               .startswith("--tp 4 does not divide the 2 heads of node "

@@ -47,6 +47,18 @@ generatedGpt(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq,
   return importZoo(zooBytes(Spec), {}, "gpt.onnx");
 }
 
+/// A Llama from perfc zoo's generator (RMSNorm, SwiGLU, rotary embeddings,
+/// KvHeads key/value heads), imported at batch 1.
+inline frontend::ImportedModel generatedLlama(int64_t Layers, int64_t Hidden,
+                                              int64_t Heads, int64_t KvHeads,
+                                              int64_t Seq, int64_t Vocab) {
+  modelgen::TransformerSpec Spec = transformerSpec(
+      modelgen::Family::Llama, Layers, Hidden, Heads, Seq, Vocab);
+  Spec.KvHeads = KvHeads;
+  Spec.Batch = 1;
+  return importZoo(zooBytes(Spec), {}, "llama.onnx");
+}
+
 /// Two identical MLP blocks named like PyTorch exports them:
 /// x -> [fc1 MatMul -> Relu -> fc2 MatMul -> residual Add] x 2.
 struct TwoBlocks {
