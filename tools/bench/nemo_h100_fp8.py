@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""FP8 training on H100 clusters: perfc --train --dtype fp8 against the
+pre-training throughputs NVIDIA publishes for NeMo (24.09 performance
+summary, DGX H100, FP8 with Transformer Engine).
+
+Usage: /usr/bin/python3 tools/bench/nemo_h100_fp8.py [--perfc build/tools/perfc]
+Writes tools/bench/results/nemo_h100_fp8.md (and .json).
+
+Published: https://docs.nvidia.com/nemo-framework/user-guide/24.09/performance/performance_summary.html
+("Pretraining", FP8): GPUs, global and micro-batch, sequence, TP, PP, CP, VP
+and tokens/s per GPU. Only the rows without context parallelism (CP 1; perfc
+does not model it) and of GPT-3 and Llama 2 (whose shapes are public; the
+Nemotron rows' are not given there) are compared.
+
+perfc: `perfc zoo gpt|llama` at the models' published shapes, on the bundled
+dgx-h100-superpod (32 DGX H100 nodes; tools/bench/data/dgx-h100-64-nodes.yaml
+for 512 GPUs), with `--dtype fp8` (passes/Fp8Recipe.h), --flash-attention,
+--zero 1 (Megatron's distributed optimizer), --sp where TP > 1, no
+recomputation; data parallelism is GPUs / (TP x PP). Nothing is fitted.
+Not modelled, and on NeMo's side: the overlap of the tensor-parallel
+exchanges with the GEMMs (Transformer Engine's userbuffers, on in NeMo's
+recipes for TP > 1), which perfc exposes in full.
+"""
+import argparse, json, os, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RES = os.path.join(ROOT, "tools", "bench", "results")
+SOURCE = "https://docs.nvidia.com/nemo-framework/user-guide/24.09/performance/performance_summary.html"
+
+# family, layers, hidden, heads, kv heads, ffn, vocab, dropout
+SHAPES = {
+    # NeMo's GPT-3 configs: learned positions, GELU, GPT-2's tokenizer
+    # (50257 padded to a multiple of 128: 50304).
+    "GPT3-5B": ("gpt", 24, 4096, 32, 32, 16384, 50304, 0.1),
+    "GPT3-20B": ("gpt", 44, 6144, 48, 48, 24576, 50304, 0.1),
+    "GPT3-175B": ("gpt", 96, 12288, 96, 96, 49152, 50304, 0.1),
+    # Llama 2 (Touvron et al. 2023): RMSNorm, SwiGLU, rotary, vocab 32000;
+    # 70B with 8 key/value heads.
+    "LLAMA2-7B": ("llama", 32, 4096, 32, 32, 11008, 32000, 0.0),
+    "LLAMA2-13B": ("llama", 40, 5120, 40, 40, 13824, 32000, 0.0),
+    "LLAMA2-70B": ("llama", 80, 8192, 64, 8, 28672, 32000, 0.0),
+}
+
+# model, GPUs, global batch, micro-batch, sequence, TP, PP, VP, tokens/s/GPU
+ROWS = [
+    ("GPT3-5B", 64, 2048, 4, 2048, 1, 1, 1, 23406),
+    ("GPT3-20B", 64, 256, 2, 2048, 2, 1, 1, 5851),
+    ("GPT3-175B", 128, 256, 1, 2048, 4, 8, 6, 716),
+    ("GPT3-175B", 512, 2048, 2, 2048, 4, 8, 6, 825),
+    ("LLAMA2-7B", 8, 128, 1, 4096, 1, 1, 1, 16934),
+    ("LLAMA2-13B", 16, 128, 1, 4096, 1, 4, 10, 8715),
+    ("LLAMA2-70B", 64, 128, 1, 4096, 4, 4, 20, 1728),
+]
+
+
+def zoo(perfc, tmp, name, seq):
+    fam, layers, hidden, heads, kv, ffn, vocab, dropout = SHAPES[name]
+    path = os.path.join(tmp, "%s_%d.onnx" % (name, seq))
+    if not os.path.exists(path):
+        cmd = [perfc, "zoo", fam, "--layers", str(layers), "--hidden", str(hidden),
+               "--heads", str(heads), "--ffn", str(ffn), "--seq", str(seq),
+               "--vocab", str(vocab), "-o", path]
+        if fam == "llama" and kv != heads:
+            cmd += ["--kv-heads", str(kv)]
+        if dropout:
+            cmd += ["--dropout", str(dropout)]
+        subprocess.run(cmd, check=True, capture_output=True)
+    return path
+
+
+def predict(perfc, model, gpus, gbs, mbs, tp, pp, vp):
+    hw = "dgx-h100-superpod" if gpus <= 256 else os.path.join(
+        ROOT, "tools", "bench", "data", "dgx-h100-64-nodes.yaml")
+    cmd = [perfc, model, "--hw", hw, "--train", "--dp", str(gpus // (tp * pp)),
+           "--tp", str(tp), "--pp", str(pp), "--vp", str(vp),
+           "--micro-batch", str(mbs), "--global-batch", str(gbs),
+           "--dtype", "fp8", "--flash-attention", "--zero", "1",
+           "--ops", "0", "--format", "json"]
+    if tp > 1:
+        cmd.append("--sp")
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("perfc failed: %s\n%s" % (" ".join(cmd), r.stderr))
+    return json.loads(r.stdout), cmd
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perfc", default=os.path.join(ROOT, "build", "tools", "perfc"))
+    args = ap.parse_args()
+    rows, out = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, gpus, gbs, mbs, seq, tp, pp, vp, pub in ROWS:
+            model = zoo(args.perfc, tmp, name, seq)
+            d, cmd = predict(args.perfc, model, gpus, gbs, mbs, tp, pp, vp)
+            s = d["step"]
+            tok = s["samples_per_s"] * seq / gpus
+            err = tok / pub - 1
+            exposed_tp = s.get("tp_comm_s", 0)
+            rows.append(dict(model=name, gpus=gpus, global_batch=gbs, micro_batch=mbs,
+                             seq=seq, tp=tp, pp=pp, vp=vp, published_tokens_per_s_per_gpu=pub,
+                             predicted_tokens_per_s_per_gpu=tok, error=err,
+                             step_s=s["time_s"], tflops_per_device=s["tflops_per_device"],
+                             tp_comm_s=exposed_tp, bubble_s=s.get("bubble_s", 0),
+                             peak_gib=d["memory"]["peak_bytes"] / 2**30,
+                             command=" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c
+                                              for c in cmd)))
+    mean = sum(abs(r["error"]) for r in rows) / len(rows)
+    tp1 = [r for r in rows if r["tp"] == 1]
+    tpn = [r for r in rows if r["tp"] > 1]
+    out.append("# FP8 training on H100: perfc against NeMo's published throughput\n")
+    out.append("Generated by `tools/bench/nemo_h100_fp8.py`. Published: NeMo 24.09 performance summary, "
+               "pre-training in FP8 on DGX H100 (%s); the rows without context parallelism of the models "
+               "whose shapes are public. Predicted: `perfc --train --dtype fp8 --flash-attention --zero 1` "
+               "(`--sp` where TP > 1) on the bundled `dgx-h100-superpod` (a 64-node copy for 512 GPUs); "
+               "tokens/s per GPU = `step.samples_per_s` x sequence / GPUs. Error = predicted / published - 1. "
+               "An uncounted check of issue 4 on H100 (FP8 recipe, NVLS, NDR).\n" % SOURCE)
+    out.append("| model | GPUs | GBS | MBS | seq | TP | PP | VP | published tok/s/GPU | predicted | error | perfc TFLOPS/GPU | step s | exposed TP comm s | bubble s | peak GiB |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        out.append("| %s | %d | %d | %d | %d | %d | %d | %d | %d | %.0f | %+.1f%% | %.0f | %.2f | %.2f | %.2f | %.1f |" % (
+            r["model"], r["gpus"], r["global_batch"], r["micro_batch"], r["seq"], r["tp"], r["pp"],
+            r["vp"], r["published_tokens_per_s_per_gpu"], r["predicted_tokens_per_s_per_gpu"],
+            100 * r["error"], r["tflops_per_device"], r["step_s"], r["tp_comm_s"], r["bubble_s"],
+            r["peak_gib"]))
+    out.append("")
+    out.append("- all %d rows: mean |error| %.1f%%, from %+.1f%% to %+.1f%%" % (
+        len(rows), 100 * mean, 100 * min(r["error"] for r in rows), 100 * max(r["error"] for r in rows)))
+    if tp1:
+        out.append("- TP 1 (%d rows): %+.1f%% to %+.1f%%" % (
+            len(tp1), 100 * min(r["error"] for r in tp1), 100 * max(r["error"] for r in tp1)))
+    if tpn:
+        out.append("- TP > 1 (%d rows): %+.1f%% to %+.1f%%" % (
+            len(tpn), 100 * min(r["error"] for r in tpn), 100 * max(r["error"] for r in tpn)))
+    out.append("")
+    out.append(NOTES)
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(RES, "nemo_h100_fp8.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(RES, "nemo_h100_fp8.json"), "w") as f:
+        json.dump(rows, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(text)
+
+
+NOTES = """What the comparison says:
+
+- **Tensor-parallel rows agree by cancellation.** perfc exposes the
+  tensor-parallel exchanges in full (17-20% of the GPT-3 175B and Llama 2
+  70B steps: `exposed TP comm s`), while NeMo's recipes overlap them with the
+  GEMMs (Transformer Engine's userbuffers, `tp_comm_overlap`); with them
+  hidden those rows would sit where the TP 1 rows do.
+- **Without tensor parallelism perfc is 22-28% fast**: it prices these steps
+  at 930-980 model TFLOPS per GPU where NeMo reaches 760-780. In perfc's
+  Llama 2 7B micro-batch 77% of the time is the blocks' FP8 GEMMs (at
+  0.61-0.65 of the FP8 peak: the bundled H100's GEMM curve, cuBLASLt FP8
+  measurements of square GEMMs), 13% BF16 FlashAttention, 7% the FP8
+  casts, 3% RMSNorm. The gap is the FP8 GEMMs' sustained rate in training (clocks
+  under a 700 W cap over a whole step against a GEMM benchmark's, Transformer
+  Engine's scaling and amax work per GEMM), or attention below the GEMM
+  curve; no source here separates them, so nothing is fitted.
+- Before the FP8 recipe (passes/Fp8Recipe.h: every tensor stored in FP8,
+  attention and the output layer in FP8 too) the Llama 2 7B row was +52%;
+  before the backward of horizontally fused projections was priced on the
+  tensor cores, the Llama rows were 2.6x slow.
+"""
+
+if __name__ == "__main__":
+    main()
