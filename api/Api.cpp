@@ -243,6 +243,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (!O.Dp || !O.Tp || !O.Pp || !O.Vp)
     throwError("dp, tp, pp and vp must be at least 1");
   O.SequenceParallel = T.sp;
+  O.TpCommOverlap = T.tpCommOverlap;
   O.MicroBatch = MicroBatch;
   O.GlobalBatch = T.globalBatch;
   O.Zero = T.zero;

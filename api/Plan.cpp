@@ -88,6 +88,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.partition = Options.partition;
   Base.gradCompression = Options.gradCompression;
   Base.commProtocol = Options.commProtocol;
+  Base.tpCommOverlap = Options.tpCommOverlap;
   Base.zero = Options.zero.value_or(0);
   perfc::TrainOptions TrainOpts = trainOptions(Base, MI.Batch);
   TrainOpts.Unfused = !Options.fusion;
@@ -196,6 +197,7 @@ TrainOptions Plan::strategy() const {
   T.pp = O.Pp;
   T.vp = O.Vp;
   T.sp = O.SequenceParallel;
+  T.tpCommOverlap = O.TpCommOverlap;
   T.globalBatch = O.GlobalBatch;
   T.recompute = name(O.Recomp);
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();

@@ -428,6 +428,7 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   R.DpGatherSeconds = TR.DpGatherSeconds;
   R.OptimizerSeconds = TR.OptimizerSeconds;
   R.TpCommSeconds = M * SS.TpCommSeconds;
+  R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;
   R.ComputeSeconds =
       M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
       R.GradAccumSeconds;
@@ -435,7 +436,8 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   // its critical path.
   R.P2pSeconds = 2 * M * MaxTransfer;
   R.BubbleSeconds = std::max(0.0, End - M * SS.microBatchSeconds());
-  R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
+  R.CommSeconds =
+      R.TpCommSeconds + R.TpOverlappedSeconds + R.P2pSeconds + R.DpCommSeconds;
   R.ExposedCommSeconds = R.TpCommSeconds + R.DpExposedSeconds;
   R.StepSeconds = End + TailSeconds(R);
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;

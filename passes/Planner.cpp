@@ -49,6 +49,8 @@ std::string describe(const TrainOptions &O) {
   S += llvm::formatv(", micro-batch {0}", O.MicroBatch).str();
   if (O.SequenceParallel)
     S += ", sp";
+  if (O.TpCommOverlap)
+    S += ", tp-comm-overlap";
   S += std::string(", recompute ") + name(O.Recomp);
   S += llvm::formatv(", zero {0}", O.Zero).str();
   // An uneven data split: "..., data a100 x16 (3 micro-batches each) +
@@ -245,6 +247,9 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.GlobalBatch = R.GlobalBatch;
             O.Recomp = Rc;
             O.SequenceParallel = Sp;
+            // Overlap, where asked, applies to the strategies that have
+            // sequence-parallel exchanges to overlap.
+            O.TpCommOverlap = R.Base.TpCommOverlap && Sp;
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself

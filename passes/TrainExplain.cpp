@@ -65,6 +65,18 @@ perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
                                hw::Quantity::Time),
             cost::collectiveTime(E.Kind, E.Bytes, Tp).Explain)
             .str());
+  if (O.TpCommOverlap)
+    Lines.push_back(
+        llvm::formatv(
+            "tp {0}, stage {1}, per micro-batch: overlapped with "
+            "the column- and row-parallel GEMMs (--tp-comm-overlap: "
+            "each exchange in {0} chunks against its GEMM; the "
+            "first chunk and what outlasts a block's GEMMs in each "
+            "direction stay exposed): {2} hidden, {3} exposed",
+            O.Tp, St.Stage,
+            hw::formatQuantity(St.TpOverlappedSeconds, hw::Quantity::Time),
+            hw::formatQuantity(St.TpCommSeconds, hw::Quantity::Time))
+            .str());
   return Lines;
 }
 

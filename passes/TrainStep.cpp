@@ -43,7 +43,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           uint8_t(O.Recomp),
           uint8_t(O.DType),
           uint8_t(O.Layout),
-          uint8_t(O.Protocol)};
+          uint8_t(O.Protocol),
+          O.TpCommOverlap};
 }
 
 const std::vector<UnitCost> *
@@ -144,6 +145,10 @@ private:
       return fail("--zero must be 0, 1, 2 or 3");
     if (O.SequenceParallel && O.Tp < 2)
       return fail("--sp (sequence parallelism) needs --tp of at least 2");
+    if (O.TpCommOverlap && !O.SequenceParallel)
+      return fail("--tp-comm-overlap overlaps the all-gathers and "
+                  "reduce-scatters of sequence parallelism: add --sp (and "
+                  "--tp of at least 2)");
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
     // In 64 bits: pp x vp from the user could wrap to 0 in 32.
@@ -456,6 +461,12 @@ private:
       const bool Flash = A.FlashAttention && K.Attention;
       const double Fwd = forwardSeconds(K);
       U.Forward += Fwd;
+      const double Bwd = kernelBackward(K);
+      const TpRole Role = Blocks.Tp[Head];
+      if (Role == TpRole::Column || Role == TpRole::Row) {
+        U.TpGemmForward += Fwd;
+        U.TpGemmBackward += Bwd;
+      }
       const bool Core = Blocks.AttentionCore[Head];
       const bool InBlock =
           Blocks.UnitOf[Head] >= 1 && Blocks.UnitOf[Head] <= Blocks.NumBlocks;
@@ -463,7 +474,7 @@ private:
         U.Recompute += Fwd;
       else if (O.Recomp == Recompute::Selective && Core && !Flash)
         U.Recompute += Fwd;
-      U.Backward += kernelBackward(K);
+      U.Backward += Bwd;
       if (Flash)
         U.Saved += logSumExpBytes(K) * tpScale(Head);
     }
@@ -487,10 +498,22 @@ private:
         // Sequence parallelism adds the mirror exchanges of the column
         // inputs in forward and of the row outputs in backward; the pairs
         // above already count both halves.
-        Units[I].TpComm = Fwd + Bwd;
-        Units[I].TpForward = Fwd;
-        if (O.Recomp == Recompute::Full && InBlock)
-          Units[I].TpComm += Fwd;
+        // Under TpCommOverlap each exchange runs in Tp chunks against the
+        // GEMM it feeds or follows: the first chunk, and what outlasts the
+        // unit's tensor-parallel GEMMs in that direction, stay exposed.
+        double HiddenF = 0, HiddenB = 0;
+        if (O.TpCommOverlap) {
+          const double Pipelined = 1.0 - 1.0 / O.Tp;
+          HiddenF = std::min(Fwd * Pipelined, Units[I].TpGemmForward);
+          HiddenB = std::min(Bwd * Pipelined, Units[I].TpGemmBackward);
+        }
+        Units[I].TpComm = Fwd - HiddenF + Bwd - HiddenB;
+        Units[I].TpForward = Fwd - HiddenF;
+        Units[I].TpOverlapped = HiddenF + HiddenB;
+        if (O.Recomp == Recompute::Full && InBlock) {
+          Units[I].TpComm += Fwd - HiddenF;
+          Units[I].TpOverlapped += HiddenF;
+        }
       }
     // Parameters, saved activations, inputs.
     for (const auto &N : G.nodes()) {
@@ -658,6 +681,7 @@ private:
           St.RecomputeSeconds += UC.Recompute;
           St.TpCommSeconds += UC.TpComm;
           St.TpForwardSeconds += UC.TpForward;
+          St.TpOverlappedSeconds += UC.TpOverlapped;
           St.Params += UC.Params;
           St.ParamTensors += UC.ParamTensors;
           ChunkActivation += UC.Saved;
@@ -751,10 +775,12 @@ private:
                                          SS.Params, SS.ParamTensors,
                                          trainingStorageType(O.DType), Dev);
     R.TpCommSeconds = M * SS.TpCommSeconds;
+    R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;
     R.ComputeSeconds =
         M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
         R.GradAccumSeconds;
-    R.CommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpCommSeconds;
+    R.CommSeconds = R.TpCommSeconds + R.TpOverlappedSeconds + R.P2pSeconds +
+                    R.DpCommSeconds;
     R.ExposedCommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
     R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds +
                     R.GradAccumSeconds + R.DpExposedSeconds +

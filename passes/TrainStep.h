@@ -110,6 +110,14 @@ struct TrainOptions {
   /// or Simple pin one, as NCCL_PROTO does; AlphaBeta keeps the textbook
   /// forms (the link's latency per step, no library overhead).
   cost::CommProtocol Protocol = cost::CommProtocol::Auto;
+  /// Overlap the tensor-parallel exchanges with the GEMMs they feed or
+  /// follow, as Megatron-Core does with Transformer Engine's userbuffers
+  /// (--tp-comm-overlap; needs SequenceParallel): each all-gather and
+  /// reduce-scatter is split into Tp chunks pipelined against the
+  /// column- or row-parallel GEMM, so of a block's exchanges in each
+  /// direction only the first chunk (1/Tp) and what outlasts the block's
+  /// tensor-parallel GEMMs stay exposed.
+  bool TpCommOverlap = false;
   /// Run every op as its own kernel, as an eager framework does (PyTorch
   /// without torch.compile or hand-fused kernels: a convolution, its
   /// BatchNormalization, ReLU and residual Add are four kernels, each
@@ -163,8 +171,11 @@ struct StageReport {
   double ForwardSeconds = 0, BackwardSeconds = 0, RecomputeSeconds = 0,
          TpCommSeconds = 0;
   double TpForwardSeconds = 0; ///< The forward's share of TpCommSeconds.
-  double Params = 0;           ///< Parameters held by one device of the stage.
-  double ParamTensors = 0;     ///< The tensors they are in.
+  /// Under TpCommOverlap: the exchanges' time hidden behind GEMMs (not in
+  /// TpCommSeconds, which is what stays exposed).
+  double TpOverlappedSeconds = 0;
+  double Params = 0;       ///< Parameters held by one device of the stage.
+  double ParamTensors = 0; ///< The tensors they are in.
   double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
          ActivationsBytes = 0, WorkspaceBytes = 0;
   unsigned InFlight = 0; ///< Chunk forwards whose activations are kept.
@@ -216,6 +227,9 @@ struct TrainReport {
   double TflopsPerDevice = 0;
   double TpCommSeconds = 0, P2pSeconds = 0, DpCommSeconds = 0,
          DpExposedSeconds = 0;
+  /// Under TpCommOverlap, the tensor-parallel exchanges' time hidden behind
+  /// GEMMs (in CommSeconds, not in TpCommSeconds or the step's time).
+  double TpOverlappedSeconds = 0;
   /// The data-parallel exchange's parts, for its explanation: the gradient
   /// bytes sent (after compression) and, under ZeRO, one reduce-scatter of
   /// them and one all-gather of the parameters (DpParamBytes).
@@ -280,6 +294,12 @@ struct TrainReport {
 /// device.
 struct UnitCost {
   double Forward = 0, Backward = 0, Recompute = 0, TpComm = 0, TpForward = 0;
+  /// The forward and backward time of the unit's tensor-parallel GEMMs
+  /// (column and row), what TpCommOverlap hides exchanges behind.
+  double TpGemmForward = 0, TpGemmBackward = 0;
+  /// Under TpCommOverlap: exchange time hidden behind those GEMMs; TpComm
+  /// and TpForward keep what stays exposed.
+  double TpOverlapped = 0;
   double Params = 0;       ///< On one device (after tensor parallelism).
   double ParamTensors = 0; ///< The tensors those parameters are in.
   double Saved = 0;        ///< Activation bytes kept for backward.
@@ -334,7 +354,7 @@ public:
   }
 
   using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
-                             uint8_t, uint8_t>;
+                             uint8_t, uint8_t, bool>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);

@@ -200,11 +200,14 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             return Fail("'train.input_rate' must be a number of samples per "
                         "second");
           Tr.inputRate = *R;
-        } else if (K == "sp" || K == "flash_attention") {
+        } else if (K == "sp" || K == "flash_attention" ||
+                   K == "tp_comm_overlap") {
           auto B = V.getAsBoolean();
           if (!B)
             return Fail("'train." + K.str() + "' must be true or false");
-          (K == "sp" ? Tr.sp : Tr.flashAttention) = *B;
+          (K == "sp"                ? Tr.sp
+           : K == "flash_attention" ? Tr.flashAttention
+                                    : Tr.tpCommOverlap) = *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression" ||
                    K == "comm_protocol") {
@@ -218,7 +221,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                                      : Tr.commProtocol) = *S;
         } else {
           return Fail("unknown key 'train." + K.str() +
-                      "': use dp, tp, pp, vp, sp, micro_batch, "
+                      "': use dp, tp, pp, vp, sp, tp_comm_overlap, "
+                      "micro_batch, "
                       "global_batch, recompute, dtype, optimizer, "
                       "partition, grad_compression, comm_protocol, zero, "
                       "input_rate, flash_attention");

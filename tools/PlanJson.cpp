@@ -157,6 +157,13 @@ public:
     if (!Sp)
       return fail("sp", "is missing or not true/false");
     O.SequenceParallel = *Sp;
+    // Optional: plans written before it have none (no overlap).
+    if (const llvm::json::Value *Ov = P.get("tp_comm_overlap")) {
+      const llvm::Optional<bool> B = Ov->getAsBoolean();
+      if (!B)
+        return fail("tp_comm_overlap", "is not true/false");
+      O.TpCommOverlap = *B;
+    }
 
     llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
     if (!Recomp)

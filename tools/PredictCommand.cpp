@@ -164,6 +164,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                        cl::cat(TrainCategory));
   cl::opt<bool> Sp("sp", cl::desc("Sequence parallelism (with --tp)"),
                    cl::cat(TrainCategory));
+  cl::opt<bool> TpCommOverlap(
+      "tp-comm-overlap",
+      cl::desc("With --train --sp: overlap the tensor-parallel all-gathers "
+               "and reduce-scatters with the GEMMs they feed or follow, as "
+               "Megatron-Core with Transformer Engine's userbuffers does "
+               "(--tp-comm-overlap there)"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> RecomputeOpt(
       "recompute",
       cl::desc("Activation recomputation: none, selective (the "
@@ -332,6 +339,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
 
+  if (TpCommOverlap && !Train)
+    return fail("--tp-comm-overlap overlaps a training step's tensor-parallel "
+                "exchanges: add --train --tp N --sp");
+
   TrainOptions TrainOpts;
   PlanModel PlannedFor;
   std::vector<std::string> PlanDevices; // --strategy: each stage's device
@@ -350,6 +361,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Pp = Pp;
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
+    TrainOpts.TpCommOverlap = TpCommOverlap;
     TrainOpts.Zero = Zero;
     // int64_t on every branch: a bare 1 made the conditional int and cut
     // the options' values to 32 bits (2^32 became 0).

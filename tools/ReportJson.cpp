@@ -49,6 +49,7 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("pp", int64_t(O.Pp));
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);
+  J.attribute("tp_comm_overlap", O.TpCommOverlap);
   J.attribute("micro_batch", O.MicroBatch);
 }
 
@@ -337,6 +338,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("optimizer_s", T.OptimizerSeconds);
         J.attribute("grad_accum_s", T.GradAccumSeconds);
         J.attribute("tp_comm_s", T.TpCommSeconds);
+        J.attribute("tp_overlapped_s", T.TpOverlappedSeconds);
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
@@ -386,6 +388,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("backward_s", S.BackwardSeconds);
             J.attribute("recompute_s", S.RecomputeSeconds);
             J.attribute("tp_comm_s", S.TpCommSeconds);
+            J.attribute("tp_overlapped_s", S.TpOverlappedSeconds);
             J.attribute("micro_batch_s", S.microBatchSeconds());
             J.attribute("in_flight", int64_t(S.InFlight));
             J.attribute("peak_bytes", S.peakBytes());

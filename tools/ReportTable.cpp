@@ -185,12 +185,15 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;
     const TrainReport &T = *R.Train;
-    OS << fmt::format(
-        "\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
-        "global batch {} = {} micro-batch{} of {}\n",
-        O.Dp, O.Tp, O.Pp, O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
-        O.SequenceParallel ? ", sp" : "", T.Devices, T.Device, T.GlobalBatch,
-        T.MicroBatches, T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
+    OS << fmt::format("\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
+                      "global batch {} = {} micro-batch{} of {}\n",
+                      O.Dp, O.Tp, O.Pp,
+                      O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
+                      O.SequenceParallel
+                          ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")
+                          : "",
+                      T.Devices, T.Device, T.GlobalBatch, T.MicroBatches,
+                      T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
     OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
                       "recompute {}; {} block{}{}\n",
                       ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
@@ -204,12 +207,16 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                       formatSeconds(T.StepSeconds), T.SamplesPerSecond,
                       T.TflopsPerDevice);
     OS << fmt::format(
-        "          compute {}, exposed comm {} (tp {}, p2p {}, "
+        "          compute {}, exposed comm {} (tp {}{}, p2p {}, "
         "dp {} of {}), bubble {}, optimizer {}\n",
         formatSeconds(T.ComputeSeconds), formatSeconds(T.ExposedCommSeconds),
-        formatSeconds(T.TpCommSeconds), formatSeconds(T.P2pSeconds),
-        formatSeconds(T.DpExposedSeconds), formatSeconds(T.DpCommSeconds),
-        formatSeconds(T.BubbleSeconds), formatSeconds(T.OptimizerSeconds));
+        formatSeconds(T.TpCommSeconds),
+        T.TpOverlappedSeconds > 0
+            ? " of " + formatSeconds(T.TpCommSeconds + T.TpOverlappedSeconds)
+            : std::string(),
+        formatSeconds(T.P2pSeconds), formatSeconds(T.DpExposedSeconds),
+        formatSeconds(T.DpCommSeconds), formatSeconds(T.BubbleSeconds),
+        formatSeconds(T.OptimizerSeconds));
     if (T.GradAccumSeconds > 0)
       OS << fmt::format("          gradient accumulation {} ({} passes, one "
                         "per micro-batch after the first; in compute)\n",
@@ -316,12 +323,13 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         Stages += fmt::format("{}{} x{} ({} mb each)", I ? ", " : " data ",
                               O.DataSplit[I].Device, O.DataSplit[I].Replicas,
                               O.DataSplit[I].MicroBatches);
-      return fmt::format("dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
-                         "{}{}: {}, {}",
-                         O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,
-                         O.SequenceParallel ? " sp" : "", name(O.Recomp),
-                         O.Zero, Stages, formatSeconds(C.StepSeconds),
-                         formatBytes(C.PeakBytes));
+      return fmt::format(
+          "dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
+          "{}{}: {}, {}",
+          O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,
+          O.SequenceParallel ? (O.TpCommOverlap ? " sp+overlap" : " sp") : "",
+          name(O.Recomp), O.Zero, Stages, formatSeconds(C.StepSeconds),
+          formatBytes(C.PeakBytes));
     };
     if (Res.Top.size() > 1) {
       OS << "top plans\n";

@@ -77,6 +77,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.vp = V.cast<unsigned>();
         else if (Key == "sp")
           TO.sp = V.cast<bool>();
+        else if (Key == "tp_comm_overlap")
+          TO.tpCommOverlap = V.cast<bool>();
         else if (Key == "global_batch")
           TO.globalBatch = V.cast<int64_t>();
         else if (Key == "recompute")
@@ -99,7 +101,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.flashAttention = V.cast<bool>();
         else
           throw py::value_error("unknown train option '" + Key +
-                                "': use dp, tp, pp, vp, sp, global_batch, "
+                                "': use dp, tp, pp, vp, sp, "
+                                "tp_comm_overlap, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
                                 "grad_compression, comm_protocol, zero, "
                                 "input_rate, flash_attention");
@@ -287,6 +290,8 @@ PlanOptions planOptions(py::dict Options) {
       O.zero = V.cast<unsigned>();
     else if (Key == "sp")
       O.sp = V.cast<bool>();
+    else if (Key == "tp_comm_overlap")
+      O.tpCommOverlap = V.cast<bool>();
     else if (Key == "micro_batch")
       O.microBatch = V.cast<int64_t>();
     else if (Key == "recompute")
@@ -309,7 +314,8 @@ PlanOptions planOptions(py::dict Options) {
       throw py::value_error(
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
-          "cross_node_tp, dp, tp, pp, vp, zero, sp, micro_batch, recompute, "
+          "cross_node_tp, dp, tp, pp, vp, zero, sp, tp_comm_overlap, "
+          "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
           "compute_type, fusion, timings");
   }

@@ -199,6 +199,9 @@ private:
 struct TrainOptions {
   unsigned dp = 1, tp = 1, pp = 1, vp = 1;
   bool sp = false;
+  /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
+  /// overlapped with their GEMMs, as Megatron-Core with userbuffers.
+  bool tpCommOverlap = false;
   int64_t globalBatch = 0;              ///< 0: micro-batch x dp.
   std::string recompute = "none";       ///< none, selective, full
   std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
@@ -407,6 +410,8 @@ struct PlanOptions {
   std::string partition = "balanced";
   std::string gradCompression = "none";
   std::string commProtocol = "auto"; ///< as TrainOptions
+  /// As TrainOptions, for the strategies with sp.
+  bool tpCommOverlap = false;
   /// The inference part of the report (as PredictOptions).
   std::string computeType;
   bool fusion = true;

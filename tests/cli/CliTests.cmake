@@ -880,3 +880,16 @@ add_test(NAME cli.hw_comm_nvls_unavailable
          COMMAND $<TARGET_FILE:perfc> hw comm dgx-a100 --bytes 8G --algorithm nvls --explain)
 set_tests_properties(cli.hw_comm_nvls_unavailable PROPERTIES PASS_REGULAR_EXPRESSION
   "ring/Simple\n.*\\(nvls needs a group on one node over an NVSwitch with switch_reduction, and a protocol other than LL and LL128; ring used\\)")
+# Tensor-parallel exchanges overlapped with their GEMMs (Megatron-Core's
+# userbuffers): part of tp_comm_s moves to tp_overlapped_s.
+add_test(NAME cli.train_tp_comm_overlap
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --tp 4 --sp --tp-comm-overlap --global-batch 2 --format json --ops 0)
+set_tests_properties(cli.train_tp_comm_overlap PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"sp\": true,[ \n]+\"tp_comm_overlap\": true,.*\"tp_overlapped_s\": [0-9.]*[1-9]")
+perfc_expect_error(tp_comm_overlap_without_sp
+  "--tp-comm-overlap overlaps the all-gathers and reduce-scatters of sequence parallelism: add --sp \\(and --tp of at least 2\\)"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --tp 4 --tp-comm-overlap)
+perfc_expect_error(tp_comm_overlap_without_train
+  "--tp-comm-overlap overlaps a training step's tensor-parallel exchanges: add --train --tp N --sp"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --tp-comm-overlap)

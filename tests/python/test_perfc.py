@@ -337,6 +337,16 @@ def test_training_json_explains_its_communication():
     assert pinned["strategy"]["comm_protocol"] == "Simple"
     assert "NCCL Simple" in pinned["step"]["comm_explain"][0]
     assert pinned["step"]["tp_comm_s"] > j["step"]["tp_comm_s"]
+    # Overlapped tensor-parallel exchanges, as --tp-comm-overlap.
+    sp = {"tp": 2, "dp": 4, "global_batch": 8, "sp": True}
+    plain = json.loads(perfc.predict_json(m, dgx, train=sp))
+    over = json.loads(perfc.predict_json(
+        m, dgx, train=dict(sp, tp_comm_overlap=True)))
+    assert over["strategy"]["tp_comm_overlap"] is True
+    assert over["step"]["tp_overlapped_s"] > 0
+    assert over["step"]["time_s"] < plain["step"]["time_s"]
+    with pytest.raises(perfc.Error, match="add --sp"):
+        perfc.predict(m, dgx, train={"tp": 2, "tp_comm_overlap": True})
 
 
 def test_plan_errors():

@@ -352,6 +352,43 @@ TEST_SUITE("training") {
     CHECK(R->CommExplain[0].find("NCCL LL") != std::string::npos);
   }
 
+  TEST_CASE("overlapped tensor-parallel exchanges hide behind their GEMMs "
+            "but for the first chunk") {
+    const frontend::ImportedModel Gpt = generatedGpt(2, 1024, 16, 512, 4);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainOptions O;
+    O.Tp = 4;
+    O.SequenceParallel = true;
+    O.MicroBatch = 4;
+    O.GlobalBatch = 8;
+    O.DType = ir::DType::BF16;
+    auto Plain = predictTraining(Gpt.Graph, *Dgx, O);
+    REQUIRE_MESSAGE(bool(Plain), llvm::toString(Plain.takeError()));
+    CHECK(Plain->TpOverlappedSeconds == 0);
+    REQUIRE(Plain->TpCommSeconds > 0);
+    O.TpCommOverlap = true;
+    auto Over = predictTraining(Gpt.Graph, *Dgx, O);
+    REQUIRE_MESSAGE(bool(Over), llvm::toString(Over.takeError()));
+    // The same exchanges, part of them hidden: at most (tp - 1) / tp.
+    CHECK(Over->TpOverlappedSeconds > 0);
+    CHECK(Over->TpCommSeconds + Over->TpOverlappedSeconds ==
+          doctest::Approx(Plain->TpCommSeconds).epsilon(1e-9));
+    CHECK(Over->TpCommSeconds >= Plain->TpCommSeconds / 4 * (1 - 1e-9));
+    CHECK(Over->CommSeconds == doctest::Approx(Plain->CommSeconds));
+    // One stage: the step is shorter by exactly what is hidden.
+    CHECK(Plain->StepSeconds - Over->StepSeconds ==
+          doctest::Approx(Over->TpOverlappedSeconds).epsilon(1e-9));
+    CHECK(Over->ExposedCommSeconds < Plain->ExposedCommSeconds);
+    // Only sequence parallelism's exchanges are overlapped.
+    O.SequenceParallel = false;
+    auto NoSp = predictTraining(Gpt.Graph, *Dgx, O);
+    REQUIRE_FALSE(bool(NoSp));
+    CHECK(llvm::toString(NoSp.takeError()) ==
+          "--tp-comm-overlap overlaps the all-gathers and reduce-scatters of "
+          "sequence parallelism: add --sp (and --tp of at least 2)");
+  }
+
   TEST_CASE("a 16-bit graph trains with the bytes of its fp32 twin") {
     // Storage moves to the training type from the graph's own: an fp16
     // export trained in fp16 is not halved again.
