@@ -342,6 +342,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (TpCommOverlap && !Train)
     return fail("--tp-comm-overlap overlaps a training step's tensor-parallel "
                 "exchanges: add --train --tp N --sp");
+  if (Sp && !Train && Tp <= 1)
+    return fail("--sp splits a training step's activations by sequence: add "
+                "--train --tp N");
 
   TrainOptions TrainOpts;
   PlanModel PlannedFor;

@@ -893,3 +893,6 @@ perfc_expect_error(tp_comm_overlap_without_sp
 perfc_expect_error(tp_comm_overlap_without_train
   "--tp-comm-overlap overlaps a training step's tensor-parallel exchanges: add --train --tp N --sp"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --tp-comm-overlap)
+perfc_expect_error(sp_without_train
+  "--sp splits a training step's activations by sequence: add --train --tp N"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --sp)
