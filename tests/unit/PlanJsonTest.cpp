@@ -48,6 +48,7 @@ TEST_CASE("plan JSON: a plan perfc wrote round-trips to the strategy") {
   CHECK(O.Split == Partition::Balanced);
   CHECK(O.Schedule == PipelineSchedule::GPipe);
   CHECK(O.Fp32Gradients);
+  CHECK_FALSE(O.TpCommOverlap); // written before the key existed
   CHECK(R->Model.Name == "gpt_L24_H2048_A16_F8192_S2048_V50257");
   REQUIRE(R->Model.Nodes);
   CHECK(*R->Model.Nodes > 0);
@@ -122,6 +123,12 @@ TEST_CASE("plan JSON: each field is checked and named by its JSON path") {
         "maximum 4611686018427387904");
   CHECK(planError(With("sp", "1")) ==
         "p.json: 'plan.sp' is missing or not true/false");
+  // tp_comm_overlap is optional (plans written before it have none), but
+  // must be true or false where given.
+  CHECK(planError("{\"plan\": " +
+                  std::string(Valid).replace(std::string(Valid).size() - 1, 1,
+                                             ", \"tp_comm_overlap\": 1}") +
+                  "}") == "p.json: 'plan.tp_comm_overlap' is not true/false");
   CHECK(planError(With("recompute", "\"some\"")) ==
         "p.json: 'plan.recompute' is 'some': use none, selective or full");
   // A control character from the file is escaped: the error stays one line.
@@ -228,4 +235,13 @@ TEST_CASE("plan JSON: stages claiming huge degrees cost memory by the file") {
   CHECK(planError(Text) ==
         "p.json: 'plan.stages[0].layers' is not an array of vp = 1000000 "
         "[first, last] layer ranges");
+}
+
+TEST_CASE("plan JSON: tp_comm_overlap as perfc writes it") {
+  const std::string Path = PERFC_SOURCE_DIR
+      "/tools/fuzz/seeds/plan_json/gpt_1b_tp2_pp4_overlap.json";
+  auto R = readPlanJson(Path, TrainOptions());
+  REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+  CHECK(R->Options.TpCommOverlap);
+  CHECK(R->Options.SequenceParallel);
 }
