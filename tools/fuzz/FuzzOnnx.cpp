@@ -104,6 +104,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // training step (its work and kernels, no cache reuse).
   Timed.Fusion.FlashAttention = Size % 7 == 1;
   Timed.Training = Size % 4 == 3;
+  // FP8 training's per-node forward (Transformer Engine's recipe).
+  if (Timed.Training && Size % 9 == 4) {
+    Timed.Fp8Recipe = true;
+    Timed.StorageType = perfc::ir::DType::BF16;
+    Timed.Time.ComputeType = perfc::ir::DType::BF16;
+  }
   perfc::Report T = perfc::predict(Model->Graph, Timed);
   // The writers take names as the model has them: arbitrary bytes.
   perfc::writeReportJson(T, llvm::nulls());
@@ -122,6 +128,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   O.Zero = (Size / 8) % 4;
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
+  O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
+  // fp32, bf16 mixed precision, or FP8 (Transformer Engine's recipe).
+  const perfc::ir::DType Types[] = {
+      perfc::ir::DType::F32, perfc::ir::DType::BF16, perfc::ir::DType::F8E4M3};
+  O.DType = Types[(Size / 384) % 3];
   O.GlobalBatch = 2 * O.Dp * (O.Pp > 1 ? 2 : 1);
   O.Explain = true;
   O.Timeline = Size % 13 == 0;
