@@ -339,13 +339,19 @@ private:
   OpWork horizontalGemm(const Kernel &K,
                         llvm::SmallVectorImpl<unsigned> &Joined) const {
     OpWork W = Work.Nodes[K.Head];
-    if (!W.Gemm.valid())
+    const ir::Node &Head = *G.nodes()[K.Head];
+    if (!W.Gemm.valid() || Head.numInputs() == 0 || !Head.input(0))
       return W;
+    // Projections of one input: the same data read as the head's first
+    // operand (an attention's two products never share theirs).
+    const ir::Value *Input = Plan.dataRoot(Head.input(0));
     for (unsigned M : K.Members) {
       const OpWork &Other = Work.Nodes[M];
+      const ir::Node &N = *G.nodes()[M];
       if (M == K.Head || !Other.Gemm.valid() || Other.Macs <= 0 ||
           Other.Gemm.M != W.Gemm.M || Other.Gemm.K != W.Gemm.K ||
-          Other.Gemm.Batch != W.Gemm.Batch)
+          Other.Gemm.Batch != W.Gemm.Batch || N.numInputs() == 0 ||
+          !N.input(0) || Plan.dataRoot(N.input(0)) != Input)
         continue;
       // What the other GEMM adds: its weight (a K x N share of its reads)
       // and its output; the shared input is read once.
