@@ -71,10 +71,10 @@ struct BlockInfo {
   bool FromStructure = false;
 
   unsigned numUnits() const { return NumBlocks + 2; }
-  /// Whether node Node is in a block (not the prologue or epilogue).
-  bool inBlock(unsigned Node) const {
-    return UnitOf[Node] >= 1 && UnitOf[Node] <= NumBlocks;
-  }
+  /// Whether unit Unit is a block (not the prologue or epilogue).
+  bool isBlock(unsigned Unit) const { return Unit >= 1 && Unit <= NumBlocks; }
+  /// Whether node Node is in a block.
+  bool inBlock(unsigned Node) const { return isBlock(UnitOf[Node]); }
 };
 
 /// Whether V is a trainable parameter: a floating-point initializer of two

@@ -8,6 +8,8 @@
 
 #include "ir/Graph.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using namespace perfc;
 
 bool perfc::isFp8Gemm(const ir::Node &Head, const OpWork &W,
@@ -15,22 +17,28 @@ bool perfc::isFp8Gemm(const ir::Node &Head, const OpWork &W,
   if ((Head.opType() != "MatMul" && Head.opType() != "Gemm") ||
       !W.Gemm.valid() || W.Macs <= 0)
     return false;
-  for (const ir::Value *In : Head.inputs()) {
-    if (!In)
-      continue;
-    const ir::Value *Root = Plan.dataRoot(In);
-    if (Root->isConstant())
-      return true;
-    const ir::Node *P = Root->producer();
-    if (P && Plan.Exec[P->index()] == NodeExec::Folded)
-      return true;
-  }
-  return false;
+  return llvm::any_of(Head.inputs(), [&](const ir::Value *In) {
+    return In && Plan.isLoadTimeConstant(Plan.dataRoot(In));
+  });
 }
 
 OpWork perfc::withFp8Operands(OpWork W) {
   W.BytesRead = W.SideBytesRead + (W.BytesRead - W.SideBytesRead) / 2;
   return W;
+}
+
+Fp8GemmTime perfc::fp8GemmTime(const OpWork &W, bool Backward, ir::DType Fp8,
+                               const hw::Device &D,
+                               const cost::TimeOptions &T) {
+  const double Elements =
+      W.Gemm.Batch * W.Gemm.M * (Backward ? W.Gemm.N : W.Gemm.K);
+  Fp8GemmTime R;
+  R.Cast = cost::opTime(fp8CastWork(Elements), D, T);
+  cost::TimeOptions F = T;
+  if (ir::isFloatingPoint(W.Type))
+    F.ComputeType = Fp8;
+  R.Gemm = cost::opTime(withFp8Operands(W), D, F);
+  return R;
 }
 
 OpWork perfc::fp8CastWork(double Elements) {

@@ -31,11 +31,15 @@
 #define PERFC_PASSES_FP8RECIPE_H
 
 #include "costmodels/OpWork.h"
+#include "costmodels/Roofline.h"
 #include "ir/DType.h"
 
 namespace perfc {
 namespace ir {
 class Node;
+}
+namespace hw {
+struct Device;
 }
 struct KernelPlan;
 
@@ -60,6 +64,21 @@ OpWork withFp8Operands(OpWork W);
 /// The cast of Elements BF16 values to FP8 in both layouts: 2 bytes read,
 /// 2 written per element (an elementwise kernel).
 OpWork fp8CastWork(double Elements);
+
+/// An FP8 GEMM's time and its cast's, the one rule the training step and
+/// the per-node forward both price.
+struct Fp8GemmTime {
+  cost::OpTime Gemm, Cast;
+  double seconds() const { return Gemm.Seconds + Cast.Seconds; }
+};
+
+/// W, a GEMM's work stored in BF16 (sharded as it runs), on FP8 operands
+/// computing in Fp8, and the cast of its operand that is not a weight
+/// (forward: the activation, Batch x M x K; backward: the output's
+/// gradient, Batch x M x N) computing as T says; T's other settings serve
+/// both.
+Fp8GemmTime fp8GemmTime(const OpWork &W, bool Backward, ir::DType Fp8,
+                        const hw::Device &D, const cost::TimeOptions &T);
 
 } // namespace perfc
 

@@ -51,14 +51,6 @@ public:
   }
 
 private:
-  /// Whether V is known at load time: an initializer or a folded output.
-  bool isLoadTimeConstant(const ir::Value *V) const {
-    if (V->isConstant())
-      return true;
-    const ir::Node *P = V->producer();
-    return P && Plan.Exec[P->index()] == NodeExec::Folded;
-  }
-
   bool foldable(const ir::Node &N) const {
     if (!Options.FoldConstants || isNondeterministic(N) ||
         !N.subgraphs().empty() || !N.domain().empty())
@@ -67,7 +59,7 @@ private:
     if (N.opType() == "Shape" || N.opType() == "Size")
       return true;
     for (const ir::Value *In : N.inputs())
-      if (In && !isLoadTimeConstant(In))
+      if (In && !Plan.isLoadTimeConstant(In))
         return false;
     return true;
   }
@@ -167,7 +159,7 @@ private:
       for (const ir::Value *In : N.inputs()) {
         if (!In)
           continue;
-        if (isLoadTimeConstant(In))
+        if (Plan.isLoadTimeConstant(In))
           ++Constants;
         else if (kernelOfValue(In) != Self)
           return false;
@@ -360,7 +352,7 @@ private:
       }
       Chain.push_back(P);
       for (const ir::Value *In : P->inputs())
-        if (In && !isLoadTimeConstant(dataRoot(In)))
+        if (In && !Plan.isLoadTimeConstant(dataRoot(In)))
           Stack.push_back({In, P});
     }
     // Keep what only the attention and the kept nodes read, and whose
@@ -422,7 +414,7 @@ private:
       const OpWork &W = Work.Nodes[H.index()];
       if ((H.opType() != "MatMul" && H.opType() != "Gemm") || !W.Gemm.valid() ||
           H.numInputs() < 2 || !H.input(0) || !H.input(1) ||
-          !isLoadTimeConstant(dataRoot(H.input(1))))
+          !Plan.isLoadTimeConstant(dataRoot(H.input(1))))
         return false;
       const ir::Value *In = dataRoot(H.input(0));
       if (Input && In != Input)
@@ -504,7 +496,8 @@ private:
       if (Rows <= 1 || Rows != Cols)
         continue;
       for (const ir::Value *In : N.inputs()) {
-        if (!In || !isLoadTimeConstant(dataRoot(In)) || In->shape().rank() < 2)
+        if (!In || !Plan.isLoadTimeConstant(dataRoot(In)) ||
+            In->shape().rank() < 2)
           continue;
         const ir::Shape &MS = In->shape();
         if (MS[MS.rank() - 2].Value == Rows &&
@@ -789,6 +782,13 @@ const ir::Value *KernelPlan::dataRoot(const ir::Value *V) const {
   return throughViews(
       V, [&](const ir::Node &P) { return Exec[P.index()] == NodeExec::View; },
       Exec.size());
+}
+
+bool KernelPlan::isLoadTimeConstant(const ir::Value *V) const {
+  if (V->isConstant())
+    return true;
+  const ir::Node *P = V->producer();
+  return P && Exec[P->index()] == NodeExec::Folded;
 }
 
 OpWork kernelWork(const Kernel &K, bool FlashAttention) {

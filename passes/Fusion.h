@@ -104,6 +104,8 @@ struct KernelPlan {
   /// The value whose bytes a read of V touches: V itself, or what the View
   /// nodes producing V alias.
   const ir::Value *dataRoot(const ir::Value *V) const;
+  /// Whether V is known at load time: an initializer or a folded output.
+  bool isLoadTimeConstant(const ir::Value *V) const;
 };
 
 struct FusionOptions {

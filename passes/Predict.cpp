@@ -215,17 +215,12 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     const bool Fp8 = Recipe && !(O.Fusion.FlashAttention && K.Attention) &&
                      Blocks->inBlock(K.Head) &&
                      isFp8Gemm(*G.nodes()[K.Head], Work.Nodes[K.Head], Plan);
-    cost::OpTime Cast;
-    const cost::OpTime T = [&] {
-      if (!Fp8)
-        return cost::opTime(KW, *O.Device, TO);
-      // As the training step prices it (TrainStep.cpp, fp8GemmTiming).
-      Cast = cost::opTime(fp8CastWork(KW.Gemm.Batch * KW.Gemm.M * KW.Gemm.K),
-                          *O.Device, TO);
-      cost::TimeOptions F = TO;
-      F.ComputeType = ir::DType::F8E4M3;
-      return cost::opTime(withFp8Operands(KW), *O.Device, F);
-    }();
+    // An FP8 GEMM as the training step prices it (Fp8Recipe.h).
+    const Fp8GemmTime F8 =
+        Fp8 ? fp8GemmTime(KW, /*Backward=*/false, ir::DType::F8E4M3, *O.Device,
+                          TO)
+            : Fp8GemmTime{cost::opTime(KW, *O.Device, TO), {}};
+    const cost::OpTime &T = F8.Gemm, &Cast = F8.Cast;
     Summary.KernelBytes += KW.BytesRead + KW.BytesWritten;
     Total += T.Seconds + Cast.Seconds;
     addBoundTime(Summary, T);

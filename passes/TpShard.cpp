@@ -9,8 +9,7 @@ double tpShare(const BlockInfo &Blocks, unsigned Node, unsigned Tp,
     return 1;
   if (Blocks.Tp[Node] != TpRole::Replicated)
     return 1.0 / Tp;
-  const unsigned U = Blocks.UnitOf[Node];
-  if (SequenceParallel && U >= 1 && U <= Blocks.NumBlocks)
+  if (SequenceParallel && Blocks.inBlock(Node))
     return 1.0 / Tp;
   return 1;
 }

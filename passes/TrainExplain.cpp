@@ -41,7 +41,7 @@ perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
   };
   for (const auto &Chunk : St.Chunks)
     for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
-      const bool InBlock = U >= 1 && U <= Blocks.NumBlocks;
+      const bool InBlock = Blocks.isBlock(U);
       // Full recomputation runs a block's forward exchanges again.
       const unsigned Forward = O.Recomp == Recompute::Full && InBlock ? 2 : 1;
       for (const ir::Value *V : Blocks.ForwardReduced[U])

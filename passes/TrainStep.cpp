@@ -223,20 +223,21 @@ private:
                      byteScale(W.Type));
   }
 
-  /// Fp8Gemm: a GEMM the FP8 recipe runs in FP8 (Fp8Recipe.h); under the
-  /// recipe everything else computes in BF16.
-  cost::OpTime timing(const OpWork &W, bool Notes = false,
-                      bool Fp8Gemm = false) const {
+  /// How the step times work of type Type: in the training type, under the
+  /// FP8 recipe in BF16 (its FP8 GEMMs are timed by fp8GemmTime).
+  cost::TimeOptions timeOptions(ir::DType Type, bool Notes) const {
     cost::TimeOptions T;
     // The step reads times only; tiling notes would be formatted for every
     // GEMM of every strategy the planner tries.
     T.Notes = Notes;
-    if (ir::isFloatingPoint(W.Type))
-      T.ComputeType = isFp8Recipe(O.DType) && !Fp8Gemm
-                          ? trainingStorageType(O.DType)
-                          : O.DType;
+    if (ir::isFloatingPoint(Type))
+      T.ComputeType = trainingStorageType(O.DType);
     T.Layout = O.Layout;
-    return cost::opTime(W, Dev, T);
+    return T;
+  }
+
+  cost::OpTime timing(const OpWork &W, bool Notes = false) const {
+    return cost::opTime(W, Dev, timeOptions(W.Type, Notes));
   }
 
   double time(const OpWork &W) const { return timing(W).Seconds; }
@@ -250,26 +251,16 @@ private:
            isFp8Gemm(*G.nodes()[K.Head], Work.Nodes[K.Head], Plan);
   }
 
-  /// FP8 GEMM W (sharded, stored in BF16): its time on FP8 operands plus the
-  /// cast of the operand that is not a weight (forward: the activation,
-  /// Batch x M x K; backward: the output's gradient, Batch x M x N).
-  cost::OpTime fp8GemmTiming(const OpWork &W, bool Backward, bool Notes,
-                             cost::OpTime *Cast = nullptr) const {
-    const double Elements =
-        W.Gemm.Batch * W.Gemm.M * (Backward ? W.Gemm.N : W.Gemm.K);
-    if (Cast)
-      *Cast = timing(fp8CastWork(Elements), Notes);
-    return timing(withFp8Operands(W), Notes, /*Fp8Gemm=*/true);
+  /// FP8 GEMM W (sharded, stored in BF16) with its cast (Fp8Recipe.h).
+  Fp8GemmTime fp8GemmTiming(const OpWork &W, bool Backward, bool Notes) const {
+    return fp8GemmTime(W, Backward, O.DType, Dev, timeOptions(W.Type, Notes));
   }
 
   /// The forward time of kernel K (sharded), FP8 casts included.
   double forwardSeconds(const Kernel &K) const {
     const OpWork W = shard(kernelWork(K, A.FlashAttention), K.Head);
-    if (!fp8Gemm(K))
-      return time(W);
-    cost::OpTime Cast;
-    const cost::OpTime T = fp8GemmTiming(W, /*Backward=*/false, false, &Cast);
-    return T.Seconds + Cast.Seconds;
+    return fp8Gemm(K) ? fp8GemmTiming(W, /*Backward=*/false, false).seconds()
+                      : time(W);
   }
 
   double allReduce(double Bytes, const cost::CommGroup &G) const {
@@ -344,14 +335,14 @@ private:
       return W;
     // Projections of one input: the same data read as the head's first
     // operand (an attention's two products never share theirs).
-    const ir::Value *Input = Plan.dataRoot(Head.input(0));
+    const ir::Value *Shared = Plan.dataRoot(Head.input(0));
     for (unsigned M : K.Members) {
       const OpWork &Other = Work.Nodes[M];
       const ir::Node &N = *G.nodes()[M];
       if (M == K.Head || !Other.Gemm.valid() || Other.Macs <= 0 ||
           Other.Gemm.M != W.Gemm.M || Other.Gemm.K != W.Gemm.K ||
           Other.Gemm.Batch != W.Gemm.Batch || N.numInputs() == 0 ||
-          !N.input(0) || Plan.dataRoot(N.input(0)) != Input)
+          !N.input(0) || Plan.dataRoot(N.input(0)) != Shared)
         continue;
       // What the other GEMM adds: its weight (a K x N share of its reads)
       // and its output; the shared input is read once.
@@ -406,11 +397,10 @@ private:
         const double Grads =
             Work.Nodes[M].Macs > 0 ? B.Macs / Work.Nodes[M].Macs : 0;
         const bool Fp8 = fp8Gemm(K);
-        cost::OpTime Cast;
-        const cost::OpTime T =
-            Fp8 ? fp8GemmTiming(shard(Product, M), /*Backward=*/true, Notes,
-                                &Cast)
-                : timing(shard(Product, M), Notes);
+        const Fp8GemmTime F8 =
+            Fp8 ? fp8GemmTiming(shard(Product, M), /*Backward=*/true, Notes)
+                : Fp8GemmTime{timing(shard(Product, M), Notes), {}};
+        const cost::OpTime &T = F8.Gemm, &Cast = F8.Cast;
         Seconds += Grads * T.Seconds + Cast.Seconds;
         if (Explain)
           *Explain +=
@@ -474,8 +464,7 @@ private:
         U.TpGemmBackward += Bwd;
       }
       const bool Core = Blocks.AttentionCore[Head];
-      const bool InBlock =
-          Blocks.UnitOf[Head] >= 1 && Blocks.UnitOf[Head] <= Blocks.NumBlocks;
+      const bool InBlock = Blocks.inBlock(Head);
       if (O.Recomp == Recompute::Full && InBlock)
         U.Recompute += Fwd;
       else if (O.Recomp == Recompute::Selective && Core && !Flash)
@@ -500,7 +489,7 @@ private:
                                            V->numElements() * elementBytes(),
                                            TpGroup);
         }
-        const bool InBlock = I >= 1 && I <= Blocks.NumBlocks;
+        const bool InBlock = Blocks.isBlock(I);
         // Sequence parallelism adds the mirror exchanges of the column
         // inputs in forward and of the row outputs in backward; the pairs
         // above already count both halves.
@@ -695,7 +684,7 @@ private:
           MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
           St.WorkspaceBytes = std::max(St.WorkspaceBytes, UC.Largest);
           MaxUnitParams = std::max(MaxUnitParams, UC.Params);
-          if (U >= 1 && U <= Blocks.NumBlocks)
+          if (Blocks.isBlock(U))
             ++St.Blocks;
         }
       }
