@@ -83,6 +83,15 @@ def predict(perfc, model, gpus, gbs, mbs, tp, pp, vp):
     return json.loads(r.stdout), cmd
 
 
+def stable(arg, tmp):
+    """One argument of a perfc command as the results record it: the
+    temporary model as its file name, repository paths relative, so that
+    the same run writes the same bytes."""
+    if arg.startswith(tmp):
+        return os.path.basename(arg)
+    return os.path.relpath(arg, ROOT) if arg.startswith(ROOT) else arg
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--perfc", default=os.path.join(ROOT, "build", "tools", "perfc"))
@@ -102,8 +111,7 @@ def main():
                              step_s=s["time_s"], tflops_per_device=s["tflops_per_device"],
                              tp_comm_s=exposed_tp, bubble_s=s.get("bubble_s", 0),
                              peak_gib=d["memory"]["peak_bytes"] / 2**30,
-                             command=" ".join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c
-                                              for c in cmd)))
+                             command=" ".join(stable(c, tmp) for c in cmd)))
     mean = sum(abs(r["error"]) for r in rows) / len(rows)
     tp1 = [r for r in rows if r["tp"] == 1]
     tpn = [r for r in rows if r["tp"] > 1]
