@@ -75,11 +75,7 @@ ir::Shape shapeOf(const frontend::ImportedModel &IM, llvm::StringRef Name) {
 /// The work of the node named Name.
 OpWork workOf(const frontend::ImportedModel &IM, const GraphWork &GW,
               llvm::StringRef Name) {
-  for (const auto &N : IM.Graph.nodes())
-    if (N->name() == Name)
-      return GW.Nodes[N->index()];
-  FAIL("no node " << Name.str());
-  return {};
+  return GW.Nodes[nodeIndex(IM.Graph, Name)];
 }
 
 /// Imports M and returns the work of its node Name, checking that nothing

@@ -10,6 +10,15 @@
 
 namespace perfc::test {
 
+/// The index of G's node named Name; fails the test if there is none.
+inline unsigned nodeIndex(const ir::Graph &G, llvm::StringRef Name) {
+  for (const auto &N : G.nodes())
+    if (N->name() == Name)
+      return N->index();
+  FAIL("no node " << Name.str());
+  return 0;
+}
+
 /// Unwraps an Expected, failing the test with its message.
 template <typename T> T expectOk(llvm::Expected<T> E) {
   if (!E) {

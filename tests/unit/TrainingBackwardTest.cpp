@@ -406,9 +406,6 @@ TEST_SUITE("training") {
     CHECK(Attention == 1);
     CHECK(Masked >= 2);
   }
-}
-
-TEST_SUITE("training") {
 
   TEST_CASE("projections fused beside each other run their backward as one "
             "GEMM of the joint width") {
@@ -432,16 +429,9 @@ TEST_SUITE("training") {
       REQUIRE_MESSAGE(bool(Step), llvm::toString(Step.takeError()));
       return Step->NodeBackwards;
     };
-    const auto Index = [&](llvm::StringRef Name) {
-      for (const auto &N : G.nodes())
-        if (N->name() == Name)
-          return N->index();
-      FAIL("no node " << Name.str());
-      return 0u;
-    };
-    const unsigned Q = Index("/layers.0/attn/q/MatMul");
-    const unsigned K = Index("/layers.0/attn/k/MatMul");
-    const unsigned V = Index("/layers.0/attn/v/MatMul");
+    const unsigned Q = nodeIndex(G, "/layers.0/attn/q/MatMul");
+    const unsigned K = nodeIndex(G, "/layers.0/attn/k/MatMul");
+    const unsigned V = nodeIndex(G, "/layers.0/attn/v/MatMul");
     const auto Fused = Backward(true);
     INFO(Fused[Q].Explain);
     CHECK(llvm::StringRef(Fused[Q].Explain)
@@ -460,9 +450,6 @@ TEST_SUITE("training") {
     CHECK(Fused[Q].Seconds < Separate);
     CHECK(Fused[Q].Seconds > 0.4 * Separate);
   }
-}
-
-TEST_SUITE("training") {
 
   TEST_CASE("FP8 trains as Transformer Engine does: the blocks' GEMMs in FP8 "
             "with their casts, BF16 everywhere else") {
@@ -495,16 +482,10 @@ TEST_SUITE("training") {
     CHECK(*R.LatencySeconds ==
           doctest::Approx(Step->Stages[0].ForwardSeconds).epsilon(1e-12));
 
-    const auto IndexOf = [&](llvm::StringRef Name) -> size_t {
-      for (size_t I = 0; I < R.Nodes.size(); ++I)
-        if (R.Nodes[I].Name == Name)
-          return I;
-      FAIL("no node " << Name.str());
-      return 0;
-    };
     // A block's GEMM: FP8, its activation cast to FP8 before it, its
     // output's gradient after it.
-    const size_t UpIndex = IndexOf("/layers.0/mlp/up/MatMul");
+    // The report's rows are indexed as the graph's nodes.
+    const unsigned UpIndex = nodeIndex(G, "/layers.0/mlp/up/MatMul");
     const NodeReport &Up = R.Nodes[UpIndex];
     REQUIRE(Up.Time);
     CHECK(Up.Time->ComputeType == "fp8e4m3");
@@ -518,7 +499,7 @@ TEST_SUITE("training") {
     CHECK(UpBack.find("plus the FP8 cast of the output's gradient") !=
           std::string::npos);
     // The output layer is no Transformer Engine module: BF16, no cast.
-    const NodeReport &Head = R.Nodes[IndexOf("/lm_head/MatMul")];
+    const NodeReport &Head = R.Nodes[nodeIndex(G, "/lm_head/MatMul")];
     REQUIRE(Head.Time);
     CHECK(Head.Time->ComputeType == "bf16");
     CHECK(Head.Time->Fp8CastSeconds == 0);
