@@ -896,3 +896,10 @@ perfc_expect_error(tp_comm_overlap_without_train
 perfc_expect_error(sp_without_train
   "--sp splits a training step's activations by sequence: add --train --tp N"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --sp)
+# FP8 training as Transformer Engine runs it: BF16 tensors, each block GEMM's
+# row with its cast to FP8.
+add_test(NAME cli.train_fp8_recipe_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-h100
+                 --train --dtype fp8 --format json)
+set_tests_properties(cli.train_fp8_recipe_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"compute_type\": \"fp8e4m3\",[ \n]+\"storage_type\": \"bf16\".*\"fp8_cast_s\": [0-9.e-]+")
