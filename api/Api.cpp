@@ -240,8 +240,9 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   O.Tp = T.tp;
   O.Pp = T.pp;
   O.Vp = T.vp;
-  if (!O.Dp || !O.Tp || !O.Pp || !O.Vp)
-    throwError("dp, tp, pp and vp must be at least 1");
+  O.Cp = T.cp;
+  if (!O.Dp || !O.Tp || !O.Pp || !O.Vp || !O.Cp)
+    throwError("dp, tp, pp, vp and cp must be at least 1");
   O.SequenceParallel = T.sp;
   O.TpCommOverlap = T.tpCommOverlap;
   O.MicroBatch = MicroBatch;

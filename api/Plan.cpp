@@ -196,6 +196,7 @@ TrainOptions Plan::strategy() const {
   T.tp = O.Tp;
   T.pp = O.Pp;
   T.vp = O.Vp;
+  T.cp = O.Cp;
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
   T.globalBatch = O.GlobalBatch;

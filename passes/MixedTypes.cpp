@@ -280,6 +280,9 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   if (O.Vp != 1)
     return fail("mixed GPU types: interleaving (--vp) is not modelled; use "
                 "--vp 1");
+  if (O.Cp != 1)
+    return fail("mixed GPU types: context parallelism (--cp) is not "
+                "modelled; use --cp 1");
   if (O.Schedule != PipelineSchedule::OneFOneB)
     return fail("mixed GPU types: only the 1F1B schedule is modelled");
   auto Types = gpuTypes(C);
@@ -559,6 +562,9 @@ llvm::Expected<TrainReport> predictShare(const TrainingAnalysis &A,
 llvm::Expected<TrainReport> predictDataSplit(const TrainingAnalysis &A,
                                              const hw::Cluster &C,
                                              const TrainOptions &O) {
+  if (O.Cp != 1)
+    return fail("an uneven data split: context parallelism (--cp) is not "
+                "modelled; use --cp 1");
   auto Types = splitTypes(C, O);
   if (!Types)
     return Types.takeError();

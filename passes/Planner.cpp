@@ -124,6 +124,13 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                               C.Name, Total));
   if (R.GlobalBatch <= 0)
     return fail("--plan needs --global-batch (samples per step)");
+  // Not yet a dimension of the search: every candidate would be silently
+  // planned without it.
+  if (R.Base.Cp != 1)
+    return fail(llvm::formatv(
+        "--plan with --cp {0}: the planner does not search context "
+        "parallelism yet; predict a strategy with --cp instead",
+        R.Base.Cp));
 
   std::vector<int64_t> Mbs = pick(F.MicroBatch, R.MicroBatchSizes);
   auto FirstA = R.Analysis(Mbs.front());

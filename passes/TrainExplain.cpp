@@ -93,6 +93,33 @@ std::string perfc::explainPipelineMessages(int64_t MicroBatches,
       .str();
 }
 
+std::string perfc::explainContextRing(const StageReport &St,
+                                      const TrainOptions &O,
+                                      const ContextRingTerms &T) {
+  auto Time = [](double S) {
+    return hw::formatQuantity(S, hw::Quantity::Time);
+  };
+  return llvm::formatv(
+             "cp {0}, stage {1}, per micro-batch and attention: {2} ring "
+             "step{11} sending {3} of keys and values over {4} (forward {5} "
+             "each against {6} of attention; backward, with their "
+             "gradients, {7} against {8}); the stage's {9} hidden, {10} "
+             "exposed",
+             O.Cp, St.Stage, O.Cp - 1, hw::formatDataBytes(T.Bytes),
+             T.Link ? T.Link->Name : std::string("no link"),
+             Time(T.ForwardStep), Time(T.ForwardAttention),
+             Time(T.BackwardStep), Time(T.BackwardAttention),
+             Time(St.CpOverlappedSeconds), Time(St.CpCommSeconds),
+             O.Cp == 2 ? "" : "s")
+      .str();
+}
+
+/// "dp N", or "dp N x cp M" where the context ranks join the exchange.
+static std::string dataGroupName(const TrainOptions &O) {
+  return O.Cp > 1 ? llvm::formatv("dp {0} x cp {1}", O.Dp, O.Cp).str()
+                  : "dp " + std::to_string(O.Dp);
+}
+
 std::vector<std::string>
 perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
                                       const TrainOptions &O, double ParamBytes,
@@ -104,15 +131,15 @@ perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
                                             : cost::Collective::ReduceScatter;
   std::vector<std::string> Lines;
   Lines.push_back(
-      llvm::formatv("dp {0}: {1} bucket{2} (up to {3} each); the largest: {4}",
-                    O.Dp, Exchange.Buckets.size(),
+      llvm::formatv("{0}: {1} bucket{2} (up to {3} each); the largest: {4}",
+                    dataGroupName(O), Exchange.Buckets.size(),
                     Exchange.Buckets.size() == 1 ? "" : "s",
                     hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
                     cost::collectiveTime(Kind, Largest, Dp).Explain)
           .str());
   if (O.Zero > 0)
     Lines.push_back(
-        "dp " + std::to_string(O.Dp) + ": parameters: " +
+        dataGroupName(O) + ": parameters: " +
         cost::collectiveTime(cost::Collective::AllGather, ParamBytes, Dp)
             .Explain);
   return Lines;
@@ -122,8 +149,9 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
                                  const MemoryTerms &T) {
   auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
   auto Shard = [&](unsigned FromStage) {
-    return O.Zero >= FromStage && O.Dp > 1
-               ? llvm::formatv(" / dp {0} (ZeRO {1})", O.Dp, O.Zero).str()
+    return O.Zero >= FromStage && uint64_t(O.Dp) * O.Cp > 1
+               ? llvm::formatv(" / {0} (ZeRO {1})", dataGroupName(O), O.Zero)
+                     .str()
                : std::string();
   };
   const std::string Params =

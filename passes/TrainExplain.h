@@ -42,6 +42,20 @@ explainDataParallelCollectives(const cost::OverlapTime &Exchange,
                                const TrainOptions &O, double ParamBytes,
                                const cost::CommGroup &Dp);
 
+/// Context parallelism's ring for one attention of stage St, per
+/// micro-batch: Bytes of keys and values a rank sends at each of the cp - 1
+/// steps over Link, each step's transfer (forward; backward with the
+/// gradients, twice the bytes) against one step's attention, and the
+/// stage's exposed and hidden totals.
+struct ContextRingTerms {
+  double Bytes = 0;
+  const hw::Link *Link = nullptr;
+  double ForwardStep = 0, BackwardStep = 0;
+  double ForwardAttention = 0, BackwardAttention = 0;
+};
+std::string explainContextRing(const StageReport &St, const TrainOptions &O,
+                               const ContextRingTerms &T);
+
 /// What a stage's memory is made of besides its report's totals.
 struct MemoryTerms {
   /// Bytes per parameter: weights, gradients, optimizer states (with fp32

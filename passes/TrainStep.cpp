@@ -44,7 +44,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           uint8_t(O.DType),
           uint8_t(O.Layout),
           uint8_t(O.Protocol),
-          O.TpCommOverlap};
+          O.TpCommOverlap,
+          O.Cp};
 }
 
 const std::vector<UnitCost> *
@@ -89,6 +90,8 @@ public:
       return fail("--recompute selective recomputes the attention core, and "
                   "the model has none (a product of two activations led to a "
                   "second within a block); use --recompute none or full");
+    if (llvm::Error E = checkContextParallel())
+      return std::move(E);
     if (llvm::Error E = makeGroups())
       return std::move(E);
     const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(C, O);
@@ -106,7 +109,7 @@ public:
 
 private:
   llvm::Error check() {
-    if (O.Dp == 0 || O.Tp == 0 || O.Pp == 0 || O.Vp == 0)
+    if (O.Dp == 0 || O.Tp == 0 || O.Pp == 0 || O.Vp == 0 || O.Cp == 0)
       return fail("parallel degrees must be positive");
     if (O.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
@@ -121,14 +124,31 @@ private:
     if (!O.DataSplit.empty())
       return fail("an uneven data split is predicted per GPU type "
                   "(predictDataSplit), not as one strategy");
+    // Megatron-Core numbers ranks tensor, context, data, pipeline: a data-
+    // parallel group with its context ranks is Data here, the Cp ranks of
+    // one sequence its first Cp (stride Tp). In 64 bits: both from the user.
+    const uint64_t DataWithContext = uint64_t(O.Dp) * O.Cp;
+    if (O.Cp > 1 && DataWithContext > C.numDevices())
+      return fail(llvm::formatv("dp {0} x cp {1} = {2} devices, but cluster "
+                                "'{3}' has {4}",
+                                O.Dp, O.Cp, DataWithContext, C.Name,
+                                C.numDevices()));
     Layout.Tensor = O.Tp;
-    Layout.Data = O.Dp;
+    Layout.Data = unsigned(DataWithContext);
     Layout.Pipeline = O.Pp;
     const uint64_t Needed = Layout.ranks();
     if (Needed > C.numDevices())
-      return fail(llvm::formatv(
-          "dp {0} x tp {1} x pp {2} = {3} devices, but cluster '{4}' has {5}",
-          O.Dp, O.Tp, O.Pp, Needed, C.Name, C.numDevices()));
+      return fail(
+          O.Cp > 1
+              ? llvm::formatv("dp {0} x cp {1} x tp {2} x pp {3} = {4} "
+                              "devices, but cluster '{5}' has {6}",
+                              O.Dp, O.Cp, O.Tp, O.Pp, Needed, C.Name,
+                              C.numDevices())
+                    .str()
+              : llvm::formatv("dp {0} x tp {1} x pp {2} = {3} devices, but "
+                              "cluster '{4}' has {5}",
+                              O.Dp, O.Tp, O.Pp, Needed, C.Name, C.numDevices())
+                    .str());
     // Both come from the user (flags or a plan file): multiply checked.
     int64_t PerStep = 0;
     if (__builtin_mul_overflow(O.MicroBatch, int64_t(O.Dp), &PerStep))
@@ -173,6 +193,46 @@ private:
     return llvm::Error::success();
   }
 
+  /// Context parallelism runs ring attention in FlashAttention-style
+  /// kernels (Transformer Engine's), over a sequence that cuts into 2 Cp
+  /// equal chunks (Megatron-Core's load-balanced split).
+  llvm::Error checkContextParallel() const {
+    if (O.Cp == 1)
+      return llvm::Error::success();
+    if (!A.FlashAttention)
+      return fail(llvm::formatv(
+          "--cp {0}: context parallelism runs ring attention in "
+          "FlashAttention-style kernels (Transformer Engine's); add "
+          "--flash-attention",
+          O.Cp));
+    for (const Kernel &K : Plan.Kernels) {
+      if (!K.Attention)
+        continue;
+      const int64_t Keys = attentionKeys(K);
+      if (Keys > 0 && Keys % (2 * int64_t(O.Cp)) != 0)
+        return fail(llvm::formatv(
+            "--cp {0}: the sequence ({1} keys in attention '{2}') must cut "
+            "into 2 x cp = {3} equal chunks (Megatron-Core's load-balanced "
+            "split); use a cp that divides {4}",
+            O.Cp, Keys, G.nodes()[K.Head]->name(), 2 * int64_t(O.Cp),
+            Keys / 2));
+    }
+    return llvm::Error::success();
+  }
+
+  /// The keys an attention kernel attends to: its softmax's last
+  /// dimension; 0 where unknown.
+  int64_t attentionKeys(const Kernel &K) const {
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (N.opType() != "Softmax" || !N.input(0))
+        continue;
+      const ir::Shape &Sh = N.input(0)->shape();
+      return Sh.rank() ? Sh[Sh.rank() - 1].Value : 0;
+    }
+    return 0;
+  }
+
   llvm::Error makeGroups() {
     for (auto [Dim, Group] :
          {std::make_pair(cost::ParallelDim::Tensor, &TpGroup),
@@ -183,11 +243,19 @@ private:
       *Group = *Gr;
       Group->Protocol = O.Protocol;
     }
-    // Neighbouring pipeline stages are Tensor x Data ranks apart: another
-    // node once that fills a node.
+    // A sequence's context ranks: the first Cp of a data-parallel group
+    // with its context ranks.
+    if (O.Cp > 1) {
+      auto Gr = cost::groupOf(C, O.Cp, O.Tp);
+      if (!Gr)
+        return Gr.takeError();
+      CpGroup = *Gr;
+    }
+    // Neighbouring pipeline stages are Tensor x Context x Data ranks apart:
+    // another node once that fills a node.
     const unsigned PerNode = C.Groups.front().devicesPerNode();
     const auto &Front = C.Groups.front();
-    P2pLink = (uint64_t(O.Tp) * O.Dp >= PerNode || !Front.IntraNode)
+    P2pLink = (uint64_t(O.Tp) * Layout.Data >= PerNode || !Front.IntraNode)
                   ? (Front.InterNode ? &*Front.InterNode : nullptr)
                   : &*Front.IntraNode;
     if (O.Pp > 1 && !P2pLink)
@@ -218,9 +286,35 @@ private:
     return tpShare(Blocks, Node, O.Tp, O.SequenceParallel);
   }
 
+  /// The share of a node's activations one rank keeps: its tensor-
+  /// parallel share of the context-parallel rank's tokens.
+  double activationScale(unsigned Node) const { return tpScale(Node) / O.Cp; }
+
+  /// W on one rank: its tensor-parallel share (TpShard.h), then a context-
+  /// parallel rank's tokens: the arithmetic, the activations' bytes and the
+  /// GEMM's rows (tokens, or an attention's queries) divided by Cp, a
+  /// weight read whole.
   OpWork shard(const OpWork &W, unsigned Node) const {
-    return shardWork(W, Blocks.Tp[Node], O.Tp, tpScale(Node),
-                     byteScale(W.Type));
+    OpWork S =
+        shardWork(W, Blocks.Tp[Node], O.Tp, tpScale(Node), byteScale(W.Type));
+    if (O.Cp == 1)
+      return S;
+    const double Cp = O.Cp;
+    const double Weight =
+        S.Params > 0 && S.Gemm.valid()
+            ? std::min(S.BytesRead,
+                       S.Gemm.Batch * S.Gemm.K * S.Gemm.N * elementBytes())
+            : 0;
+    S.Macs /= Cp;
+    S.Flops /= Cp;
+    S.BytesRead = (S.BytesRead - Weight) / Cp + Weight;
+    S.BytesWritten /= Cp;
+    S.SideBytesRead /= Cp;
+    S.SideBytesWritten /= Cp;
+    S.LayoutBytes /= Cp;
+    if (S.Gemm.valid())
+      S.Gemm.M /= Cp;
+    return S;
   }
 
   /// How the step times work of type Type: in the training type, under the
@@ -445,6 +539,90 @@ private:
     return Seconds + T.Seconds;
   }
 
+  /// The elements of an attention product's second operand (K^T, V) as the
+  /// projections made them: through the views and copies before the
+  /// product (transposes, a grouped-query attention's expansion of its
+  /// key/value heads), the smallest.
+  static double keyValueElements(const ir::Value *V) {
+    double Least = double(V->numElements());
+    while (const ir::Node *P = V->producer()) {
+      const llvm::StringRef Op = P->opType();
+      if (!(Op == "Reshape" || Op == "Transpose" || Op == "Expand" ||
+            Op == "Unsqueeze" || Op == "Squeeze" || Op == "Tile" ||
+            Op == "Flatten" || Op == "Identity") ||
+          P->numInputs() == 0 || !P->input(0))
+        break;
+      V = P->input(0);
+      Least = std::min(Least, double(V->numElements()));
+    }
+    return Least;
+  }
+
+  /// The ring of FlashAttention kernel K under context parallelism
+  /// (forward Fwd, backward Bwd on one rank, already its share of the
+  /// queries), per micro-batch; the link is the one the ring's slowest hop
+  /// crosses. Its keys and values are the
+  /// second operands of its two products. Transformer Engine sends the
+  /// keys and values on at each of the Cp - 1 steps forward, and in
+  /// backward their gradients too (twice the bytes); each transfer runs
+  /// beside one step's attention, 1 / Cp of the rank's.
+  ContextRingTerms ringOf(const Kernel &K, double Fwd, double Bwd) const {
+    ContextRingTerms R;
+    for (unsigned M : K.Members) {
+      const ir::Node &N = *G.nodes()[M];
+      if (!Work.Nodes[M].Gemm.valid() || N.numInputs() < 2 || !N.input(1) ||
+          parameterBehind(N.input(1)))
+        continue;
+      R.Bytes +=
+          keyValueElements(N.input(1)) * elementBytes() * activationScale(M);
+    }
+    const bool Across = CpGroup.nodes() > 1 || !CpGroup.Intra;
+    R.Link = Across ? CpGroup.Inter : CpGroup.Intra;
+    if (!R.Link)
+      return R;
+    // Across nodes every group's ring shares the node's ports.
+    const double Share =
+        Across && CpGroup.InterShare > 0 && CpGroup.InterShare < 1
+            ? CpGroup.InterShare
+            : 1;
+    R.ForwardStep = cost::p2pSeconds(R.Bytes / Share, *R.Link);
+    R.BackwardStep = cost::p2pSeconds(2 * R.Bytes / Share, *R.Link);
+    R.ForwardAttention = Fwd / O.Cp;
+    R.BackwardAttention = Bwd / O.Cp;
+    return R;
+  }
+
+  /// Adds ring R's exchanges to unit U: of each of the Cp - 1 steps, what
+  /// outlasts that step's attention is exposed (the first step computes on
+  /// the rank's own keys while the second's arrive); full recomputation
+  /// runs the forward's again.
+  void addContextExchange(const ContextRingTerms &R, UnitCost &U) const {
+    const double Steps = O.Cp - 1;
+    const double Fwd = Steps * R.ForwardStep, Bwd = Steps * R.BackwardStep;
+    const double ExposedF =
+        Steps * std::max(0.0, R.ForwardStep - R.ForwardAttention);
+    const double ExposedB =
+        Steps * std::max(0.0, R.BackwardStep - R.BackwardAttention);
+    const unsigned Forwards = O.Recomp == Recompute::Full ? 2 : 1;
+    U.CpComm += Forwards * ExposedF + ExposedB;
+    U.CpForward += ExposedF;
+    U.CpOverlapped += Forwards * (Fwd - ExposedF) + (Bwd - ExposedB);
+  }
+
+  /// The ring of the first attention of stage St's chunks, explained.
+  std::string explainContextRing(const StageReport &St) const {
+    for (const Kernel &K : Plan.Kernels) {
+      const unsigned U = Blocks.UnitOf[K.Head];
+      if (K.Attention &&
+          llvm::any_of(St.Chunks, [&](const std::pair<unsigned, unsigned> &C) {
+            return C.first <= U && U <= C.second;
+          }))
+        return perfc::explainContextRing(
+            St, O, ringOf(K, forwardSeconds(K), kernelBackward(K)));
+    }
+    return std::string();
+  }
+
   void costUnits() {
     std::vector<UnitCost> &Units = Fresh;
     llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
@@ -458,6 +636,8 @@ private:
       const double Fwd = forwardSeconds(K);
       U.Forward += Fwd;
       const double Bwd = kernelBackward(K);
+      if (Flash && O.Cp > 1)
+        addContextExchange(ringOf(K, Fwd, Bwd), U);
       const TpRole Role = Blocks.Tp[Head];
       if (Role == TpRole::Column || Role == TpRole::Row) {
         U.TpGemmForward += Fwd;
@@ -471,7 +651,7 @@ private:
         U.Recompute += Fwd;
       U.Backward += Bwd;
       if (Flash)
-        U.Saved += logSumExpBytes(K) * tpScale(Head);
+        U.Saved += logSumExpBytes(K) * activationScale(Head);
     }
     // Tensor-parallel communication per micro-batch.
     if (O.Tp > 1)
@@ -521,7 +701,8 @@ private:
       U.ParamTensors += Work.Nodes[N->index()].ParamTensors;
       for (const ir::Value *Out : N->outputs())
         if (Out)
-          U.Largest = std::max(U.Largest, valueBytes(Out, tpScale(N->index())));
+          U.Largest =
+              std::max(U.Largest, valueBytes(Out, activationScale(N->index())));
     }
     for (const SavedTensor &S : Back.Saved) {
       const ir::Node *P = S.Value->producer();
@@ -531,7 +712,7 @@ private:
       if (P && Blocks.AttentionCore[Owner] &&
           (O.Recomp == Recompute::Selective || inFlashKernel(Owner)))
         continue;
-      const double Scale = tpScale(Owner);
+      const double Scale = activationScale(Owner);
       const double Bytes =
           S.Mask ? S.bytes() * Scale : valueBytes(S.Value, Scale);
       Units[Blocks.UnitOf[S.Node]].Saved += Bytes;
@@ -545,7 +726,7 @@ private:
         const unsigned From = Blocks.UnitOf[In->producer()->index()];
         if (From != U && Seen.insert({In, U}).second)
           Units[U].InputBytes +=
-              valueBytes(In, O.SequenceParallel ? 1.0 / O.Tp : 1.0);
+              valueBytes(In, (O.SequenceParallel ? 1.0 / O.Tp : 1.0) / O.Cp);
       }
     }
   }
@@ -658,7 +839,9 @@ private:
     const ModelStateBytes States = modelStateBytes(
         O.Optimizer, trainingStorageType(O.DType), O.Fp32Gradients);
     const double Wbytes = States.Weights, Gbytes = States.Gradients;
-    const double Dp = O.Dp;
+    // ZeRO shards over a data-parallel group with its context ranks, which
+    // hold the same parameters (Megatron-Core's distributed optimizer).
+    const double Dp = double(O.Dp) * O.Cp;
     std::vector<std::string> MemoryNotes; // per stage, with O.Explain
     for (unsigned S = 0; S < O.Pp; ++S) {
       StageReport St;
@@ -677,6 +860,9 @@ private:
           St.TpCommSeconds += UC.TpComm;
           St.TpForwardSeconds += UC.TpForward;
           St.TpOverlappedSeconds += UC.TpOverlapped;
+          St.CpCommSeconds += UC.CpComm;
+          St.CpForwardSeconds += UC.CpForward;
+          St.CpOverlappedSeconds += UC.CpOverlapped;
           St.Params += UC.Params;
           St.ParamTensors += UC.ParamTensors;
           ChunkActivation += UC.Saved;
@@ -707,9 +893,8 @@ private:
       // ZeRO 3 computes a unit on its gathered parameters while the next
       // unit's are gathered (FSDP's prefetch): two units whole, less the
       // shard already counted in the weights.
-      const double Gathered = O.Zero >= 3 && O.Dp > 1
-                                  ? 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp)
-                                  : 0;
+      const double Gathered =
+          O.Zero >= 3 && Dp > 1 ? 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp) : 0;
       St.WorkspaceBytes += Gathered;
       St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
       St.OptimizerBytes = St.Params * States.Optimizer / (O.Zero >= 1 ? Dp : 1);
@@ -752,14 +937,17 @@ private:
         for (const auto &Chunk : St.Chunks)
           Largest = std::max(Largest, A.cutBytesAfter(Chunk.second));
       const double Boundary = Largest * byteScale();
-      // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp.
-      const double Message = Boundary / O.Tp;
+      // Megatron's scatter/gather: each tensor-parallel rank sends 1/tp
+      // (of its context rank's tokens).
+      const double Message = Boundary / O.Tp / O.Cp;
       R.P2pSeconds = 2 * M * O.Vp * cost::p2pSeconds(Message, *P2pLink);
       if (O.Explain)
         R.CommExplain.push_back(
             explainPipelineMessages(MicroBatches, O, Message, *P2pLink));
     }
-    if (O.Dp > 1)
+    if (O.Explain && O.Cp > 1)
+      R.CommExplain.push_back(explainContextRing(SS));
+    if (Dp > 1)
       addDataParallelExchange(R, SS, Wbytes, Gbytes);
     // Optimizer: one elementwise pass over the shard.
     R.OptimizerSeconds = optimizerStepSeconds(
@@ -771,12 +959,15 @@ private:
                                          trainingStorageType(O.DType), Dev);
     R.TpCommSeconds = M * SS.TpCommSeconds;
     R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;
+    R.CpCommSeconds = M * SS.CpCommSeconds;
+    R.CpOverlappedSeconds = M * SS.CpOverlappedSeconds;
     R.ComputeSeconds =
         M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
         R.GradAccumSeconds;
-    R.CommSeconds = R.TpCommSeconds + R.TpOverlappedSeconds + R.P2pSeconds +
-                    R.DpCommSeconds;
-    R.ExposedCommSeconds = R.TpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
+    R.CommSeconds = R.TpCommSeconds + R.TpOverlappedSeconds + R.CpCommSeconds +
+                    R.CpOverlappedSeconds + R.P2pSeconds + R.DpCommSeconds;
+    R.ExposedCommSeconds =
+        R.TpCommSeconds + R.CpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
     R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds +
                     R.GradAccumSeconds + R.DpExposedSeconds +
                     R.OptimizerSeconds;
@@ -804,8 +995,8 @@ private:
     if (O.Explain && R.PeakStage < MemoryNotes.size())
       R.MemoryExplain = MemoryNotes[R.PeakStage];
     // Per node, for the report's rows (whole kernels: one rank is the
-    // whole model only without tensor parallelism).
-    if (O.Explain && O.Tp == 1) {
+    // whole model only without tensor or context parallelism).
+    if (O.Explain && O.Tp == 1 && O.Cp == 1) {
       R.NodeBackwards.resize(G.numNodes());
       for (const Kernel &K : Plan.Kernels) {
         TrainReport::NodeBackward &B = R.NodeBackwards[K.Head];
@@ -834,7 +1025,8 @@ private:
     for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
       for (unsigned U = C->second + 1; U-- > C->first;) {
         const UnitCost &UC = (*Units)[U];
-        Layers.push_back({UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward,
+        Layers.push_back({UC.Backward + UC.Recompute + UC.TpComm -
+                              UC.TpForward + UC.CpComm - UC.CpForward,
                           UC.Params * Gbytes});
       }
     const cost::OverlapTime T = cost::overlapGradientExchange(
@@ -886,8 +1078,9 @@ private:
         StageTimes &C = Chunks.emplace_back();
         for (unsigned U = First; U <= Last; ++U) {
           const UnitCost &UC = (*Units)[U];
-          C.Forward += UC.Forward + UC.TpForward;
-          C.Backward += UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward;
+          C.Forward += UC.Forward + UC.TpForward + UC.CpForward;
+          C.Backward += UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward +
+                        UC.CpComm - UC.CpForward;
         }
       }
     }
@@ -941,7 +1134,7 @@ private:
   const TrainOptions &O;
   const hw::Device &Dev;
   cost::ParallelLayout Layout;
-  cost::CommGroup TpGroup, DpGroup;
+  cost::CommGroup TpGroup, DpGroup, CpGroup;
   const hw::Link *P2pLink = nullptr;
   int64_t GlobalBatch = 0, MicroBatches = 1;
   std::vector<UnitCost> Fresh;

@@ -15,6 +15,9 @@
 //    sequence parallelism each becomes a reduce-scatter plus an all-gather
 //    and the replicated ops of the blocks are divided by tp too. Tensor-
 //    parallel communication is exposed (Megatron does not overlap it);
+//  * context parallelism divides every op's tokens by cp and passes the
+//    attention's keys and values round a ring of cp ranks, each step
+//    hidden behind one step's attention as far as it lasts;
 //  * recomputation: selective reruns the attention cores' forward, full
 //    reruns every block's forward (with its communication) in backward;
 //  * pipeline parallelism splits the blocks into pp x vp contiguous chunks
@@ -82,6 +85,18 @@ struct DataShare {
 
 struct TrainOptions {
   unsigned Dp = 1, Tp = 1, Pp = 1, Vp = 1;
+  /// Context parallelism (--cp): each sequence split over Cp ranks, as
+  /// Megatron-Core runs it with Transformer Engine's ring attention (the
+  /// "p2p" exchange, Liu et al. 2023): every op but the attention core works
+  /// on S / Cp tokens; the attention core takes its queries' share against
+  /// all S keys and values, which pass round the ring in Cp - 1 steps
+  /// (their gradients too, in backward), each overlapped with one step's
+  /// attention. The sequence is cut into 2 Cp chunks, rank r holding
+  /// chunks r and 2 Cp - 1 - r, so causal work is even. Ranks are numbered
+  /// tensor, context, data, pipeline (Megatron-Core's order); the gradients
+  /// are reduced, and ZeRO shards, over the Dp x Cp ranks of a
+  /// data-parallel group with its context ranks. Needs FlashAttention.
+  unsigned Cp = 1;
   bool SequenceParallel = false;
   int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
   int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
@@ -174,6 +189,10 @@ struct StageReport {
   /// Under TpCommOverlap: the exchanges' time hidden behind GEMMs (not in
   /// TpCommSeconds, which is what stays exposed).
   double TpOverlappedSeconds = 0;
+  /// Context parallelism's key/value exchanges per micro-batch: what
+  /// stays exposed (in microBatchSeconds), its forward share, and what the
+  /// attention hides.
+  double CpCommSeconds = 0, CpForwardSeconds = 0, CpOverlappedSeconds = 0;
   double Params = 0;       ///< Parameters held by one device of the stage.
   double ParamTensors = 0; ///< The tensors they are in.
   double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
@@ -184,7 +203,8 @@ struct StageReport {
            WorkspaceBytes;
   }
   double microBatchSeconds() const {
-    return ForwardSeconds + BackwardSeconds + RecomputeSeconds + TpCommSeconds;
+    return ForwardSeconds + BackwardSeconds + RecomputeSeconds + TpCommSeconds +
+           CpCommSeconds;
   }
 };
 
@@ -230,6 +250,11 @@ struct TrainReport {
   /// Under TpCommOverlap, the tensor-parallel exchanges' time hidden behind
   /// GEMMs (in CommSeconds, not in TpCommSeconds or the step's time).
   double TpOverlappedSeconds = 0;
+  /// Under context parallelism, per step on the slowest stage: the ring
+  /// exchanges of keys and values that the attention does not hide (in the
+  /// step's time and ExposedCommSeconds), and those it hides (in
+  /// CommSeconds only).
+  double CpCommSeconds = 0, CpOverlappedSeconds = 0;
   /// The data-parallel exchange's parts, for its explanation: the gradient
   /// bytes sent (after compression) and, under ZeRO, one reduce-scatter of
   /// them and one all-gather of the parameters (DpParamBytes).
@@ -274,8 +299,8 @@ struct TrainReport {
     double Seconds = 0;
     std::string Explain;
   };
-  /// With TrainOptions::Explain and tp 1: by node index of the graph; their
-  /// Seconds sum to the stages' BackwardSeconds. Empty otherwise.
+  /// With TrainOptions::Explain, tp 1 and cp 1: by node index of the graph;
+  /// their Seconds sum to the stages' BackwardSeconds. Empty otherwise.
   std::vector<NodeBackward> NodeBackwards;
 
   const StageReport &peak() const { return Stages[PeakStage]; }
@@ -300,12 +325,18 @@ struct UnitCost {
   /// Under TpCommOverlap: exchange time hidden behind those GEMMs; TpComm
   /// and TpForward keep what stays exposed.
   double TpOverlapped = 0;
+  /// Context parallelism's ring exchanges of keys and values (and their
+  /// gradients): exposed in all (recomputation's included), exposed in the
+  /// forward, and hidden behind the attention.
+  double CpComm = 0, CpForward = 0, CpOverlapped = 0;
   double Params = 0;       ///< On one device (after tensor parallelism).
   double ParamTensors = 0; ///< The tensors those parameters are in.
   double Saved = 0;        ///< Activation bytes kept for backward.
   double InputBytes = 0;   ///< Bytes entering the unit (full recompute).
   double Largest = 0;      ///< Largest activation (workspace).
-  double total() const { return Forward + Backward + Recompute + TpComm; }
+  double total() const {
+    return Forward + Backward + Recompute + TpComm + CpComm;
+  }
 };
 
 /// What training needs from a graph, independent of the strategy: work,
@@ -354,7 +385,7 @@ public:
   }
 
   using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
-                             uint8_t, uint8_t, bool>;
+                             uint8_t, uint8_t, bool, unsigned>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);

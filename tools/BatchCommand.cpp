@@ -175,12 +175,15 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         };
         std::optional<int64_t> I;
         std::optional<std::string> S;
-        if (K == "dp" || K == "tp" || K == "pp" || K == "vp") {
-          if (!(I = Int(1)))
-            return Fail("'train." + K.str() + "' must be an integer >= 1");
+        if (K == "dp" || K == "tp" || K == "pp" || K == "vp" || K == "cp") {
+          // Above 2^32 - 1 the degree would wrap to another number.
+          if (!(I = Int(1)) || *I > int64_t(UINT32_MAX))
+            return Fail("'train." + K.str() +
+                        "' must be an integer from 1 to 4294967295");
           (K == "dp"   ? Tr.dp
            : K == "tp" ? Tr.tp
            : K == "pp" ? Tr.pp
+           : K == "cp" ? Tr.cp
                        : Tr.vp) = unsigned(*I);
         } else if (K == "zero") {
           if (!(I = Int(0)) || *I > 3)
@@ -221,7 +224,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                                      : Tr.commProtocol) = *S;
         } else {
           return Fail("unknown key 'train." + K.str() +
-                      "': use dp, tp, pp, vp, sp, tp_comm_overlap, "
+                      "': use dp, tp, pp, vp, cp, sp, tp_comm_overlap, "
                       "micro_batch, "
                       "global_batch, recompute, dtype, optimizer, "
                       "partition, grad_compression, comm_protocol, zero, "

@@ -164,6 +164,13 @@ public:
         return fail("tp_comm_overlap", "is not true/false");
       O.TpCommOverlap = *B;
     }
+    // Optional: plans written before it have none (no context split).
+    if (P.get("cp")) {
+      int64_t Cp = 1;
+      if (llvm::Error E = integer("cp", 1, int64_t(MaxPlanDegree), Cp))
+        return std::move(E);
+      O.Cp = unsigned(Cp);
+    }
 
     llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
     if (!Recomp)

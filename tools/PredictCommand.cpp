@@ -155,6 +155,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "cluster: inference split over that many of its devices "
                "(Megatron-style, as TensorRT-LLM and vLLM run it)"),
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Cp(
+      "cp",
+      cl::desc("With --train --flash-attention: context-parallel degree, each "
+               "sequence split over N GPUs with ring attention (Megatron-Core "
+               "with Transformer Engine, --context-parallel-size there)"),
+      cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Vp("vp",
@@ -361,6 +367,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail("--train needs --hw (a device or cluster)");
     TrainOpts.Dp = Dp;
     TrainOpts.Tp = Tp;
+    TrainOpts.Cp = Cp;
     TrainOpts.Pp = Pp;
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
@@ -442,11 +449,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   } else if (Plan || !StrategyPath.empty()) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
-             GlobalBatch.getNumOccurrences() ||
+             Cp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
-    return fail("training options (--dp, --pp, --global-batch, "
+    return fail("training options (--dp, --pp, --cp, --global-batch, "
                 "--micro-batch, --recompute, --zero, --input-rate) need "
                 "--train");
   } else if (Tp.getNumOccurrences()) {

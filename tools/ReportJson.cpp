@@ -46,6 +46,7 @@ void writeTensors(llvm::json::OStream &J, llvm::StringRef Key,
 void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("dp", int64_t(O.Dp));
   J.attribute("tp", int64_t(O.Tp));
+  J.attribute("cp", int64_t(O.Cp));
   J.attribute("pp", int64_t(O.Pp));
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);
@@ -339,6 +340,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("grad_accum_s", T.GradAccumSeconds);
         J.attribute("tp_comm_s", T.TpCommSeconds);
         J.attribute("tp_overlapped_s", T.TpOverlappedSeconds);
+        J.attribute("cp_comm_s", T.CpCommSeconds);
+        J.attribute("cp_overlapped_s", T.CpOverlappedSeconds);
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
@@ -389,6 +392,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("recompute_s", S.RecomputeSeconds);
             J.attribute("tp_comm_s", S.TpCommSeconds);
             J.attribute("tp_overlapped_s", S.TpOverlappedSeconds);
+            J.attribute("cp_comm_s", S.CpCommSeconds);
+            J.attribute("cp_overlapped_s", S.CpOverlappedSeconds);
             J.attribute("micro_batch_s", S.microBatchSeconds());
             J.attribute("in_flight", int64_t(S.InFlight));
             J.attribute("peak_bytes", S.peakBytes());

@@ -46,8 +46,12 @@ std::string formatSeconds(double S) {
 }
 
 std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
-  if (O.Dp <= 1 || T.Stages.empty())
+  if (uint64_t(O.Dp) * O.Cp <= 1 || T.Stages.empty())
     return "";
+  // The gradients are exchanged over the data-parallel ranks with their
+  // context ranks.
+  const std::string Group =
+      O.Cp > 1 ? fmt::format("{} x cp {}", O.Dp, O.Cp) : std::to_string(O.Dp);
   const StageReport *S = &T.Stages.front();
   for (const StageReport &X : T.Stages)
     if (X.microBatchSeconds() > S->microBatchSeconds())
@@ -67,27 +71,27 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
     return fmt::format("dp {}: all-reduce of {} of gradients in buckets as "
                        "the last micro-batch's backward (stage {}: {}) makes "
                        "them = {}, {} after it",
-                       O.Dp, Grads, S->Stage, B, Comm, Exposed);
+                       Group, Grads, S->Stage, B, Comm, Exposed);
   case 1:
     return fmt::format("dp {}, ZeRO 1: reduce-scatter of {} of gradients in "
                        "buckets during the last backward {} ({} after it) + "
                        "all-gather of {} of parameters after the optimizer "
                        "{} = {}; exposed {} + {} = {}",
-                       O.Dp, Grads, Rs, RsOut, Params, Ag, Comm, RsOut, Ag,
+                       Group, Grads, Rs, RsOut, Params, Ag, Comm, RsOut, Ag,
                        Exposed);
   case 2:
     return fmt::format("dp {}, ZeRO 2: {} x reduce-scatter of {} of gradients "
                        "in buckets, each during its micro-batch's backward {} "
                        "({} after it) + all-gather of {} of parameters after "
                        "the optimizer {} = {}; exposed {} x {} + {} = {}",
-                       O.Dp, M, Grads, Rs, RsOut, Params, Ag, Comm, M, RsOut,
+                       Group, M, Grads, Rs, RsOut, Params, Ag, Comm, M, RsOut,
                        Ag, Exposed);
   default:
     return fmt::format("dp {}, ZeRO 3: {} x (reduce-scatter of {} of "
                        "gradients {} + 2 x all-gather of {} of parameters {}) "
                        "= {}; exposed {} x (max(0, {} - forward {}) + max({}, "
                        "{} + {} - backward {})) = {}",
-                       O.Dp, M, Grads, Rs, Params, Ag, Comm, M, Ag, F, RsOut,
+                       Group, M, Grads, Rs, Params, Ag, Comm, M, Ag, F, RsOut,
                        Ag, Rs, B, Exposed);
   }
 }
@@ -185,10 +189,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;
     const TrainReport &T = *R.Train;
-    OS << fmt::format("\ntraining  dp {} x tp {} x pp {}{}{} on {} x {}, "
+    OS << fmt::format("\ntraining  dp {} x tp {}{} x pp {}{}{} on {} x {}, "
                       "global batch {} = {} micro-batch{} of {}\n",
-                      O.Dp, O.Tp, O.Pp,
-                      O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
+                      O.Dp, O.Tp, O.Cp > 1 ? fmt::format(" x cp {}", O.Cp) : "",
+                      O.Pp, O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
                       O.SequenceParallel
                           ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")
                           : "",
@@ -207,13 +211,17 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                       formatSeconds(T.StepSeconds), T.SamplesPerSecond,
                       T.TflopsPerDevice);
     OS << fmt::format(
-        "          compute {}, exposed comm {} (tp {}{}, p2p {}, "
+        "          compute {}, exposed comm {} (tp {}{}{}, p2p {}, "
         "dp {} of {}), bubble {}, optimizer {}\n",
         formatSeconds(T.ComputeSeconds), formatSeconds(T.ExposedCommSeconds),
         formatSeconds(T.TpCommSeconds),
         T.TpOverlappedSeconds > 0
             ? " of " + formatSeconds(T.TpCommSeconds + T.TpOverlappedSeconds)
             : std::string(),
+        O.Cp > 1 ? fmt::format(
+                       ", cp {} of {}", formatSeconds(T.CpCommSeconds),
+                       formatSeconds(T.CpCommSeconds + T.CpOverlappedSeconds))
+                 : std::string(),
         formatSeconds(T.P2pSeconds), formatSeconds(T.DpExposedSeconds),
         formatSeconds(T.DpCommSeconds), formatSeconds(T.BubbleSeconds),
         formatSeconds(T.OptimizerSeconds));
@@ -235,16 +243,18 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                          T.DpExposedSeconds + T.OptimizerSeconds;
       OS << fmt::format(
           "          time = {} micro-batches x {} (stage {}: forward {} + "
-          "backward {} + recompute {} + tp comm {}) + bubble {} + p2p {} + "
+          "backward {} + recompute {} + tp comm {}{}) + bubble {} + p2p {} + "
           "gradient accumulation {} + exposed dp {} + optimizer {} = {}{}\n",
           T.MicroBatches, formatSeconds(Slowest->microBatchSeconds()),
           Slowest->Stage, formatSeconds(Slowest->ForwardSeconds),
           formatSeconds(Slowest->BackwardSeconds),
           formatSeconds(Slowest->RecomputeSeconds),
-          formatSeconds(Slowest->TpCommSeconds), formatSeconds(T.BubbleSeconds),
-          formatSeconds(T.P2pSeconds), formatSeconds(T.GradAccumSeconds),
-          formatSeconds(T.DpExposedSeconds), formatSeconds(T.OptimizerSeconds),
-          formatSeconds(Sum),
+          formatSeconds(Slowest->TpCommSeconds),
+          O.Cp > 1 ? " + cp comm " + formatSeconds(Slowest->CpCommSeconds)
+                   : std::string(),
+          formatSeconds(T.BubbleSeconds), formatSeconds(T.P2pSeconds),
+          formatSeconds(T.GradAccumSeconds), formatSeconds(T.DpExposedSeconds),
+          formatSeconds(T.OptimizerSeconds), formatSeconds(Sum),
           T.InputBound ? fmt::format("; the input pipeline's {} is longer",
                                      formatSeconds(T.InputSeconds))
                        : std::string());
@@ -324,9 +334,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                               O.DataSplit[I].Device, O.DataSplit[I].Replicas,
                               O.DataSplit[I].MicroBatches);
       return fmt::format(
-          "dp {} tp {} pp {} vp {} mb {}{} recompute {} zero "
+          "dp {} tp {}{} pp {} vp {} mb {}{} recompute {} zero "
           "{}{}: {}, {}",
-          O.Dp, O.Tp, O.Pp, O.Vp, O.MicroBatch,
+          O.Dp, O.Tp, O.Cp > 1 ? fmt::format(" cp {}", O.Cp) : "", O.Pp, O.Vp,
+          O.MicroBatch,
           O.SequenceParallel ? (O.TpCommOverlap ? " sp+overlap" : " sp") : "",
           name(O.Recomp), O.Zero, Stages, formatSeconds(C.StepSeconds),
           formatBytes(C.PeakBytes));

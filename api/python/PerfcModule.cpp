@@ -75,6 +75,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.pp = V.cast<unsigned>();
         else if (Key == "vp")
           TO.vp = V.cast<unsigned>();
+        else if (Key == "cp")
+          TO.cp = V.cast<unsigned>();
         else if (Key == "sp")
           TO.sp = V.cast<bool>();
         else if (Key == "tp_comm_overlap")
@@ -101,7 +103,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.flashAttention = V.cast<bool>();
         else
           throw py::value_error("unknown train option '" + Key +
-                                "': use dp, tp, pp, vp, sp, "
+                                "': use dp, tp, pp, vp, cp, sp, "
                                 "tp_comm_overlap, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
                                 "grad_compression, comm_protocol, zero, "

@@ -198,6 +198,9 @@ private:
 /// The micro-batch is the model's batch().
 struct TrainOptions {
   unsigned dp = 1, tp = 1, pp = 1, vp = 1;
+  /// As --cp (needs flashAttention): each sequence split over cp GPUs
+  /// with ring attention; devices are dp x tp x cp x pp.
+  unsigned cp = 1;
   bool sp = false;
   /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
   /// overlapped with their GEMMs, as Megatron-Core with userbuffers.

@@ -903,3 +903,21 @@ add_test(NAME cli.train_fp8_recipe_json
                  --train --dtype fp8 --format json)
 set_tests_properties(cli.train_fp8_recipe_json PROPERTIES PASS_REGULAR_EXPRESSION
   "\"compute_type\": \"fp8e4m3\",[ \n]+\"storage_type\": \"bf16\".*\"fp8_cast_s\": [0-9.e-]+")
+# Context parallelism: each sequence over a ring of cp ranks.
+add_test(NAME cli.train_context_parallel_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --cp 2 --dp 4 --flash-attention --global-batch 8 --format json --ops 0)
+set_tests_properties(cli.train_context_parallel_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"tp\": 1,[ \n]+\"cp\": 2,.*\"devices\": 8.*\"cp_overlapped_s\": [0-9.e-]*[1-9].*cp 2, stage 0, per micro-batch and attention: 1 ring step sending 393.2 KB")
+perfc_expect_error(cp_without_flash_attention
+  "gpt2_small.onnx: --cp 2: context parallelism runs ring attention in FlashAttention-style kernels \\(Transformer Engine's\\); add --flash-attention"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --global-batch 2)
+perfc_expect_error(cp_sequence_chunks
+  "--cp 8: the sequence \\(120 keys in attention '/h.0/attn/MatMul'\\) must cut into 2 x cp = 16 equal chunks"
+  ${ZOO}/gpt2_small.onnx --dim seq=120 --hw dgx-a100 --train --cp 8 --flash-attention --global-batch 8)
+perfc_expect_error(cp_without_train
+  "training options \\(--dp, --pp, --cp, "
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --cp 2)
+perfc_expect_error(cp_plan
+  "--plan with --cp 2: the planner does not search context parallelism yet; predict a strategy with --cp instead"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --flash-attention --plan --global-batch 8)

@@ -347,6 +347,15 @@ def test_training_json_explains_its_communication():
     assert over["step"]["time_s"] < plain["step"]["time_s"]
     with pytest.raises(perfc.Error, match="add --sp"):
         perfc.predict(m, dgx, train={"tp": 2, "tp_comm_overlap": True})
+    # Context parallelism, as --cp: the ring's exchanges, eight devices.
+    cp = json.loads(perfc.predict_json(
+        m, dgx, train={"cp": 2, "dp": 4, "global_batch": 8,
+                       "flash_attention": True}))
+    assert cp["strategy"]["cp"] == 2
+    assert cp["strategy"]["devices"] == 8
+    assert cp["step"]["cp_overlapped_s"] + cp["step"]["cp_comm_s"] > 0
+    with pytest.raises(perfc.Error, match="add --flash-attention"):
+        perfc.predict(m, dgx, train={"cp": 2, "global_batch": 2})
 
 
 def test_plan_errors():

@@ -129,6 +129,16 @@ TEST_CASE("plan JSON: each field is checked and named by its JSON path") {
                   std::string(Valid).replace(std::string(Valid).size() - 1, 1,
                                              ", \"tp_comm_overlap\": 1}") +
                   "}") == "p.json: 'plan.tp_comm_overlap' is not true/false");
+  // cp likewise (plans written before it have none: no context split).
+  auto WithCp = [](llvm::StringRef Value) {
+    std::string S = Valid;
+    return "{\"plan\": " +
+           S.replace(S.size() - 1, 1, ", \"cp\": " + Value.str() + "}") + "}";
+  };
+  CHECK(planError(WithCp("0")) ==
+        "p.json: 'plan.cp' is 0, below its minimum 1");
+  CHECK(planError(WithCp("true")) ==
+        "p.json: 'plan.cp' is missing or not an integer");
   CHECK(planError(With("recompute", "\"some\"")) ==
         "p.json: 'plan.recompute' is 'some': use none, selective or full");
   // A control character from the file is escaped: the error stays one line.
@@ -235,6 +245,19 @@ TEST_CASE("plan JSON: stages claiming huge degrees cost memory by the file") {
   CHECK(planError(Text) ==
         "p.json: 'plan.stages[0].layers' is not an array of vp = 1000000 "
         "[first, last] layer ranges");
+}
+
+TEST_CASE("plan JSON: cp is read where given, 1 where not") {
+  const std::string Path = PERFC_SOURCE_DIR
+      "/tools/fuzz/seeds/plan_json/gpt_1b_tp2_pp4_overlap.json";
+  auto Old = readPlanJson(Path, TrainOptions());
+  REQUIRE_MESSAGE(bool(Old), llvm::toString(Old.takeError()));
+  CHECK(Old->Options.Cp == 1);
+  std::string Text = Valid;
+  Text.replace(Text.size() - 1, 1, ", \"cp\": 2}");
+  auto Cp = parsePlanJson("{\"plan\": " + Text + "}", "p.json", TrainOptions());
+  REQUIRE_MESSAGE(bool(Cp), llvm::toString(Cp.takeError()));
+  CHECK(Cp->Options.Cp == 2);
 }
 
 TEST_CASE("plan JSON: tp_comm_overlap as perfc writes it") {

@@ -129,6 +129,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
   O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
+  // Context parallelism where the analysis has FlashAttention.
+  O.Cp = A.FlashAttention && Size % 5 == 1 ? 2 : 1;
   // fp32, bf16 mixed precision, or FP8 (Transformer Engine's recipe).
   const perfc::ir::DType Types[] = {
       perfc::ir::DType::F32, perfc::ir::DType::BF16, perfc::ir::DType::F8E4M3};

@@ -1,0 +1,156 @@
+//===- ContextParallelTest.cpp - Sequences split over a ring of ranks -----===//
+#include "TestDevices.h"
+#include "TrainingHelpers.h"
+
+#include "costmodels/Collectives.h"
+#include "passes/TrainStep.h"
+
+#include <doctest/doctest.h>
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+/// 2 nodes x 4 H100s: 100 GB/s and 1 us inside a node, one 1 GB/s port per
+/// device across (slow enough that a ring crossing nodes outlasts the
+/// attention); efficiencies 1.
+const char *const TwoNodes = R"(cluster:
+  name: cp-test
+  nodes:
+    - count: 2
+      device: h100-sxm5-80gb
+      devices_per_node: 4
+      intra_node_link: {name: switch, kind: nvswitch, bandwidth: 100 GB/s, latency: 1 us, efficiency: 1}
+      inter_node_link: {name: slow, kind: ethernet, bandwidth: 1 GB/s, latency: 5 us, efficiency: 1}
+      nics_per_node: 4
+)";
+
+/// A Llama of 2 blocks, hidden 256 in 8 heads of 32, 2 key/value heads
+/// (grouped-query attention), 512 tokens.
+constexpr int64_t Layers = 2, Seq = 512, KvHeads = 2, HeadDim = 32;
+
+TrainOptions bf16(unsigned Dp, unsigned Cp) {
+  TrainOptions O;
+  O.Dp = Dp;
+  O.Cp = Cp;
+  O.MicroBatch = 1;
+  O.GlobalBatch = 2 * Dp;
+  O.DType = ir::DType::BF16;
+  O.FlashAttention = true;
+  return O;
+}
+
+TrainReport predictOk(const TrainingAnalysis &A, const hw::Cluster &C,
+                      const TrainOptions &O) {
+  auto R = predictTraining(A, C, O);
+  REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+  return std::move(*R);
+}
+
+/// Keys and values of one attention, whole: 2 tensors of seq x kv heads x
+/// head dim in BF16 (before the grouped-query expansion to 8 heads).
+constexpr double KeyValueBytes = 2.0 * Seq * KvHeads * HeadDim * 2;
+
+/// The ring's transfers per step by hand: per micro-batch and attention,
+/// cp - 1 steps sending a rank's keys and values forward, and those with
+/// their gradients (twice the bytes) backward.
+double ringSeconds(const TrainReport &R, unsigned Cp, const hw::Link &L) {
+  const double Chunk = KeyValueBytes / Cp;
+  return double(R.MicroBatches) * Layers * (Cp - 1) *
+         (cost::p2pSeconds(Chunk, L) + cost::p2pSeconds(2 * Chunk, L));
+}
+
+} // namespace
+
+TEST_SUITE("training.context_parallel") {
+
+  TEST_CASE("the ring sends each rank's keys and values cp - 1 times, their "
+            "gradients too in backward") {
+    const frontend::ImportedModel Llama =
+        generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    const TrainingAnalysis A(Llama.Graph, false, /*FlashAttention=*/true);
+    const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
+    const hw::Link &Switch = *C.Groups.front().IntraNode;
+    for (unsigned Cp : {2u, 4u}) {
+      CAPTURE(Cp);
+      const TrainReport R = predictOk(A, C, bf16(1, Cp));
+      CHECK(R.Devices == Cp);
+      CHECK(R.CpCommSeconds + R.CpOverlappedSeconds ==
+            doctest::Approx(ringSeconds(R, Cp, Switch)).epsilon(1e-9));
+      // In all the step's communication; what is exposed is in its time.
+      CHECK(R.ExposedCommSeconds ==
+            doctest::Approx(R.TpCommSeconds + R.CpCommSeconds + R.P2pSeconds +
+                            R.DpExposedSeconds)
+                .epsilon(1e-12));
+      CHECK(R.CommSeconds >= R.CpCommSeconds + R.CpOverlappedSeconds);
+    }
+    // Across nodes the slow hop sets the ring's pace and outlasts the
+    // attention: part exposed, part still hidden.
+    const TrainReport Wide = predictOk(A, C, bf16(1, 8));
+    const hw::Link &Slow = *C.Groups.front().InterNode;
+    CHECK(Wide.CpCommSeconds + Wide.CpOverlappedSeconds ==
+          doctest::Approx(ringSeconds(Wide, 8, Slow)).epsilon(1e-9));
+    CHECK(Wide.CpCommSeconds > 0);
+    CHECK(Wide.CpOverlappedSeconds > 0);
+    // Inside a node at this size the attention hides it all.
+    const TrainReport Near = predictOk(A, C, bf16(1, 2));
+    CHECK(Near.CpCommSeconds == 0);
+  }
+
+  TEST_CASE("a rank keeps 1/cp of the activations, the gradients are "
+            "reduced and the optimizer sharded over dp x cp") {
+    const frontend::ImportedModel Llama =
+        generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    const TrainingAnalysis A(Llama.Graph, false, true);
+    const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
+    TrainOptions One = bf16(1, 1), Split = bf16(1, 2), Data = bf16(2, 1);
+    for (TrainOptions *O : {&One, &Split, &Data})
+      O->Zero = 1;
+    const TrainReport R1 = predictOk(A, C, One), Rc = predictOk(A, C, Split),
+                      Rd = predictOk(A, C, Data);
+    CHECK(Rc.peak().ActivationsBytes ==
+          doctest::Approx(R1.peak().ActivationsBytes / 2).epsilon(1e-12));
+    CHECK(Rc.peak().WorkspaceBytes ==
+          doctest::Approx(R1.peak().WorkspaceBytes / 2).epsilon(1e-12));
+    CHECK(Rc.peak().WeightsBytes == R1.peak().WeightsBytes);
+    CHECK(Rc.peak().OptimizerBytes == Rd.peak().OptimizerBytes);
+    CHECK(Rc.peak().OptimizerBytes ==
+          doctest::Approx(R1.peak().OptimizerBytes / 2).epsilon(1e-12));
+    // The same exchange as two data-parallel ranks: one group of two.
+    REQUIRE(Rc.DpCommSeconds > 0);
+    CHECK(Rc.DpCommSeconds == doctest::Approx(Rd.DpCommSeconds).epsilon(1e-12));
+    CHECK(R1.DpCommSeconds == 0);
+    // The same samples and model FLOPs per step; each rank half the
+    // tokens, at no better efficiency than the whole.
+    CHECK(Rc.ModelFlops == R1.ModelFlops);
+    CHECK(Rc.peak().ForwardSeconds < R1.peak().ForwardSeconds);
+    CHECK(Rc.peak().ForwardSeconds >= R1.peak().ForwardSeconds / 2 * 0.999);
+  }
+
+  TEST_CASE("context parallelism's errors say what to give") {
+    const frontend::ImportedModel Llama =
+        generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
+    const TrainingAnalysis Flash(Llama.Graph, false, true);
+    const TrainingAnalysis Plain(Llama.Graph, false, false);
+    auto ErrorOf = [&](const TrainingAnalysis &A, const TrainOptions &O) {
+      auto R = predictTraining(A, C, O);
+      REQUIRE_FALSE(bool(R));
+      return llvm::toString(R.takeError());
+    };
+    CHECK(ErrorOf(Plain, bf16(1, 2)) ==
+          "--cp 2: context parallelism runs ring attention in "
+          "FlashAttention-style kernels (Transformer Engine's); add "
+          "--flash-attention");
+    const std::string Chunks = ErrorOf(Flash, bf16(1, 3));
+    CHECK(Chunks.find("--cp 3: the sequence (512 keys in attention '") == 0);
+    CHECK(Chunks.find("must cut into 2 x cp = 6 equal chunks "
+                      "(Megatron-Core's load-balanced split); use a cp that "
+                      "divides 256") != std::string::npos);
+    CHECK(ErrorOf(Flash, bf16(2, 8)) ==
+          "dp 2 x cp 8 = 16 devices, but cluster 'cp-test' has 8");
+    TrainOptions Zero = bf16(1, 0);
+    CHECK(ErrorOf(Flash, Zero) == "parallel degrees must be positive");
+  }
+}
