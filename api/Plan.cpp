@@ -89,6 +89,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.gradCompression = Options.gradCompression;
   Base.commProtocol = Options.commProtocol;
   Base.tpCommOverlap = Options.tpCommOverlap;
+  Base.flashAttention = Options.flashAttention;
   Base.zero = Options.zero.value_or(0);
   perfc::TrainOptions TrainOpts = trainOptions(Base, MI.Batch);
   TrainOpts.Unfused = !Options.fusion;
@@ -99,16 +100,16 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     AtMicroBatch &Slot = Analyses[Mb];
     if (!Slot.Analysis) {
       if (Mb == MI.Batch) {
-        Slot.Analysis =
-            std::make_unique<TrainingAnalysis>(MI.Graph, !Options.fusion);
+        Slot.Analysis = std::make_unique<TrainingAnalysis>(
+            MI.Graph, !Options.fusion, Options.flashAttention);
       } else {
         auto IM = reimport(MI, Mb);
         if (!IM)
           return IM.takeError();
         Slot.Imported =
             std::make_unique<frontend::ImportedModel>(std::move(*IM));
-        Slot.Analysis = std::make_unique<TrainingAnalysis>(Slot.Imported->Graph,
-                                                           !Options.fusion);
+        Slot.Analysis = std::make_unique<TrainingAnalysis>(
+            Slot.Imported->Graph, !Options.fusion, Options.flashAttention);
       }
     }
     return Slot.Analysis.get();
@@ -129,6 +130,8 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     F.Dp = *Options.dp;
   if (Options.tp)
     F.Tp = *Options.tp;
+  if (Options.cp)
+    F.Cp = *Options.cp;
   if (Options.pp)
     F.Pp = *Options.pp;
   if (Options.vp)

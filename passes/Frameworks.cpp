@@ -47,6 +47,9 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
     if (O.Vp > 1)
       return "DeepSpeed's pipeline engine runs plain 1F1B, not the "
              "interleaved schedule: --vp 1";
+    if (O.Cp > 1)
+      return "DeepSpeed splits sequences with Ulysses' all-to-all of heads, "
+             "not a ring of keys and values: --cp 1";
     return nullptr;
   case Framework::Fsdp:
     if (O.Zero == 1)
@@ -64,8 +67,10 @@ llvm::Error perfc::checkFramework(Framework F, const TrainOptions &O) {
     return llvm::Error::success();
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      llvm::formatv("--framework {0} does not run pp {1}, vp {2}, ZeRO {3}: "
-                    "{4} (or --framework any)",
-                    name(F), O.Pp, O.Vp, O.Zero, Why)
+      llvm::formatv("--framework {0} does not run pp {1}, vp {2}, {5}ZeRO "
+                    "{3}: {4} (or --framework any)",
+                    name(F), O.Pp, O.Vp, O.Zero, Why,
+                    O.Cp > 1 ? llvm::formatv("cp {0}, ", O.Cp).str()
+                             : std::string())
           .str());
 }

@@ -44,6 +44,8 @@ std::string gib(double Bytes) {
 
 std::string describe(const TrainOptions &O) {
   std::string S = llvm::formatv("dp {0}, tp {1}, pp {2}", O.Dp, O.Tp, O.Pp);
+  if (O.Cp > 1)
+    S += llvm::formatv(", cp {0}", O.Cp).str();
   if (O.Vp > 1)
     S += llvm::formatv(", vp {0}", O.Vp).str();
   S += llvm::formatv(", micro-batch {0}", O.MicroBatch).str();
@@ -124,13 +126,6 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                               C.Name, Total));
   if (R.GlobalBatch <= 0)
     return fail("--plan needs --global-batch (samples per step)");
-  // Not yet a dimension of the search: every candidate would be silently
-  // planned without it.
-  if (R.Base.Cp != 1)
-    return fail(llvm::formatv(
-        "--plan with --cp {0}: the planner does not search context "
-        "parallelism yet; predict a strategy with --cp instead",
-        R.Base.Cp));
 
   std::vector<int64_t> Mbs = pick(F.MicroBatch, R.MicroBatchSizes);
   auto FirstA = R.Analysis(Mbs.front());
@@ -138,6 +133,14 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return FirstA.takeError();
   const unsigned Blocks = (*FirstA)->Blocks.NumBlocks;
   const bool HasTp = (*FirstA)->Blocks.HasTensorParallelPattern;
+  // Context parallelism runs ring attention in FlashAttention's kernels: a
+  // dimension of the search only where the analyses have them.
+  const bool CanCp = (*FirstA)->FlashAttention && (*FirstA)->HasAttentionCore;
+  // A degree given as the base strategy's counts as pinned.
+  const llvm::Optional<unsigned> PinCp =
+      F.Cp
+          ? F.Cp
+          : (R.Base.Cp != 1 ? llvm::Optional<unsigned>(R.Base.Cp) : llvm::None);
   // Mixed GPU types: pipeline stages on types (see the header).
   const bool Mixed = isMixedCluster(C);
   std::vector<GpuType> Types;
@@ -185,15 +188,31 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return fail(llvm::formatv("--pp {0}: the model has {1} blocks, and a "
                               "pipeline stage needs at least one",
                               *F.Pp, Blocks));
+  if (PinCp && *PinCp != 1) {
+    if (*PinCp == 0 || N % *PinCp)
+      return fail(llvm::formatv("--cp {0} does not divide the {1} devices used",
+                                *PinCp, N));
+    if (!CanCp)
+      return fail(llvm::formatv(
+          "--cp {0}: context parallelism runs ring attention in "
+          "FlashAttention-style kernels (Transformer Engine's); add "
+          "--flash-attention",
+          *PinCp));
+    if (Mixed)
+      return fail(llvm::formatv("--cp {0}: context parallelism is not "
+                                "modelled on mixed GPU types (cluster '{1}'); "
+                                "use --cp 1",
+                                *PinCp, C.Name));
+  }
   if (F.Dp && (*F.Dp == 0 || (!Mixed && N % *F.Dp)))
     return fail(llvm::formatv("--dp {0} does not divide the {1} devices used",
                               *F.Dp, N));
   if (!Mixed) {
-    const uint64_t Pinned =
-        uint64_t(F.Dp.getValueOr(1)) * F.Tp.getValueOr(1) * F.Pp.getValueOr(1);
+    const uint64_t Pinned = uint64_t(F.Dp.getValueOr(1)) * F.Tp.getValueOr(1) *
+                            F.Pp.getValueOr(1) * PinCp.getValueOr(1);
     if (N % Pinned)
-      return fail(llvm::formatv("dp x tp x pp pinned to {0} does not divide "
-                                "the {1} devices used",
+      return fail(llvm::formatv("dp x tp x cp x pp pinned to {0} does not "
+                                "divide the {1} devices used",
                                 Pinned, N));
   }
   if (F.Vp && *F.Vp > 1 && F.Pp && *F.Pp == 1)
@@ -209,6 +228,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Pinned.Pp = F.Pp.getValueOr(1);
     Pinned.Vp = F.Vp.getValueOr(1);
     Pinned.Zero = F.Zero.getValueOr(0);
+    Pinned.Cp = PinCp.getValueOr(1);
     if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
       return std::move(E);
   }
@@ -248,7 +268,9 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           if (Sp && O.Tp == 1)
             continue;
           for (unsigned Z : pick(F.Zero, {0u, 1u, 2u, 3u})) {
-            if (Z > 0 && O.Dp == 1 && !F.Zero)
+            // ZeRO shards over the data-parallel ranks with their context
+            // ranks.
+            if (Z > 0 && O.Dp * O.Cp == 1 && !F.Zero)
               continue;
             O.MicroBatch = Mb;
             O.GlobalBatch = R.GlobalBatch;
@@ -306,6 +328,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
               TrainOptions O = R.Base;
               O.Dp = Dp;
               O.Tp = Tp;
+              O.Cp = 1;
               O.Pp = Pp;
               O.Vp = 1;
               AddRest(O, Devs);
@@ -317,6 +340,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             continue;
           TrainOptions O = R.Base;
           O.Tp = Tp;
+          O.Cp = 1;
           O.Dp = 0;
           for (unsigned T : Order) {
             O.DataSplit.push_back(
@@ -328,29 +352,38 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           AddRest(O, {});
         }
     }
+    // Context-parallel degrees: powers of two up to 32 (Megatron-Core's
+    // runs reach 32 at a million tokens), where FlashAttention allows them.
+    std::vector<unsigned> Cps = {1};
+    if (CanCp)
+      for (unsigned Cp = 2; Cp <= 32 && Cp <= N; Cp *= 2)
+        Cps.push_back(Cp);
+    Cps = pick(PinCp, Cps);
     for (unsigned Tp : Mixed ? std::vector<unsigned>{} : Tps)
-      for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
-        if ((N / Tp) % Pp || (F.Pp && Pp != *F.Pp))
-          continue;
-        const unsigned Dp = N / Tp / Pp;
-        if (F.Dp && Dp != *F.Dp)
-          continue;
-        if (R.GlobalBatch % Dp)
-          continue;
-        if (R.Base.Split == Partition::Even && Blocks % Pp)
-          continue;
-        // vp 3 too: Megatron-LM runs 175B and 530B with it.
-        for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
-          if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
+      for (unsigned Cp : Cps)
+        for (unsigned Pp = 1; Pp <= std::max(1u, Blocks); ++Pp) {
+          if ((N / Tp) % Cp || (N / Tp / Cp) % Pp || (F.Pp && Pp != *F.Pp))
             continue;
-          TrainOptions O = R.Base;
-          O.Dp = Dp;
-          O.Tp = Tp;
-          O.Pp = Pp;
-          O.Vp = Vp;
-          AddRest(O, {});
+          const unsigned Dp = N / Tp / Cp / Pp;
+          if (F.Dp && Dp != *F.Dp)
+            continue;
+          if (R.GlobalBatch % Dp)
+            continue;
+          if (R.Base.Split == Partition::Even && Blocks % Pp)
+            continue;
+          // vp 3 too: Megatron-LM runs 175B and 530B with it.
+          for (unsigned Vp : pick(F.Vp, {1u, 2u, 3u, 4u})) {
+            if (Vp > 1 && (Pp == 1 || Blocks % (Pp * Vp)))
+              continue;
+            TrainOptions O = R.Base;
+            O.Dp = Dp;
+            O.Tp = Tp;
+            O.Cp = Cp;
+            O.Pp = Pp;
+            O.Vp = Vp;
+            AddRest(O, {});
+          }
         }
-      }
   };
   BuildSpace();
 

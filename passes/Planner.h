@@ -64,6 +64,9 @@ namespace perfc {
 /// Choices the user pinned; None: the planner chooses.
 struct PlanFixed {
   llvm::Optional<unsigned> Dp, Tp, Pp, Vp, Zero;
+  /// Context parallelism (searched where the analyses have FlashAttention;
+  /// 1 otherwise).
+  llvm::Optional<unsigned> Cp;
   llvm::Optional<bool> Sp;
   llvm::Optional<int64_t> MicroBatch;
   llvm::Optional<Recompute> Recomp;
@@ -80,7 +83,7 @@ struct PlanRequest {
       Analysis;
   const hw::Cluster *Cluster = nullptr;
   int64_t GlobalBatch = 0;
-  /// Devices used (dp x tp x pp); 0: every device of the cluster.
+  /// Devices used (dp x tp x cp x pp); 0: every device of the cluster.
   unsigned Devices = 0;
   PlanFixed Fixed;
   /// What the search does not choose: dtype, optimizer, partition, bucket.

@@ -104,13 +104,15 @@ std::string perfc::explainContextRing(const StageReport &St,
              "step{11} sending {3} of keys and values over {4} (forward {5} "
              "each against {6} of attention; backward, with their "
              "gradients, {7} against {8}); the stage's {9} hidden, {10} "
-             "exposed",
+             "exposed; each step after the first merges its partial output "
+             "(forward) or query gradient (backward) into the running one, "
+             "{12} each, in the attention's time",
              O.Cp, St.Stage, O.Cp - 1, hw::formatDataBytes(T.Bytes),
              T.Link ? T.Link->Name : std::string("no link"),
              Time(T.ForwardStep), Time(T.ForwardAttention),
              Time(T.BackwardStep), Time(T.BackwardAttention),
              Time(St.CpOverlappedSeconds), Time(St.CpCommSeconds),
-             O.Cp == 2 ? "" : "s")
+             O.Cp == 2 ? "" : "s", Time(T.MergeSeconds))
       .str();
 }
 

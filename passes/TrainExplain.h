@@ -52,6 +52,9 @@ struct ContextRingTerms {
   const hw::Link *Link = nullptr;
   double ForwardStep = 0, BackwardStep = 0;
   double ForwardAttention = 0, BackwardAttention = 0;
+  /// One merge of a step's partial output (or query gradient) into the
+  /// running one; cp - 1 each way, in the attention's time.
+  double MergeSeconds = 0;
 };
 std::string explainContextRing(const StageReport &St, const TrainOptions &O,
                                const ContextRingTerms &T);

@@ -350,11 +350,31 @@ private:
     return fp8GemmTime(W, Backward, O.DType, Dev, timeOptions(W.Type, Notes));
   }
 
-  /// The forward time of kernel K (sharded), FP8 casts included.
+  /// The forward time of kernel K (sharded), FP8 casts included; under
+  /// context parallelism an attention's merges of its ring steps too.
   double forwardSeconds(const Kernel &K) const {
     const OpWork W = shard(kernelWork(K, A.FlashAttention), K.Head);
-    return fp8Gemm(K) ? fp8GemmTiming(W, /*Backward=*/false, false).seconds()
-                      : time(W);
+    if (fp8Gemm(K))
+      return fp8GemmTiming(W, /*Backward=*/false, false).seconds();
+    return time(W) + ringMergeSeconds(K, W);
+  }
+
+  /// Under context parallelism, what ring attention adds to FlashAttention
+  /// kernel K (its work on one rank W) in each direction: each of the
+  /// Cp - 1 steps after the first merges its partial result into the
+  /// running one (forward: the output rescaled by the two log-sum-exps,
+  /// Transformer Engine's out correction; backward: the query gradient
+  /// accumulated), an elementwise kernel reading both and writing one.
+  double ringMergeSeconds(const Kernel &K, const OpWork &W) const {
+    if (!(A.FlashAttention && K.Attention) || O.Cp == 1)
+      return 0;
+    OpWork Merge;
+    Merge.Class = OpClass::Elementwise;
+    Merge.Type = W.Type;
+    Merge.BytesRead = 2 * W.BytesWritten;
+    Merge.BytesWritten = W.BytesWritten;
+    Merge.Flops = 4 * W.BytesWritten / elementBytes();
+    return (O.Cp - 1) * time(Merge);
   }
 
   double allReduce(double Bytes, const cost::CommGroup &G) const {
@@ -468,7 +488,9 @@ private:
       const cost::OpTime T = timing(W, Notes);
       if (Explain)
         *Explain = W.Formula + ": " + cost::explain(T);
-      return T.Seconds;
+      // The query gradient, accumulated over the ring's steps: the size of
+      // the forward's output.
+      return T.Seconds + ringMergeSeconds(K, shard(kernelWork(K, true), Head));
     }
     double Seconds = 0;
     double FusedBytes = 0;
@@ -589,6 +611,8 @@ private:
     R.BackwardStep = cost::p2pSeconds(2 * R.Bytes / Share, *R.Link);
     R.ForwardAttention = Fwd / O.Cp;
     R.BackwardAttention = Bwd / O.Cp;
+    R.MergeSeconds =
+        ringMergeSeconds(K, shard(kernelWork(K, true), K.Head)) / (O.Cp - 1);
     return R;
   }
 
@@ -946,7 +970,8 @@ private:
             explainPipelineMessages(MicroBatches, O, Message, *P2pLink));
     }
     if (O.Explain && O.Cp > 1)
-      R.CommExplain.push_back(explainContextRing(SS));
+      if (std::string Ring = explainContextRing(SS); !Ring.empty())
+        R.CommExplain.push_back(std::move(Ring));
     if (Dp > 1)
       addDataParallelExchange(R, SS, Wbytes, Gbytes);
     // Optimizer: one elementwise pass over the shard.

@@ -632,6 +632,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       F.Dp = Dp;
     if (Tp.getNumOccurrences())
       F.Tp = Tp;
+    if (Cp.getNumOccurrences())
+      F.Cp = Cp;
     if (Pp.getNumOccurrences())
       F.Pp = Pp;
     if (Vp.getNumOccurrences())

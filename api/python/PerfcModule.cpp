@@ -284,6 +284,8 @@ PlanOptions planOptions(py::dict Options) {
       O.dp = V.cast<unsigned>();
     else if (Key == "tp")
       O.tp = V.cast<unsigned>();
+    else if (Key == "cp")
+      O.cp = V.cast<unsigned>();
     else if (Key == "pp")
       O.pp = V.cast<unsigned>();
     else if (Key == "vp")
@@ -294,6 +296,8 @@ PlanOptions planOptions(py::dict Options) {
       O.sp = V.cast<bool>();
     else if (Key == "tp_comm_overlap")
       O.tpCommOverlap = V.cast<bool>();
+    else if (Key == "flash_attention")
+      O.flashAttention = V.cast<bool>();
     else if (Key == "micro_batch")
       O.microBatch = V.cast<int64_t>();
     else if (Key == "recompute")
@@ -316,7 +320,8 @@ PlanOptions planOptions(py::dict Options) {
       throw py::value_error(
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
-          "cross_node_tp, dp, tp, pp, vp, zero, sp, tp_comm_overlap, "
+          "cross_node_tp, dp, tp, cp, pp, vp, zero, sp, tp_comm_overlap, "
+          "flash_attention, "
           "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
           "compute_type, fusion, timings");

@@ -404,6 +404,9 @@ struct PlanOptions {
   /// micro-batch is its batch(); an ONNX model is imported again at each
   /// micro-batch size the planner considers (1, 2, 4, 8).
   std::optional<unsigned> dp, tp, pp, vp, zero;
+  /// Context parallelism, as --cp with --plan: searched (powers of two up
+  /// to 32) where flashAttention is on, unless pinned here.
+  std::optional<unsigned> cp;
   std::optional<bool> sp;
   std::optional<int64_t> microBatch;
   std::optional<std::string> recompute; ///< none, selective, full
@@ -415,6 +418,9 @@ struct PlanOptions {
   std::string commProtocol = "auto"; ///< as TrainOptions
   /// As TrainOptions, for the strategies with sp.
   bool tpCommOverlap = false;
+  /// As --flash-attention with --plan: the attention core as FlashAttention
+  /// trains it, in every candidate (and context parallelism searched).
+  bool flashAttention = false;
   /// The inference part of the report (as PredictOptions).
   std::string computeType;
   bool fusion = true;

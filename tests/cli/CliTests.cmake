@@ -918,6 +918,12 @@ perfc_expect_error(cp_sequence_chunks
 perfc_expect_error(cp_without_train
   "training options \\(--dp, --pp, --cp, "
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --cp 2)
-perfc_expect_error(cp_plan
-  "--plan with --cp 2: the planner does not search context parallelism yet; predict a strategy with --cp instead"
-  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --flash-attention --plan --global-batch 8)
+# --plan with --cp pins the degree (and searches it with --flash-attention).
+add_test(NAME cli.plan_context_parallel
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --cp 2 --flash-attention --plan --global-batch 8 --format json --ops 0)
+set_tests_properties(cli.plan_context_parallel PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"plan\": {[ \n]+\"dp\": [0-9]+,[ \n]+\"tp\": [0-9]+,[ \n]+\"cp\": 2,")
+perfc_expect_error(cp_plan_without_flash_attention
+  "gpt2_small.onnx: --cp 2: context parallelism runs ring attention in FlashAttention-style kernels"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --plan --global-batch 8)

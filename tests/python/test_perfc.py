@@ -212,8 +212,12 @@ def test_plan_is_the_clis_plan():
     path = os.path.join(ZOO, "gpt2_small.onnx")
     m = perfc.Model.from_onnx(path, dims={"seq": 1024})
     p = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16"})
-    assert p["dp"] * p["tp"] * p["pp"] == dgx.devices
+    assert p["dp"] * p["tp"] * p["pp"] == dgx.devices and p["cp"] == 1
     assert p["global_batch"] == 64 and p["dtype"] == "bf16"
+    # Context parallelism pinned, with FlashAttention (as --cp, --plan).
+    c = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
+                            "flash_attention": True, "cp": 2})
+    assert c["cp"] == 2 and c["dp"] * c["tp"] * c["pp"] * 2 == dgx.devices
     assert p["optimal"] is True
     assert p["predicted"]["step_time_s"] > 0
     assert len(p["stages"]) == p["pp"] * p["vp"] or len(p["stages"]) == p["pp"]

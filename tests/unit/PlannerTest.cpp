@@ -28,7 +28,12 @@ struct Model {
   std::map<int64_t, std::unique_ptr<frontend::ImportedModel>> Graphs;
   std::map<int64_t, std::unique_ptr<TrainingAnalysis>> Analyses;
 
-  Model(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq) {
+  /// Whether the analyses run attention as FlashAttention.
+  bool Flash = false;
+
+  Model(int64_t Layers, int64_t Hidden, int64_t Heads, int64_t Seq,
+        bool Flash = false)
+      : Flash(Flash) {
     modelgen::TransformerSpec S = test::transformerSpec(
         modelgen::Family::Gpt, Layers, Hidden, Heads, Seq, 51200);
     S.Dropout = 0.1;
@@ -44,7 +49,7 @@ struct Model {
       if (!M)
         return M.takeError();
       Graphs[Mb] = std::make_unique<frontend::ImportedModel>(std::move(*M));
-      A = std::make_unique<TrainingAnalysis>(Graphs[Mb]->Graph);
+      A = std::make_unique<TrainingAnalysis>(Graphs[Mb]->Graph, false, Flash);
     }
     return A.get();
   }
@@ -292,6 +297,48 @@ TEST_SUITE("planner") {
     }
   }
 
+  TEST_CASE("context parallelism: searched with FlashAttention, or pinned") {
+    const hw::Cluster C = selene(1);
+    Model Flash(2, 1024, 16, 4096, /*Flash=*/true);
+    PlanRequest R = request(Flash, C, 8);
+    R.Base.FlashAttention = true;
+    R.TopK = 100000;
+    auto Z3 = planTraining(R);
+    REQUIRE_MESSAGE(bool(Z3), llvm::toString(Z3.takeError()));
+    CHECK(llvm::any_of(
+        Z3->Top, [](const PlanCandidate &P) { return P.Options.Cp > 1; }));
+    for (const PlanCandidate &P : Z3->Top)
+      CHECK(uint64_t(P.Options.Dp) * P.Options.Tp * P.Options.Cp *
+                P.Options.Pp ==
+            8);
+    R.Planner = PlannerKind::Exhaustive;
+    R.TopK = 1;
+    auto Ex = planTraining(R);
+    REQUIRE_MESSAGE(bool(Ex), llvm::toString(Ex.takeError()));
+    CHECK(Ex->Report.StepSeconds == doctest::Approx(Z3->Report.StepSeconds));
+    R.Fixed.Cp = 4;
+    auto Pinned = planTraining(R);
+    REQUIRE_MESSAGE(bool(Pinned), llvm::toString(Pinned.takeError()));
+    CHECK(Pinned->Options.Cp == 4);
+    CHECK(Pinned->Options.Dp * Pinned->Options.Tp * Pinned->Options.Pp == 2);
+    // Without FlashAttention no candidate splits sequences, and a pinned
+    // degree says what to add.
+    Model Plain(2, 1024, 16, 4096);
+    PlanRequest Q = request(Plain, C, 8);
+    Q.TopK = 100000;
+    auto P = planTraining(Q);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    CHECK(llvm::none_of(
+        P->Top, [](const PlanCandidate &X) { return X.Options.Cp > 1; }));
+    Q.Fixed.Cp = 2;
+    auto Refused = planTraining(Q);
+    REQUIRE_FALSE(bool(Refused));
+    CHECK(llvm::toString(Refused.takeError()) ==
+          "--cp 2: context parallelism runs ring attention in "
+          "FlashAttention-style kernels (Transformer Engine's); add "
+          "--flash-attention");
+  }
+
   TEST_CASE("--framework: only strategies the framework runs") {
     // On 64 GPUs the unrestricted plan pairs pipeline stages or ZeRO 2/3
     // with choices one of the frameworks refuses; each restricted plan
@@ -346,6 +393,14 @@ TEST_SUITE("planner") {
           "--framework megatron does not run pp 1, vp 1, ZeRO 3: Megatron-LM's "
           "distributed optimizer shards optimizer states only: --zero 0 or 1 "
           "(or --framework any)");
+    // Context parallelism: Megatron-Core's ring, not DeepSpeed's Ulysses.
+    O.Zero = 1;
+    O.Cp = 2;
+    CHECK(frameworkRefusal(Framework::Megatron, O) == nullptr);
+    CHECK(llvm::toString(checkFramework(Framework::DeepSpeed, O)) ==
+          "--framework deepspeed does not run pp 1, vp 1, cp 2, ZeRO 1: "
+          "DeepSpeed splits sequences with Ulysses' all-to-all of heads, not "
+          "a ring of keys and values: --cp 1 (or --framework any)");
     CHECK(frameworkNamed("deepspeed") == Framework::DeepSpeed);
     CHECK_FALSE(frameworkNamed("pytorch"));
     // A pinned choice the framework refuses fails before the search.

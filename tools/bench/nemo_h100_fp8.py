@@ -177,7 +177,10 @@ NOTES = """What the comparison says:
   NVSwitch (16.8 MB of keys and values per step, 49 us forward against
   230 us of attention), so CP costs it only its smaller GEMMs: the same
   8B step without CP (dp 8) is 3.5% faster but needs 82.3 GiB per GPU,
-  over the H100's 80, which is why NeMo's recipe takes CP 2. NeMo's own
+  over the H100's 80, which is why NeMo's recipe takes CP 2 (`--plan
+  --framework megatron --flash-attention --dtype fp8`, global batch 128 on
+  one DGX H100, chooses NeMo's own configuration: dp 4, cp 2, micro-batch
+  1, ZeRO 1; without the framework's ZeRO limit, dp 8 with ZeRO 3). NeMo's own
   long-sequence table (24.12, Llama 2 7B FP8) measures CP 2 at 32K tokens
   3% faster than the best configuration without it, so CP itself is
   cheap there too. What grows from Llama 2 7B (+23%) to Llama 3 8B is
