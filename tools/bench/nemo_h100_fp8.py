@@ -167,16 +167,16 @@ def main():
 
 NOTES = """What the comparison says:
 
-- **Every row is predicted fast**, by 4-35% (mean 17.7%): perfc prices
+- **Every row is predicted fast**, by 4-34% (mean 17.5%): perfc prices
   these steps at 810-980 model TFLOPS per GPU where NeMo reaches 710-890.
-  The rows without tensor parallelism most (+22% to +35%), those with TP 4
+  The rows without tensor parallelism most (+22% to +34%), those with TP 4
   and a 12288-wide GPT-3 least.
 - **Context parallelism (Llama 3, CP 2, 8192 tokens)**: Llama 3 70B
-  (+14.4%) falls among the other TP 4 rows; Llama 3 8B (+35.3%) is the
+  (+13.7%) falls among the other TP 4 rows; Llama 3 8B (+34.0%) is the
   row furthest off. perfc hides the whole ring behind the attention on
   NVSwitch (16.8 MB of keys and values per step, 49 us forward against
   230 us of attention), so CP costs it only its smaller GEMMs: the same
-  8B step without CP (dp 8) is 3.5% faster but needs 82.3 GiB per GPU,
+  8B step without CP (dp 8) is 4.7% faster but needs 82.3 GiB per GPU,
   over the H100's 80, which is why NeMo's recipe takes CP 2 (`--plan
   --framework megatron --flash-attention --dtype fp8`, global batch 128 on
   one DGX H100, chooses NeMo's own configuration: dp 4, cp 2, micro-batch
