@@ -647,6 +647,23 @@ private:
     return std::string();
   }
 
+  /// Whether FlashAttention keeps V from memory: its scores and
+  /// probabilities (read only inside the kernel that makes them), and a
+  /// load-time mask only such kernels read (they mask as they go).
+  bool neverStored(const ir::Value *V) const {
+    if (!A.FlashAttention || V->users().empty())
+      return false;
+    const ir::Node *P = V->producer();
+    const int Own = P ? Plan.KernelOf[P->index()] : -1;
+    const bool Constant = Plan.isLoadTimeConstant(V);
+    if (!Constant && !(Own >= 0 && inFlashKernel(P->index())))
+      return false;
+    return llvm::all_of(V->users(), [&](const ir::Node *User) {
+      const int K = Plan.KernelOf[User->index()];
+      return inFlashKernel(User->index()) && (Constant || K == Own);
+    });
+  }
+
   void costUnits() {
     std::vector<UnitCost> &Units = Fresh;
     llvm::DenseSet<std::pair<const ir::Value *, unsigned>> Seen;
@@ -724,7 +741,7 @@ private:
           (Blocks.Tp[N->index()] == TpRole::Replicated ? 1.0 : 1.0 / O.Tp);
       U.ParamTensors += Work.Nodes[N->index()].ParamTensors;
       for (const ir::Value *Out : N->outputs())
-        if (Out)
+        if (Out && !neverStored(Out))
           U.Largest =
               std::max(U.Largest, valueBytes(Out, activationScale(N->index())));
     }
@@ -745,7 +762,9 @@ private:
     for (const auto &N : G.nodes()) {
       const unsigned U = Blocks.UnitOf[N->index()];
       for (const ir::Value *In : N->inputs()) {
-        if (!In || !In->producer() || !ir::isFloatingPoint(In->type()))
+        // A load-time constant (a causal mask) is no activation to keep.
+        if (!In || !In->producer() || !ir::isFloatingPoint(In->type()) ||
+            Plan.isLoadTimeConstant(In))
           continue;
         const unsigned From = Blocks.UnitOf[In->producer()->index()];
         if (From != U && Seen.insert({In, U}).second)
@@ -1181,8 +1200,10 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
         Work.Nodes[N->index()].Flops + Back.Work[N->index()].Flops;
     const unsigned To = Blocks.UnitOf[N->index()];
     for (const ir::Value *In : N->inputs()) {
+      // A weight's view is not sent, nor a load-time constant (a mask):
+      // every stage has its own.
       if (!In || !In->producer() || !ir::isFloatingPoint(In->type()) ||
-          parameterBehind(In)) // a weight's view is not sent
+          parameterBehind(In) || Plan.isLoadTimeConstant(In))
         continue;
       const unsigned From = Blocks.UnitOf[In->producer()->index()];
       if (From == To)

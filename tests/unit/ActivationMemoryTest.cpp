@@ -98,4 +98,36 @@ TEST_SUITE("training") {
     CHECK(Flash->ModelFlops == doctest::Approx(Eager->ModelFlops));
     CHECK(Flash->StepSeconds < Eager->StepSeconds);
   }
+
+  TEST_CASE("long sequences: FlashAttention's scores and the causal mask "
+            "are no workspace, kept input or pipeline message") {
+    // 4096 tokens, 4 heads: a layer's scores are 4 x 4096^2 elements (134
+    // MB in BF16), the fp32 causal mask 67 MB; the residual stream 4096 x
+    // 256 (4 MB in fp32 units, 2 MB in BF16).
+    const frontend::ImportedModel M = generatedGpt(2, 256, 4, 4096, 1);
+    auto C = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(C));
+    const double Scores = 4.0 * 4096 * 4096 * 2, Mask = 4096.0 * 4096 * 4;
+    const double Stream = 4096.0 * 256;
+    TrainOptions O;
+    O.DType = ir::DType::BF16;
+    auto Eager = predictTraining(M.Graph, *C, O);
+    REQUIRE(bool(Eager));
+    CHECK(Eager->peak().WorkspaceBytes >= Scores);
+    O.FlashAttention = true;
+    auto Flash = predictTraining(M.Graph, *C, O);
+    REQUIRE(bool(Flash));
+    CHECK(Flash->peak().WorkspaceBytes < Mask);
+    // Full recomputation keeps each block's input, never the mask.
+    O.Recomp = Recompute::Full;
+    auto Full = predictTraining(M.Graph, *C, O);
+    REQUIRE(bool(Full));
+    CHECK(Full->peak().ActivationsBytes < Mask);
+    // Stages send the residual stream, not the mask.
+    const TrainingAnalysis A(M.Graph, false, true);
+    for (double Cut : A.CutBytes)
+      CHECK(Cut < Mask / 4);
+    CHECK(*std::max_element(A.CutBytes.begin(), A.CutBytes.end()) >=
+          4 * Stream);
+  }
 }

@@ -176,14 +176,15 @@ NOTES = """What the comparison says:
   row furthest off. perfc hides the whole ring behind the attention on
   NVSwitch (16.8 MB of keys and values per step, 49 us forward against
   230 us of attention), so CP costs it only its smaller GEMMs: the same
-  8B step without CP (dp 8) is 4.7% faster but needs 82.3 GiB per GPU,
-  over the H100's 80, which is why NeMo's recipe takes CP 2 (`--plan
-  --framework megatron --flash-attention --dtype fp8`, global batch 128 on
-  one DGX H100, chooses NeMo's own configuration: dp 4, cp 2, micro-batch
-  1, ZeRO 1; without the framework's ZeRO limit, dp 8 with ZeRO 3). NeMo's own
-  long-sequence table (24.12, Llama 2 7B FP8) measures CP 2 at 32K tokens
-  3% faster than the best configuration without it, so CP itself is
-  cheap there too. What grows from Llama 2 7B (+23%) to Llama 3 8B is
+  8B step without CP (dp 8) is 4.7% faster but needs 80.2 GiB per GPU,
+  over the H100's 80, which is why NeMo's recipe takes CP 2. `--plan
+  --framework megatron --flash-attention --dtype fp8` (global batch 128,
+  one DGX H100) ranks NeMo's configuration (dp 4, cp 2, micro-batch 1,
+  ZeRO 1; 7.97 s) fifth, 1.0% behind dp 4 with pp 2 vp 2 (7.89 s), so
+  close that perfc cannot tell them apart. NeMo's own long-sequence
+  table (24.12, Llama 2 7B FP8) measures CP 2 at 32K tokens 3% faster
+  than the best configuration without it, so CP itself is cheap there
+  too. What grows from Llama 2 7B (+23%) to Llama 3 8B is
   attention (8192 tokens, about twice its share of the step) and the 128K
   vocabulary's output layer: perfc runs the BF16 attention kernels at
   0.62-0.64 of the peak forward and backward (the GEMM curve), where
