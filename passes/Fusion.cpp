@@ -481,9 +481,9 @@ private:
     return false;
   }
 
-  /// Whether an Add or Where of K applies a load-time constant causal mask
-  /// of the scores' square last two dims (Kernel::Causal).
-  bool hasConstantSquareMask(const Kernel &K) const {
+  /// The load-time constant causal mask of the scores' square last two dims
+  /// an Add or Where of K applies (Kernel::Causal); null if none.
+  const ir::Value *constantSquareMask(const Kernel &K) const {
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
       if (N.opType() != "Add" && N.opType() != "Where")
@@ -502,10 +502,10 @@ private:
         const ir::Shape &MS = In->shape();
         if (MS[MS.rank() - 2].Value == Rows &&
             MS[MS.rank() - 1].Value == Cols && isTriangularMask(In))
-          return true;
+          return dataRoot(In);
       }
     }
-    return false;
+    return nullptr;
   }
 
   /// Attention as FlashAttention, TensorRT's MHA plugin and ONNX Runtime's
@@ -594,7 +594,7 @@ private:
       mergeInto(Into, Chain);
       Kernel &Fused = Plan.Kernels[Into];
       Fused.Attention = true;
-      Fused.Causal = hasConstantSquareMask(Fused);
+      Fused.Causal = constantSquareMask(Fused) != nullptr;
       if (Options.Fuse)
         fuseProjections(Projections);
     }
@@ -658,6 +658,21 @@ private:
     combineMembers(K);
     if (K.AppendsTo)
       appendInPlace(K);
+    if (Options.FlashAttention && K.Attention && K.Causal)
+      dropCausalMask(K);
+  }
+
+  /// FlashAttention masks causally as it goes, from the rows' and columns'
+  /// indices: the kernel never reads the mask tensor, which therefore
+  /// needs no memory either (passes/InferenceMemory.h follows the reads).
+  void dropCausalMask(Kernel &K) {
+    const ir::Value *Mask = constantSquareMask(K);
+    for (auto *It = K.Reads.begin(); It != K.Reads.end(); ++It)
+      if (It->V == Mask) {
+        K.Work.BytesRead = std::max(0.0, K.Work.BytesRead - It->Bytes);
+        K.Reads.erase(It);
+        break;
+      }
   }
 
   /// A cache append's kernel reads and writes the new rows only: the cache

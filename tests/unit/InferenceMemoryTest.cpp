@@ -2,6 +2,7 @@
 #include "TestDevices.h"
 #include "TestKernels.h"
 #include "TestTrace.h"
+#include "ZooModels.h"
 
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
@@ -43,6 +44,35 @@ constexpr double Kb400 = 400000;
 } // namespace
 
 TEST_SUITE("inference memory") {
+
+  TEST_CASE("FlashAttention never reads a causal mask: no resident bytes, no "
+            "traffic") {
+    // A GPT at 1024 tokens: its causal mask, folded at load, is 1024^2
+    // fp32 elements (4 MB); FlashAttention masks from indices instead.
+    modelgen::TransformerSpec Spec =
+        transformerSpec(modelgen::Family::Gpt, 2, 64, 4, 1024, 128);
+    Spec.Batch = 1;
+    const frontend::ImportedModel M = importZoo(zooBytes(Spec), {}, "g.onnx");
+    const GraphWork W = computeWork(M.Graph);
+    FusionOptions Fused;
+    const KernelPlan Plain = planKernels(M.Graph, W, Fused);
+    Fused.FlashAttention = true;
+    const KernelPlan Flash = planKernels(M.Graph, W, Fused);
+    const double Mask = 1024.0 * 1024 * 4;
+    const InferenceMemory P = inferenceMemory(M.Graph, Plain);
+    const InferenceMemory F = inferenceMemory(M.Graph, Flash);
+    CHECK(P.WeightsBytes - F.WeightsBytes == doctest::Approx(Mask));
+    double PlainRead = 0, FlashRead = 0;
+    unsigned Causal = 0;
+    for (const Kernel &K : Plain.Kernels)
+      PlainRead += K.Attention ? K.Work.BytesRead : 0;
+    for (const Kernel &K : Flash.Kernels) {
+      FlashRead += K.Attention ? K.Work.BytesRead : 0;
+      Causal += K.Attention && K.Causal;
+    }
+    REQUIRE(Causal == 2);
+    CHECK(PlainRead - FlashRead == doctest::Approx(2 * Mask));
+  }
 
   TEST_CASE("a chain holds one kernel's input and output at a time") {
     // x -> a -> b -> c, one kernel each: x dies after the first kernel, a
