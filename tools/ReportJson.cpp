@@ -116,9 +116,10 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P,
       J.attribute("nodes", int64_t(P.ModelNodes));
       J.attribute("params", count(P.ModelParams));
     });
-    // Stage s holds ranks [s tp dp, (s + 1) tp dp) in Megatron's order
-    // (tensor ranks adjacent, inside a node; data ranks next).
-    const unsigned PerStage = O.Tp * O.Dp;
+    // Stage s holds ranks [s tp cp dp, (s + 1) tp cp dp) in Megatron's
+    // order (tensor ranks adjacent, inside a node; context, then data ranks
+    // next).
+    const unsigned PerStage = O.Tp * O.Cp * O.Dp;
     const unsigned L = T.Stages.empty() ? 0 : [&] {
       unsigned Blocks = 0;
       for (const StageReport &S : T.Stages)

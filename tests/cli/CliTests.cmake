@@ -923,7 +923,7 @@ add_test(NAME cli.plan_context_parallel
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
                  --train --cp 2 --flash-attention --plan --global-batch 8 --format json --ops 0)
 set_tests_properties(cli.plan_context_parallel PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"plan\": {[ \n]+\"dp\": [0-9]+,[ \n]+\"tp\": [0-9]+,[ \n]+\"cp\": 2,")
+  "\"plan\": {[ \n]+\"dp\": 4,[ \n]+\"tp\": 1,[ \n]+\"cp\": 2,.*\"stages\": \\[[^]]*\"devices\": 8,.*\"placement\": \\[[ \n]+{[ \n]+\"stage\": 0,[ \n]+\"ranks\": \\[[ \n]+0,[ \n]+7[ \n]+\\]")
 perfc_expect_error(cp_plan_without_flash_attention
   "gpt2_small.onnx: --cp 2: context parallelism runs ring attention in FlashAttention-style kernels"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --plan --global-batch 8)
