@@ -336,9 +336,6 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     PO.TensorParallel = *Group;
     PO.TensorParallel->Protocol = Protocol;
   }
-  if (Options.flashAttention)
-    if (llvm::Error E = checkFlashAttention(MI.Graph))
-      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
       throwError(std::move(E));
@@ -373,6 +370,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   I->Options = Options;
   Report &R = I->R;
   R = perfc::predict(MI.Graph, PO);
+  if (Options.flashAttention)
+    if (llvm::Error E = checkFlashAttention(MI.Graph, R))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
   R.Timings = Options.timings;
   if (Options.place) {
     if (!Cluster)

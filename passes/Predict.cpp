@@ -282,6 +282,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   if (Tp > 1)
     Total += addTensorParallelExchanges(G, Plan, *Blocks, O, Total, R);
   Summary.Kernels = Plan.Kernels.size();
+  Summary.AttentionKernels =
+      llvm::count_if(Plan.Kernels, [](const Kernel &K) { return K.Attention; });
   Summary.Fused = Plan.numFused();
   R.LatencySeconds = Total;
   R.Kernels = Summary;
@@ -397,17 +399,28 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
                       /*SequenceParallel=*/false);
 }
 
+static llvm::Error noAttention() {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "--flash-attention: the model has no attention (a product of two "
+      "activations, as Q.K^T, led through a softmax to a second, as P.V); "
+      "drop the flag");
+}
+
 llvm::Error checkFlashAttention(const ir::Graph &G) {
   FusionOptions F;
   F.FlashAttention = true;
   const KernelPlan Plan = planKernels(G, computeWork(G), F);
   if (llvm::any_of(Plan.Kernels, [](const Kernel &K) { return K.Attention; }))
     return llvm::Error::success();
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      "--flash-attention: the model has no attention (a product of two "
-      "activations, as Q.K^T, led through a softmax to a second, as P.V); "
-      "drop the flag");
+  return noAttention();
+}
+
+llvm::Error checkFlashAttention(const ir::Graph &G, const Report &R) {
+  if (!R.Kernels)
+    return checkFlashAttention(G);
+  return R.Kernels->AttentionKernels > 0 ? llvm::Error::success()
+                                         : noAttention();
 }
 
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }

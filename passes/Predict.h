@@ -70,6 +70,10 @@ struct PredictOptions {
 /// Whether G has attention for --flash-attention to act on (a kernel that
 /// runs softmax(Q.K^T).V); the error says to drop the flag.
 llvm::Error checkFlashAttention(const ir::Graph &G);
+/// The same after predicting G with --flash-attention: from R's kernel plan
+/// where it has one (with a device: the library's fast path plans once),
+/// else from a plan of its own.
+llvm::Error checkFlashAttention(const ir::Graph &G, const Report &R);
 
 /// The group of Tp devices of C that tensor-parallel inference splits a
 /// model over: C's first Tp devices, which must exist, be of one kind (a

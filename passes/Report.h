@@ -122,7 +122,9 @@ struct HardwareInfo {
 /// How the nodes ran, with a device.
 struct KernelSummary {
   unsigned Kernels = 0; ///< Launches.
-  unsigned Fused = 0;   ///< Nodes fused into another node's kernel.
+  /// Kernels running an attention core (softmax(Q.K^T).V) as one.
+  unsigned AttentionKernels = 0;
+  unsigned Fused = 0; ///< Nodes fused into another node's kernel.
   unsigned Views = 0;
   unsigned Folded = 0;
   /// Bytes the kernels read from memory and write to it: each kernel's

@@ -527,9 +527,6 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   // --compute-type and --storage-type still override.
   Options.Fusion.Fuse = !NoFusion;
   Options.Fusion.FlashAttention = FlashAttentionOpt;
-  if (!Train && FlashAttentionOpt)
-    if (llvm::Error E = checkFlashAttention(Model->Graph))
-      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
   std::string ComputeTypeShown = ComputeType.getValue();
   llvm::StringRef ComputeChoice = "--compute-type";
   if (Train)
@@ -552,6 +549,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Options.TensorParallel->Protocol = *Protocol;
   }
   Report R = predict(Model->Graph, Options);
+  if (!Train && FlashAttentionOpt)
+    if (llvm::Error E = checkFlashAttention(Model->Graph, R))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
   R.Timings = Timings;
   if (Place)
     if (llvm::Error E =

@@ -765,6 +765,10 @@ perfc_expect_error(input_rate_needs_train
 perfc_expect_error(flash_attention_needs_attention
   "resnet18.onnx: --flash-attention: the model has no attention .*drop the flag"
   ${ZOO}/resnet18.onnx --hw dgx-a100 --flash-attention)
+# Without --hw (no kernel plan predicted) too.
+perfc_expect_error(flash_attention_needs_attention_no_hw
+  "resnet18.onnx: --flash-attention: the model has no attention .*drop the flag"
+  ${ZOO}/resnet18.onnx --flash-attention)
 add_test(NAME cli.input_rate_trace
          COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw dgx-a100 --train --dp 8 --micro-batch 64 --optimizer momentum --input-rate 1000 --trace ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/input_trace.json")
 # 512 samples at 1000 per second: the loading track ends the step at 0.512 s.
