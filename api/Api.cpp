@@ -316,6 +316,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("tensorParallel 0: give the number of devices the model is "
                "split over, 1 or more");
   const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
+  // The split's check, reused by the prediction (PredictOptions::Split).
+  llvm::Optional<TensorParallelSplit> Split;
   if (Options.tensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
@@ -331,8 +333,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         tensorParallelGroup(*Cluster, Options.tensorParallel, "tensorParallel");
     if (!Group)
       throwError(Group.takeError());
-    if (llvm::Error E = checkTensorParallel(MI.Graph, Options.tensorParallel))
-      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    auto Checked = analyzeTensorParallel(MI.Graph, Options.tensorParallel);
+    if (!Checked)
+      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
+    Split = std::move(*Checked);
+    PO.Split = &*Split;
     PO.TensorParallel = *Group;
     PO.TensorParallel->Protocol = Protocol;
   }

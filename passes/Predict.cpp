@@ -186,10 +186,13 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   const unsigned Tp = O.TensorParallel ? O.TensorParallel->Size : 1;
   // The blocks also say which GEMMs the FP8 recipe runs in FP8.
   const bool Recipe = O.Training && O.Fp8Recipe;
-  llvm::Optional<BlockInfo> Blocks;
+  llvm::Optional<BlockInfo> OwnBlocks;
+  const BlockInfo *Blocks = O.Split && !O.Training ? &O.Split->Blocks : nullptr;
   std::vector<KernelShare> Shares;
-  if (Tp > 1 || Recipe)
-    Blocks = analyzeBlocks(G, Work);
+  if ((Tp > 1 || Recipe) && !Blocks) {
+    OwnBlocks = analyzeBlocks(G, Work);
+    Blocks = &*OwnBlocks;
+  }
   if (Tp > 1)
     Shares.resize(Plan.Kernels.size());
   KernelSummary Summary;
@@ -385,8 +388,18 @@ tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What) {
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
   if (Tp <= 1)
     return llvm::Error::success();
-  const GraphWork Work = computeWork(G);
-  const BlockInfo Blocks = analyzeBlocks(G, Work);
+  return analyzeTensorParallel(G, Tp).takeError();
+}
+
+llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
+                                                          unsigned Tp) {
+  TensorParallelSplit S;
+  S.Work = computeWork(G);
+  S.Blocks = analyzeBlocks(G, S.Work);
+  const GraphWork &Work = S.Work;
+  const BlockInfo &Blocks = S.Blocks;
+  if (Tp <= 1)
+    return std::move(S);
   if (!Blocks.HasTensorParallelPattern)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -395,8 +408,11 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
                       "non-GEMM ops, another MatMul on weights within a "
                       "block), so there is nothing to split; use --tp 1",
                       Tp));
-  return checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
-                      /*SequenceParallel=*/false);
+  if (llvm::Error E =
+          checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
+                       /*SequenceParallel=*/false))
+    return std::move(E);
+  return std::move(S);
 }
 
 static llvm::Error noAttention() {
@@ -426,7 +442,11 @@ llvm::Error checkFlashAttention(const ir::Graph &G, const Report &R) {
 Report predictWork(const ir::Graph &G) { return predict(G, PredictOptions()); }
 
 Report predict(const ir::Graph &G, const PredictOptions &Options) {
-  GraphWork Work = Options.Training ? trainingWork(G) : computeWork(G);
+  // A tensor-parallel split was checked on the same work: reused.
+  llvm::Optional<GraphWork> Own;
+  if (Options.Training || !Options.Split)
+    Own = Options.Training ? trainingWork(G) : computeWork(G);
+  const GraphWork &Work = Own ? *Own : Options.Split->Work;
   Report R;
   R.Total = Work.Total;
   R.Nodes.reserve(G.numNodes());
@@ -437,7 +457,7 @@ Report predict(const ir::Graph &G, const PredictOptions &Options) {
   }
   if (Options.NodeNames)
     describeNodes(G, R);
-  R.Warnings = std::move(Work.Warnings);
+  R.Warnings = Own ? std::move(Own->Warnings) : Work.Warnings;
   if (Options.Device)
     addTime(G, Work, Options, R);
   return R;

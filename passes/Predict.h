@@ -23,6 +23,14 @@ namespace hw {
 struct Device;
 }
 
+/// What tensor-parallel inference checks a split on (checkTensorParallel)
+/// and predict then reuses (PredictOptions::Split) rather than counting it
+/// again: the graph's work and its blocks.
+struct TensorParallelSplit {
+  GraphWork Work;
+  BlockInfo Blocks;
+};
+
 struct PredictOptions {
   /// The device to time the model on; work only when null.
   const hw::Device *Device = nullptr;
@@ -65,6 +73,9 @@ struct PredictOptions {
   /// vocabulary-parallel logits all-gathered, after the kernels that write
   /// them. None, or Size 1: one device. checkTensorParallel first.
   llvm::Optional<cost::CommGroup> TensorParallel;
+  /// analyzeTensorParallel's result for the graph predicted (inference
+  /// only; it must outlive the call): its work and blocks are reused.
+  const TensorParallelSplit *Split = nullptr;
 };
 
 /// Whether G has attention for --flash-attention to act on (a kernel that
@@ -86,6 +97,9 @@ tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What);
 /// pairs (passes/Blocks.h) and Tp divides every size they split
 /// (passes/TpSizes.h). The error says which and what to give instead.
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp);
+/// checkTensorParallel's analysis, kept for predict (PredictOptions::Split).
+llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
+                                                          unsigned Tp);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

@@ -539,12 +539,17 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
+  // The split's check, reused by the prediction (PredictOptions::Split).
+  llvm::Optional<TensorParallelSplit> Split;
   if (!Train && Tp > 1) {
     auto Group = tensorParallelGroup(*Cluster, Tp, "--tp");
     if (!Group)
       return fail(Group.takeError());
-    if (llvm::Error E = checkTensorParallel(Model->Graph, Tp))
-      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
+    auto Checked = analyzeTensorParallel(Model->Graph, Tp);
+    if (!Checked)
+      return fail(ModelPath + ": " + llvm::toString(Checked.takeError()));
+    Split = std::move(*Checked);
+    Options.Split = &*Split;
     Options.TensorParallel = *Group;
     Options.TensorParallel->Protocol = *Protocol;
   }

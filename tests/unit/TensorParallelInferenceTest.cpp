@@ -49,6 +49,34 @@ Report predictOn(const frontend::ImportedModel &M, const hw::Cluster &C,
 
 TEST_SUITE("tensor-parallel inference") {
 
+  TEST_CASE("the split's check is reused: the same report, work and blocks "
+            "counted once") {
+    const frontend::ImportedModel M = zoo(modelgen::Family::Llama, 2, 15, 1);
+    const hw::Cluster C = dgx();
+    const Report Fresh = predictOn(M, C, 4);
+    auto Split = analyzeTensorParallel(M.Graph, 4);
+    REQUIRE_MESSAGE(bool(Split), llvm::toString(Split.takeError()));
+    PredictOptions O;
+    O.Device = &C.primaryDevice();
+    auto G = cost::groupOf(C, 4, 1);
+    REQUIRE(bool(G));
+    O.TensorParallel = *G;
+    O.Split = &*Split;
+    const Report Reused = predict(M.Graph, O);
+    REQUIRE(Fresh.TensorParallel);
+    REQUIRE(Reused.TensorParallel);
+    REQUIRE(Fresh.LatencySeconds);
+    CHECK(*Reused.LatencySeconds == *Fresh.LatencySeconds);
+    CHECK(Reused.TensorParallel->CommSeconds ==
+          Fresh.TensorParallel->CommSeconds);
+    CHECK(Reused.Total.Flops == Fresh.Total.Flops);
+    // A split that fails says so as checkTensorParallel does.
+    auto Bad = analyzeTensorParallel(M.Graph, 3);
+    REQUIRE_FALSE(bool(Bad));
+    CHECK(llvm::toString(Bad.takeError()) ==
+          llvm::toString(checkTensorParallel(M.Graph, 3)));
+  }
+
   TEST_CASE("a decoding step's cache append and attention are sharded "
             "between the column and the row GEMM") {
     // The past key/value caches are graph inputs: a node that joins one
