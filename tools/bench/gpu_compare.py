@@ -248,6 +248,21 @@ def main(argv=None):
     # both at one bandwidth share, so it predicts their times' ratio as the
     # bytes' (about 2); a lower measured ratio means fp16 kernels reach a
     # smaller share (issue 4's AMP-vs-TF32 question).
+    # Fused attention against the BF16 tensor peak: the share FlashAttention
+    # kernels reach, where perfc prices them at the GEMM curve.
+    att = {k: v for k, v in s.get("attention", {}).items() if "forward_tflops" in v}
+    if att:
+        with open(os.path.join(DEVICES, hw + ".yaml")) as f:
+            peak = peak_tflops(f.read(), "bf16")
+        lines += ["", "## Fused causal attention (scaled_dot_product_attention, BF16)", "",
+                  "| batch x heads x seq x head dim | forward TFLOPS | backward TFLOPS | "
+                  "forward / backward share of the BF16 peak |", "|---|---:|---:|---|"]
+        for key, v in sorted(att.items(), key=lambda kv: kv[1]["seq"]):
+            share = ("%.2f / %.2f" % (v["forward_tflops"] / peak, v["backward_tflops"] / peak)
+                     if peak else "-")
+            lines.append("| %d x %d x %d x %d | %.0f | %.0f | %s |" % (
+                v["batch"], v["heads"], v["seq"], v["head_dim"], v["forward_tflops"],
+                v["backward_tflops"], share))
     mb = s.get("membound", {})
     pairs = sorted({k.replace("_fp32_", "_%s_") for k in mb if "_fp32_" in k})
     if pairs:

@@ -31,7 +31,10 @@ spent, and later sections are skipped):
   4. ONNX Runtime on the GPU when its CUDA provider is present (recorded as
      absent otherwise);
   5. training steps for issue 4: ResNet-50 (SGD momentum; AMP in
-     channels_last, TF32 in NCHW) and BERT-base (AdamW fused; AMP, TF32).
+     channels_last, TF32 in NCHW) and BERT-base (AdamW fused; AMP, TF32);
+  6. fused causal attention (scaled_dot_product_attention in BF16), forward
+     and forward plus backward, for the efficiency FlashAttention kernels
+     reach (last: it runs only on what budget is left).
 
 With --device cpu it runs the same code paths on the CPU with tiny
 settings (the check that the script works before a device is spent on it).
@@ -55,9 +58,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
 sys.path.insert(0, HERE)
-from gpu_runs import (BATCHES, COPY_MB, GEMM_SHAPES, GEMM_SIZES, MEMBOUND_DTYPES, MEMBOUND_OPS,  # noqa: E402
-                      MEMBOUND_SHAPES, PRECISIONS, TRAIN_RUNS, ZOO_ORDER, membound_key, train_key,
-                      zoo_key)
+from gpu_runs import (ATTENTION_SHAPES, BATCHES, COPY_MB, GEMM_SHAPES, GEMM_SIZES,  # noqa: E402
+                      MEMBOUND_DTYPES, MEMBOUND_OPS, MEMBOUND_SHAPES, PRECISIONS, TRAIN_RUNS, ZOO_ORDER,
+                      attention_key, membound_key, train_key, zoo_key)
 
 
 class Budget:
@@ -497,6 +500,46 @@ def train(device, timer, res, budget, quick):
         set_tf32(False)
 
 
+def attention(device, timer, res, budget, quick):
+    """Fused causal attention, forward and forward plus backward. FLOPs
+    as FlashAttention's benchmarks count them: 4 b h s^2 d forward, halved
+    for the causal mask, and 2.5 times that backward."""
+    import torch.nn.functional as F
+    shapes = [(1, 2, 128, 32)] if quick else ATTENTION_SHAPES
+    dt = torch.bfloat16 if device.type == "cuda" else torch.float32
+    for b, h, s, d in shapes:
+        if budget.spent(reserve=15):
+            log("budget spent: attention stops before s=%d" % s)
+            return
+        key = attention_key(b, h, s, d)
+        try:
+            q, k, v = (torch.randn(b, h, s, d, device=device, dtype=dt, requires_grad=True)
+                       for _ in range(3))
+            g = torch.randn(b, h, s, d, device=device, dtype=dt)
+
+            def forward():
+                with torch.no_grad():
+                    F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+            def both():
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                torch.autograd.grad(out, (q, k, v), g)
+
+            fwd = timer.run(forward, 3, 0.2, 5, 200)
+            fb = timer.run(both, 3, 0.2, 5, 200)
+            flops = 4.0 * b * h * s * s * d / 2
+            bwd_s = max(fb["median_s"] - fwd["median_s"], 1e-9)
+            res.put("attention", key, {
+                "batch": b, "heads": h, "seq": s, "head_dim": d, "dtype": str(dt), "causal": True,
+                "forward": fwd, "forward_backward": fb, "forward_flops": flops,
+                "forward_tflops": flops / fwd["median_s"] / 1e12,
+                "backward_tflops": 2.5 * flops / bwd_s / 1e12})
+            del q, k, v, g
+        except Exception as e:  # noqa: BLE001
+            res.put("attention", key, {"error": repr(e)})
+    log("attention done")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True, help="JSON file to write")
@@ -505,7 +548,8 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(ZOO_ORDER))
     ap.add_argument("--batches", default=",".join(map(str, BATCHES)))
     ap.add_argument("--precisions", default=",".join(PRECISIONS))
-    ap.add_argument("--skip", default="", help="sections to skip: launch,copy,membound,gemm,zoo,ort,train")
+    ap.add_argument("--skip", default="",
+                    help="sections to skip: launch,copy,membound,gemm,zoo,ort,train,attention")
     args = ap.parse_args(argv)
     device = torch.device(args.device)
     if device.type == "cuda" and not torch.cuda.is_available():
@@ -527,7 +571,8 @@ def main(argv=None):
                                     [int(b) for b in args.batches.split(",")],
                                     args.precisions.split(","), quick)),
                 ("ort", lambda: ort(res)),
-                ("train", lambda: train(device, timer, res, budget, quick))]
+                ("train", lambda: train(device, timer, res, budget, quick)),
+                ("attention", lambda: attention(device, timer, res, budget, quick))]
     for name, fn in sections:
         if name in skip:
             continue

@@ -24,6 +24,16 @@ COPY_MB = [0.25, 1, 4, 16, 32, 64, 256, 1024, 4096]
 MEMBOUND_OPS = ["add", "gelu", "dropout", "softmax", "layer_norm"]
 MEMBOUND_SHAPES = {"hidden": (8192, 1024), "ffn": (8192, 4096), "scores": (131072, 128)}
 MEMBOUND_DTYPES = ["fp32", "fp16"]
+# Fused causal attention (torch's scaled_dot_product_attention, BF16: the
+# FlashAttention or cuDNN kernel PyTorch picks), forward and backward:
+# (batch, heads, sequence, head dim). The share of the tensor-core peak it
+# reaches is what perfc's FlashAttention kernels should be priced at; they
+# take the GEMM curve today (tools/bench/results/nemo_h100_fp8.md).
+ATTENTION_SHAPES = [(4, 16, 2048, 128), (1, 32, 8192, 128), (1, 32, 16384, 128), (8, 16, 1024, 64)]
+
+
+def attention_key(batch, heads, seq, head_dim):
+    return "bf16_causal_b%d_h%d_s%d_d%d" % (batch, heads, seq, head_dim)
 
 
 def membound_key(op, shape, dtype, direction):
