@@ -75,6 +75,10 @@ struct OpWork {
   /// 2-D convolutions with a 1x1 kernel, stride 1 and no padding: the
   /// input already is the GEMM's operand, no im2col copy is made.
   bool ConvPointwise = false;
+  /// A fused attention kernel (softmax(Q.K^T).V in one, its scores on
+  /// chip): priced at the device's `fused_attention` efficiency where it
+  /// gives one (hw::Device::FusedAttention), else as a GEMM.
+  bool FusedAttention = false;
   /// Transposes: the elements of a permutation with no contiguous run and
   /// no two-dimensional structure: the trailing axes that stay in place
   /// hold one element (the innermost axis moves), and more than one axis

@@ -265,10 +265,11 @@ OpTime perfc::cost::opTime(const OpWork &W, const hw::Device &D,
                   !runsBlocked(W, D.ConvChannelBlock, D.ConvChannelAlign);
   const bool Depthwise = !T.GenericConv && W.Class == OpClass::Conv &&
                          W.Gemm.valid() && W.Gemm.Batch > 1 && W.Gemm.N == 1;
-  const hw::ClassEfficiency &E = T.GenericConv ? D.efficiency(OpClass::Gemm)
-                                 : Depthwise && D.DepthwiseConv
-                                     ? *D.DepthwiseConv
-                                     : D.efficiency(W.Class);
+  const hw::ClassEfficiency &E =
+      T.GenericConv                          ? D.efficiency(OpClass::Gemm)
+      : Depthwise && D.DepthwiseConv         ? *D.DepthwiseConv
+      : W.FusedAttention && D.FusedAttention ? *D.FusedAttention
+                                             : D.efficiency(W.Class);
   bool OnMatrixUnit = hw::isMatrixUnit(U.Unit->Kind);
   // Blocked CPU convolutions compute whole channel blocks: their products
   // are those of the padded channel counts.

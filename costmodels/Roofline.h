@@ -58,6 +58,11 @@
 // all: OpTime::Unsupported is set and Seconds is +infinity, so that a placement
 // that ignores the flag can never look cheap.
 //
+// Fused attention kernels (OpWork::FusedAttention: softmax(Q.K^T).V as one)
+// take the description's `fused_attention` efficiency where it gives one,
+// else gemm's: their products interleave with a softmax and reach less of
+// the tensor cores than a GEMM of the same FLOPs.
+//
 // Convolution algorithms and layouts, where the device describes its
 // library (hwdb keys winograd_tile and matrix_conv_layout):
 //  * Winograd: cuDNN runs dense 3x3 stride-1 convolutions on CUDA cores

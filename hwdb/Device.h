@@ -163,6 +163,14 @@ struct Device {
   /// register reuse of a dense convolution. Unset: `conv`'s. Sides the
   /// entry leaves out are `conv`'s.
   llvm::Optional<ClassEfficiency> DepthwiseConv;
+  /// Fused attention kernels (softmax(Q.K^T).V as one kernel: FlashAttention,
+  /// cuDNN's and TensorRT's fused attention; OpWork::FusedAttention), where
+  /// the description gives them apart (`efficiency: fused_attention`): they
+  /// interleave their products with a softmax and reach a smaller share of
+  /// the tensor cores than a GEMM of their FLOPs (FlashAttention-2 reaches
+  /// 35% of an H100's, Shah et al. 2024). Unset: `gemm`'s. Sides the entry
+  /// leaves out are `gemm`'s.
+  llvm::Optional<ClassEfficiency> FusedAttention;
   /// Depthwise convolutions: the kernel's time per output element
   /// (`efficiency: depthwise_conv: time_per_output`), a floor beside the
   /// FLOP term: CPU depthwise kernels (MLAS) take nearly the same time per

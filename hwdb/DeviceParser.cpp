@@ -422,13 +422,15 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
         {opClassKey(static_cast<OpClass>(I)), false, "{compute: 0.75}"});
   // Not a class: a kind of conv that CPU runtimes run with other kernels.
   Keys.push_back({"depthwise_conv", false, "{compute: 0.1}"});
+  // Nor this: GEMMs fused with a softmax (FlashAttention).
+  Keys.push_back({"fused_attention", false, "{compute: 0.35}"});
   struct Entry {
     llvm::Optional<EfficiencyCurve> Compute, Memory, VectorCompute;
     double SecondsPerOutput = 0;
     double SecondsPerStridedElement = 0;
   };
   Entry Default;
-  llvm::Optional<Entry> Depthwise;
+  llvm::Optional<Entry> Depthwise, Attention;
   std::array<llvm::Optional<Entry>, NumOpClasses> Classes;
   static const KeySpec DefaultKeys[] = {
       {"compute", false, "0.75"},
@@ -514,6 +516,8 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
               Default = std::move(En);
             } else if (Class == "depthwise_conv") {
               Depthwise = std::move(En);
+            } else if (Class == "fused_attention") {
+              Attention = std::move(En);
             } else {
               Classes[static_cast<size_t>(*parseOpClassKey(Class))] =
                   std::move(En);
@@ -540,6 +544,16 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
     DW.Memory = Depthwise->Memory ? *Depthwise->Memory : Conv.Memory;
     D.DepthwiseConv = std::move(DW);
     D.DepthwiseSecondsPerOutput = Depthwise->SecondsPerOutput;
+  }
+  if (Attention) {
+    const ClassEfficiency &Gemm = D.efficiency(OpClass::Gemm);
+    ClassEfficiency FA;
+    FA.Explicit = true;
+    FA.Compute = Attention->Compute ? *Attention->Compute : Gemm.Compute;
+    FA.Memory = Attention->Memory ? *Attention->Memory : Gemm.Memory;
+    FA.VectorCompute = Attention->VectorCompute ? Attention->VectorCompute
+                                                : Gemm.VectorCompute;
+    D.FusedAttention = std::move(FA);
   }
   return llvm::Error::success();
 }

@@ -237,6 +237,11 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
          << " per output";
     OS << "\n";
   }
+  if (D.FusedAttention)
+    OS << llvm::formatv(
+        "    {0,-14} {1} / {2}\n", "fused_attention",
+        curveText(D.FusedAttention->Compute, Quantity::Work),
+        curveText(D.FusedAttention->Memory, Quantity::Capacity));
   if (D.WinogradTile > 0)
     OS << llvm::formatv("  conv: 3x3 stride-1 on vector units as Winograd "
                         "F({0}x{0},3x3)\n",

@@ -808,6 +808,7 @@ bool KernelPlan::isLoadTimeConstant(const ir::Value *V) const {
 
 OpWork kernelWork(const Kernel &K, bool FlashAttention) {
   OpWork W = K.Work;
+  W.FusedAttention = K.Attention;
   if (!FlashAttention || !K.Attention || !K.Causal)
     return W;
   W.Macs *= 0.5;

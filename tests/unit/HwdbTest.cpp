@@ -522,6 +522,31 @@ TEST_SUITE("hwdb.loader") {
                  "efficiency 'conv'");
   }
 
+  TEST_CASE("fused_attention: its own entry, gemm's sides where left out") {
+    auto With = [](llvm::StringRef Entry) {
+      return replaced(
+          "default: {compute: 0.5, memory: 0.8}",
+          ("default: {compute: 0.5, memory: 0.8}\n    " + Entry).str());
+    };
+    auto C = loadHardwareFromString(
+        With("fused_attention: {compute: [[1 GFLOP, 0.2], [1 TFLOP, 0.4]]}"),
+        "test.yaml");
+    REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+    const Device &D = C->primaryDevice();
+    REQUIRE(D.FusedAttention.hasValue());
+    CHECK(D.FusedAttention->Compute.at(1e12) == doctest::Approx(0.4));
+    CHECK(D.FusedAttention->Memory.at(1e6) ==
+          doctest::Approx(D.efficiency(OpClass::Gemm).Memory.at(1e6)));
+    auto Plain = loadHardwareFromString(ValidDevice, "test.yaml");
+    REQUIRE(bool(Plain));
+    CHECK_FALSE(Plain->primaryDevice().FusedAttention.hasValue());
+    CHECK_STARTS(errorOf(With("fused_attention: {time_per_output: 1 ns}")),
+                 "test.yaml:12:23: unknown key 'time_per_output' in "
+                 "efficiency 'fused_attention'");
+    CHECK_STARTS(errorOf(With("fused_attention: {compute: 1.5}")),
+                 "test.yaml:12:32: ");
+  }
+
   TEST_CASE("data_movement: time_per_strided_element is a positive time") {
     auto With = [](llvm::StringRef Entry) {
       return replaced(

@@ -302,6 +302,26 @@ TEST_SUITE("roofline") {
     CHECK(opTime(Large, D).ComputeEfficiency == doctest::Approx(0.8));
   }
 
+  TEST_CASE("fused attention kernels use fused_attention where given") {
+    std::string Text = TestGpu;
+    Text += "    fused_attention: {compute: 0.4}\n";
+    const hw::Device D = load(Text.c_str());
+    REQUIRE(D.FusedAttention.hasValue());
+    OpWork W = gemm(4096, 4096, 4096, ir::DType::F16);
+    const double Flops = W.Flops;
+    // A GEMM keeps gemm's 0.8.
+    CHECK(opTime(W, D).ComputeEfficiency == doctest::Approx(0.8));
+    // An attention kernel of the same work: 0.4 of the 100 TFLOPS; the
+    // memory side was left out, gemm's 0.9.
+    W.FusedAttention = true;
+    const OpTime T = opTime(W, D);
+    CHECK(T.ComputeEfficiency == doctest::Approx(0.4));
+    CHECK(T.MemoryEfficiency == doctest::Approx(0.9));
+    CHECK(T.Seconds == doctest::Approx(Flops / (100e12 * 0.4) + 5e-6));
+    // Without the entry it is a GEMM.
+    CHECK(opTime(W, load(TestGpu)).ComputeEfficiency == doctest::Approx(0.8));
+  }
+
   TEST_CASE("depthwise convolutions use depthwise_conv where given") {
     const char *const Cpu = R"(device:
   name: rcpu
