@@ -82,6 +82,17 @@ def calibrated(hw, measured, precision, mode, tmp):
         curve = ", ".join("[%.4g GFLOP, %.3f]" % (fl / 1e9, min(tf / peak, 1.0)) for fl, tf in pts)
         y = re.sub(r"(?ms)(^\s*gemm:\s*\n\s*compute:)\s*\[\[.*?\]\]", r"\1 [%s]" % curve, y, count=1)
         notes.append("gemm %s %.2f..%.2f" % (precision, pts[0][1] / peak, max(t for _, t in pts) / peak))
+    # Fused attention (measured in BF16, the 16-bit tensor peak's share):
+    # one efficiency for its forward and backward kernels together, 3.5
+    # forward FLOPs over their time, at the longest sequence measured.
+    att = [v for v in s.get("attention", {}).values() if "forward_flops" in v]
+    fp16_peak = peak_tflops(y, "bf16")
+    if att and precision in ("fp16", "bf16") and fp16_peak:
+        big = max(att, key=lambda v: v["seq"])
+        eff = min(3.5 * big["forward_flops"] / big["forward_backward"]["median_s"] / 1e12 / fp16_peak, 1.0)
+        y = re.sub(r"(?m)^(\s*)efficiency:\s*\n", r"\g<0>\g<1>  fused_attention: {compute: %.3f}\n" % eff, y,
+                   count=1)
+        notes.append("attention %.2f" % eff)
     copies = [v for v in s.get("copy", {}).values() if "gbps" in v]
     hbm = re.search(r"(?m)^\s*- \{name: \w+, capacity: [^,]+, bandwidth: ([0-9.]+) GB/s\}", y)
     if copies and hbm:
