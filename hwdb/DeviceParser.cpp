@@ -536,24 +536,27 @@ llvm::Error FileParser::parseEfficiency(yaml::Node *N, Device &D) {
   }
   if (const auto &Moves = Classes[static_cast<size_t>(OpClass::DataMovement)])
     D.StridedCopySecondsPerElement = Moves->SecondsPerStridedElement;
+  // An entry beside a class (depthwise_conv beside conv, fused_attention
+  // beside gemm): the sides it gives, the class's where it leaves one out;
+  // the vector units' curve from Vector where the entry has none.
+  auto Apart = [](const Entry &En, const ClassEfficiency &Base,
+                  const llvm::Optional<EfficiencyCurve> &Vector) {
+    ClassEfficiency E;
+    E.Explicit = true;
+    E.Compute = En.Compute ? *En.Compute : Base.Compute;
+    E.Memory = En.Memory ? *En.Memory : Base.Memory;
+    E.VectorCompute = En.VectorCompute ? En.VectorCompute : Vector;
+    return E;
+  };
   if (Depthwise) {
-    const ClassEfficiency &Conv = D.efficiency(OpClass::Conv);
-    ClassEfficiency DW;
-    DW.Explicit = true;
-    DW.Compute = Depthwise->Compute ? *Depthwise->Compute : Conv.Compute;
-    DW.Memory = Depthwise->Memory ? *Depthwise->Memory : Conv.Memory;
-    D.DepthwiseConv = std::move(DW);
+    // depthwise_conv takes no vector_compute, and inherits none.
+    D.DepthwiseConv =
+        Apart(*Depthwise, D.efficiency(OpClass::Conv), llvm::None);
     D.DepthwiseSecondsPerOutput = Depthwise->SecondsPerOutput;
   }
   if (Attention) {
     const ClassEfficiency &Gemm = D.efficiency(OpClass::Gemm);
-    ClassEfficiency FA;
-    FA.Explicit = true;
-    FA.Compute = Attention->Compute ? *Attention->Compute : Gemm.Compute;
-    FA.Memory = Attention->Memory ? *Attention->Memory : Gemm.Memory;
-    FA.VectorCompute = Attention->VectorCompute ? Attention->VectorCompute
-                                                : Gemm.VectorCompute;
-    D.FusedAttention = std::move(FA);
+    D.FusedAttention = Apart(*Attention, Gemm, Gemm.VectorCompute);
   }
   return llvm::Error::success();
 }

@@ -193,11 +193,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       return fail(llvm::formatv("--cp {0} does not divide the {1} devices used",
                                 *PinCp, N));
     if (!CanCp)
-      return fail(llvm::formatv(
-          "--cp {0}: context parallelism runs ring attention in "
-          "FlashAttention-style kernels (Transformer Engine's); add "
-          "--flash-attention",
-          *PinCp));
+      return contextParallelNeedsFlashAttention(*PinCp);
     if (Mixed)
       return fail(llvm::formatv("--cp {0}: context parallelism is not "
                                 "modelled on mixed GPU types (cluster '{1}'); "

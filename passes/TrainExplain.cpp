@@ -116,8 +116,7 @@ std::string perfc::explainContextRing(const StageReport &St,
       .str();
 }
 
-/// "dp N", or "dp N x cp M" where the context ranks join the exchange.
-static std::string dataGroupName(const TrainOptions &O) {
+std::string perfc::dataParallelGroupName(const TrainOptions &O) {
   return O.Cp > 1 ? llvm::formatv("dp {0} x cp {1}", O.Dp, O.Cp).str()
                   : "dp " + std::to_string(O.Dp);
 }
@@ -134,14 +133,14 @@ perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
   std::vector<std::string> Lines;
   Lines.push_back(
       llvm::formatv("{0}: {1} bucket{2} (up to {3} each); the largest: {4}",
-                    dataGroupName(O), Exchange.Buckets.size(),
+                    dataParallelGroupName(O), Exchange.Buckets.size(),
                     Exchange.Buckets.size() == 1 ? "" : "s",
                     hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
                     cost::collectiveTime(Kind, Largest, Dp).Explain)
           .str());
   if (O.Zero > 0)
     Lines.push_back(
-        dataGroupName(O) + ": parameters: " +
+        dataParallelGroupName(O) + ": parameters: " +
         cost::collectiveTime(cost::Collective::AllGather, ParamBytes, Dp)
             .Explain);
   return Lines;
@@ -152,7 +151,8 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
   auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
   auto Shard = [&](unsigned FromStage) {
     return O.Zero >= FromStage && uint64_t(O.Dp) * O.Cp > 1
-               ? llvm::formatv(" / {0} (ZeRO {1})", dataGroupName(O), O.Zero)
+               ? llvm::formatv(" / {0} (ZeRO {1})", dataParallelGroupName(O),
+                               O.Zero)
                      .str()
                : std::string();
   };

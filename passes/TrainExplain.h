@@ -59,6 +59,10 @@ struct ContextRingTerms {
 std::string explainContextRing(const StageReport &St, const TrainOptions &O,
                                const ContextRingTerms &T);
 
+/// The ranks the gradients are exchanged over: "dp N", or "dp N x cp M"
+/// where the context ranks join the data-parallel ones.
+std::string dataParallelGroupName(const TrainOptions &O);
+
 /// What a stage's memory is made of besides its report's totals.
 struct MemoryTerms {
   /// Bytes per parameter: weights, gradients, optimizer states (with fp32

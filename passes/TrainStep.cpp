@@ -200,11 +200,7 @@ private:
     if (O.Cp == 1)
       return llvm::Error::success();
     if (!A.FlashAttention)
-      return fail(llvm::formatv(
-          "--cp {0}: context parallelism runs ring attention in "
-          "FlashAttention-style kernels (Transformer Engine's); add "
-          "--flash-attention",
-          O.Cp));
+      return contextParallelNeedsFlashAttention(O.Cp);
     for (const Kernel &K : Plan.Kernels) {
       if (!K.Attention)
         continue;
@@ -220,17 +216,24 @@ private:
     return llvm::Error::success();
   }
 
-  /// The keys an attention kernel attends to: its softmax's last
-  /// dimension; 0 where unknown.
-  int64_t attentionKeys(const Kernel &K) const {
+  /// The scores an attention kernel's softmax normalises; null if none.
+  const ir::Value *softmaxInput(const Kernel &K) const {
     for (unsigned M : K.Members) {
       const ir::Node &N = *G.nodes()[M];
-      if (N.opType() != "Softmax" || !N.input(0))
-        continue;
-      const ir::Shape &Sh = N.input(0)->shape();
-      return Sh.rank() ? Sh[Sh.rank() - 1].Value : 0;
+      if (N.opType() == "Softmax" && N.input(0))
+        return N.input(0);
     }
-    return 0;
+    return nullptr;
+  }
+
+  /// The keys an attention kernel attends to: its scores' last dimension;
+  /// 0 where unknown.
+  int64_t attentionKeys(const Kernel &K) const {
+    const ir::Value *Scores = softmaxInput(K);
+    if (!Scores || Scores->shape().rank() == 0)
+      return 0;
+    const ir::Shape &Sh = Scores->shape();
+    return Sh[Sh.rank() - 1].Value;
   }
 
   llvm::Error makeGroups() {
@@ -425,16 +428,12 @@ private:
   /// What FlashAttention keeps besides its inputs and output: the
   /// softmax's log-sum-exp, one fp32 per row of scores.
   double logSumExpBytes(const Kernel &K) const {
-    for (unsigned M : K.Members) {
-      const ir::Node &N = *G.nodes()[M];
-      if (N.opType() != "Softmax" || !N.input(0))
-        continue;
-      const ir::Value &X = *N.input(0);
-      const ir::Shape &Sh = X.shape();
-      const int64_t Cols = Sh.rank() ? Sh[Sh.rank() - 1].Value : 1;
-      return Cols > 0 ? 4.0 * double(X.numElements()) / double(Cols) : 0;
-    }
-    return 0;
+    const ir::Value *Scores = softmaxInput(K);
+    if (!Scores)
+      return 0;
+    const ir::Shape &Sh = Scores->shape();
+    const int64_t Cols = Sh.rank() ? Sh[Sh.rank() - 1].Value : 1;
+    return Cols > 0 ? 4.0 * double(Scores->numElements()) / double(Cols) : 0;
   }
 
   /// The product a GEMM head runs with the GEMMs fused horizontally into
@@ -484,13 +483,14 @@ private:
     const bool Notes = Explain != nullptr;
     const unsigned Head = K.Head;
     if (A.FlashAttention && K.Attention) {
-      const OpWork W = shard(flashBackward(kernelWork(K, true)), Head);
+      const OpWork Fwd = kernelWork(K, true);
+      const OpWork W = shard(flashBackward(Fwd), Head);
       const cost::OpTime T = timing(W, Notes);
       if (Explain)
         *Explain = W.Formula + ": " + cost::explain(T);
       // The query gradient, accumulated over the ring's steps: the size of
       // the forward's output.
-      return T.Seconds + ringMergeSeconds(K, shard(kernelWork(K, true), Head));
+      return T.Seconds + ringMergeSeconds(K, shard(Fwd, Head));
     }
     double Seconds = 0;
     double FusedBytes = 0;
@@ -1230,6 +1230,13 @@ void applyInputRate(TrainReport &R, const TrainOptions &O,
   R.StepSeconds = R.InputSeconds;
   R.SamplesPerSecond = R.GlobalBatch / R.StepSeconds;
   R.TflopsPerDevice = R.ModelFlops / R.StepSeconds / R.Devices / 1e12;
+}
+
+llvm::Error contextParallelNeedsFlashAttention(unsigned Cp) {
+  return fail(llvm::formatv("--cp {0}: context parallelism runs ring "
+                            "attention in FlashAttention-style kernels "
+                            "(Transformer Engine's); add --flash-attention",
+                            Cp));
 }
 
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,

@@ -403,6 +403,10 @@ public:
 void applyInputRate(TrainReport &R, const TrainOptions &O,
                     unsigned DevicesPerNode);
 
+/// The error for context parallelism without FlashAttention (the step and
+/// the planner refuse it alike).
+llvm::Error contextParallelNeedsFlashAttention(unsigned Cp);
+
 /// Predicts one step from an analysis (the graph it was made from must
 /// still exist).
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,

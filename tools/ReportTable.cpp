@@ -2,6 +2,7 @@
 #include "tools/ReportWriters.h"
 
 #include "hwdb/Units.h"
+#include "passes/TrainExplain.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -50,8 +51,7 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
     return "";
   // The gradients are exchanged over the data-parallel ranks with their
   // context ranks.
-  const std::string Group =
-      O.Cp > 1 ? fmt::format("{} x cp {}", O.Dp, O.Cp) : std::to_string(O.Dp);
+  const std::string Group = dataParallelGroupName(O);
   const StageReport *S = &T.Stages.front();
   for (const StageReport &X : T.Stages)
     if (X.microBatchSeconds() > S->microBatchSeconds())
@@ -68,26 +68,26 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
   const int64_t M = T.MicroBatches;
   switch (O.Zero) {
   case 0:
-    return fmt::format("dp {}: all-reduce of {} of gradients in buckets as "
+    return fmt::format("{}: all-reduce of {} of gradients in buckets as "
                        "the last micro-batch's backward (stage {}: {}) makes "
                        "them = {}, {} after it",
                        Group, Grads, S->Stage, B, Comm, Exposed);
   case 1:
-    return fmt::format("dp {}, ZeRO 1: reduce-scatter of {} of gradients in "
+    return fmt::format("{}, ZeRO 1: reduce-scatter of {} of gradients in "
                        "buckets during the last backward {} ({} after it) + "
                        "all-gather of {} of parameters after the optimizer "
                        "{} = {}; exposed {} + {} = {}",
                        Group, Grads, Rs, RsOut, Params, Ag, Comm, RsOut, Ag,
                        Exposed);
   case 2:
-    return fmt::format("dp {}, ZeRO 2: {} x reduce-scatter of {} of gradients "
+    return fmt::format("{}, ZeRO 2: {} x reduce-scatter of {} of gradients "
                        "in buckets, each during its micro-batch's backward {} "
                        "({} after it) + all-gather of {} of parameters after "
                        "the optimizer {} = {}; exposed {} x {} + {} = {}",
                        Group, M, Grads, Rs, RsOut, Params, Ag, Comm, M, RsOut,
                        Ag, Exposed);
   default:
-    return fmt::format("dp {}, ZeRO 3: {} x (reduce-scatter of {} of "
+    return fmt::format("{}, ZeRO 3: {} x (reduce-scatter of {} of "
                        "gradients {} + 2 x all-gather of {} of parameters {}) "
                        "= {}; exposed {} x (max(0, {} - forward {}) + max({}, "
                        "{} + {} - backward {})) = {}",
