@@ -261,6 +261,11 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
     if (llvm::Error E = setInputRate(T.inputRate, "input rate (0: none)", O))
       throwError(std::move(E));
   O.FlashAttention = T.flashAttention;
+  const llvm::Optional<ContextExchange> Exchange =
+      contextExchangeNamed(T.cpComm);
+  if (!Exchange)
+    throwError(unknownName("cp comm", T.cpComm, ContextExchangeChoices));
+  O.CpComm = *Exchange;
   return O;
 }
 

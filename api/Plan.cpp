@@ -90,6 +90,8 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.commProtocol = Options.commProtocol;
   Base.tpCommOverlap = Options.tpCommOverlap;
   Base.flashAttention = Options.flashAttention;
+  Base.cpComm =
+      Options.cpComm.value_or(perfc::name(defaultContextExchange(*Framework)));
   Base.zero = Options.zero.value_or(0);
   perfc::TrainOptions TrainOpts = trainOptions(Base, MI.Batch);
   TrainOpts.Unfused = !Options.fusion;
@@ -200,6 +202,7 @@ TrainOptions Plan::strategy() const {
   T.pp = O.Pp;
   T.vp = O.Vp;
   T.cp = O.Cp;
+  T.cpComm = perfc::name(O.CpComm);
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
   T.globalBatch = O.GlobalBatch;

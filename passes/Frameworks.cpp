@@ -47,9 +47,9 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
     if (O.Vp > 1)
       return "DeepSpeed's pipeline engine runs plain 1F1B, not the "
              "interleaved schedule: --vp 1";
-    if (O.Cp > 1)
+    if (O.Cp > 1 && O.CpComm == ContextExchange::Ring)
       return "DeepSpeed splits sequences with Ulysses' all-to-all of heads, "
-             "not a ring of keys and values: --cp 1";
+             "not a ring of keys and values: --cp-comm a2a";
     return nullptr;
   case Framework::Fsdp:
     if (O.Zero == 1)
@@ -59,6 +59,11 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
     return nullptr;
   }
   return nullptr;
+}
+
+ContextExchange perfc::defaultContextExchange(Framework F) {
+  return F == Framework::DeepSpeed ? ContextExchange::AllToAll
+                                   : ContextExchange::Ring;
 }
 
 llvm::Error perfc::checkFramework(Framework F, const TrainOptions &O) {

@@ -13,7 +13,9 @@
 //    ZeRO-3 are incompatible with pipeline parallelism"
 //    (deepspeed/runtime/pipe/engine.py), and runs plain 1F1B
 //    (deepspeed/runtime/pipe/schedule.py TrainSchedule): with pp > 1,
-//    ZeRO 0 or 1; vp 1.
+//    ZeRO 0 or 1; vp 1. It splits sequences with DeepSpeed-Ulysses'
+//    all-to-all of heads (deepspeed/sequence/layer.py), not a ring: --cp
+//    with --cp-comm a2a, its default there.
 //  * fsdp: PyTorch FSDP / FSDP2 (TorchTitan): NO_SHARD (DDP, ZeRO 0),
 //    SHARD_GRAD_OP (ZeRO 2) or FULL_SHARD (ZeRO 3); it has no
 //    optimizer-only sharding, so not ZeRO 1. TorchTitan composes it with
@@ -47,6 +49,10 @@ llvm::Optional<Framework> frameworkNamed(llvm::StringRef S);
 /// ZeRO 0 or 1 only"); null when it does. Cheap: the planner asks it of
 /// every candidate.
 const char *frameworkRefusal(Framework F, const TrainOptions &O);
+
+/// The context-parallel exchange F runs when none is given: DeepSpeed's
+/// all-to-all (Ulysses), every other framework's ring.
+ContextExchange defaultContextExchange(Framework F);
 
 /// frameworkRefusal as an error naming the framework, the strategy's
 /// values and what to change.

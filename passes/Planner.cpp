@@ -1,6 +1,7 @@
 //===- Planner.cpp - The training planner (Z3 or exhaustive) --------------===//
 #include "passes/Planner.h"
 #include "passes/Saturating.h"
+#include "passes/TrainExplain.h"
 #include "passes/Z3Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -45,7 +46,7 @@ std::string gib(double Bytes) {
 std::string describe(const TrainOptions &O) {
   std::string S = llvm::formatv("dp {0}, tp {1}, pp {2}", O.Dp, O.Tp, O.Pp);
   if (O.Cp > 1)
-    S += llvm::formatv(", cp {0}", O.Cp).str();
+    S += llvm::formatv(", cp {0}{1}", O.Cp, cpCommSuffix(O)).str();
   if (O.Vp > 1)
     S += llvm::formatv(", vp {0}", O.Vp).str();
   S += llvm::formatv(", micro-batch {0}", O.MicroBatch).str();
@@ -133,9 +134,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     return FirstA.takeError();
   const unsigned Blocks = (*FirstA)->Blocks.NumBlocks;
   const bool HasTp = (*FirstA)->Blocks.HasTensorParallelPattern;
-  // Context parallelism runs ring attention in FlashAttention's kernels: a
-  // dimension of the search only where the analyses have them.
-  const bool CanCp = (*FirstA)->FlashAttention && (*FirstA)->HasAttentionCore;
+  // Context parallelism runs ring attention in FlashAttention's kernels, or
+  // exchanges heads around any attention core (all-to-all): a dimension of
+  // the search only where the analyses allow it.
+  const bool HeadExchange = R.Base.CpComm == ContextExchange::AllToAll;
+  const bool CanCp = (*FirstA)->HasAttentionCore &&
+                     ((*FirstA)->FlashAttention || HeadExchange);
   // A degree given as the base strategy's counts as pinned.
   const llvm::Optional<unsigned> PinCp =
       F.Cp
@@ -192,6 +196,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     if (*PinCp == 0 || N % *PinCp)
       return fail(llvm::formatv("--cp {0} does not divide the {1} devices used",
                                 *PinCp, N));
+    if (!CanCp && HeadExchange)
+      return headExchangeNeedsAttention(*PinCp);
     if (!CanCp)
       return contextParallelNeedsFlashAttention(*PinCp);
     if (Mixed)
@@ -225,6 +231,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Pinned.Vp = F.Vp.getValueOr(1);
     Pinned.Zero = F.Zero.getValueOr(0);
     Pinned.Cp = PinCp.getValueOr(1);
+    Pinned.CpComm = R.Base.CpComm;
     if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
       return std::move(E);
   }

@@ -116,6 +116,32 @@ std::string perfc::explainContextRing(const StageReport &St,
       .str();
 }
 
+std::string perfc::explainContextAllToAll(const StageReport &St,
+                                          const TrainOptions &O,
+                                          const ContextAllToAllTerms &T,
+                                          const std::string &One) {
+  auto Time = [](double S) {
+    return hw::formatQuantity(S, hw::Quantity::Time);
+  };
+  const double N = std::max(1u, T.Attentions);
+  return llvm::formatv(
+             "cp {0} (all-to-all), stage {1}, per micro-batch and attention: "
+             "Q {2}, K and V {3}, the output {4} on each rank, each "
+             "exchanged all-to-all (tokens for heads) before or after the "
+             "attention core, forward {5}, backward (their gradients) {6}, "
+             "on the critical path: the stage's {7} exposed; one query's: "
+             "{8}",
+             O.Cp, St.Stage, hw::formatDataBytes(T.QueryBytes / N),
+             hw::formatDataBytes(T.KeyValueBytes / N),
+             hw::formatDataBytes(T.OutputBytes / N), Time(T.ForwardSeconds / N),
+             Time(T.BackwardSeconds / N), Time(St.CpCommSeconds), One)
+      .str();
+}
+
+const char *perfc::cpCommSuffix(const TrainOptions &O) {
+  return O.CpComm == ContextExchange::AllToAll ? " (a2a)" : "";
+}
+
 std::string perfc::dataParallelGroupName(const TrainOptions &O) {
   return O.Cp > 1 ? llvm::formatv("dp {0} x cp {1}", O.Dp, O.Cp).str()
                   : "dp " + std::to_string(O.Dp);

@@ -59,6 +59,25 @@ struct ContextRingTerms {
 std::string explainContextRing(const StageReport &St, const TrainOptions &O,
                                const ContextRingTerms &T);
 
+/// Context parallelism's all-to-alls for one unit, per micro-batch: the
+/// bytes of the attention cores' Q, K and V (K and V as sent, before a
+/// grouped-query expansion) and outputs on one rank, each exchanged in a
+/// call of its own, and the calls' seconds each way (backward exchanges
+/// the gradients of the same tensors).
+struct ContextAllToAllTerms {
+  double QueryBytes = 0, KeyValueBytes = 0, OutputBytes = 0;
+  double ForwardSeconds = 0, BackwardSeconds = 0;
+  unsigned Attentions = 0;
+};
+/// T's line for stage St: One explains one all-to-all (of a query).
+std::string explainContextAllToAll(const StageReport &St, const TrainOptions &O,
+                                   const ContextAllToAllTerms &T,
+                                   const std::string &One);
+
+/// " (a2a)" where context ranks exchange heads all-to-all, "" for the
+/// ring (the default, unnamed).
+const char *cpCommSuffix(const TrainOptions &O);
+
 /// The ranks the gradients are exchanged over: "dp N", or "dp N x cp M"
 /// where the context ranks join the data-parallel ones.
 std::string dataParallelGroupName(const TrainOptions &O);

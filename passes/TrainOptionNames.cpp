@@ -43,6 +43,13 @@ llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S) {
       .Default(llvm::None);
 }
 
+llvm::Optional<ContextExchange> contextExchangeNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<ContextExchange>>(S)
+      .Case("p2p", ContextExchange::Ring)
+      .Case("a2a", ContextExchange::AllToAll)
+      .Default(llvm::None);
+}
+
 llvm::Optional<cost::CommProtocol> commProtocolNamed(llvm::StringRef S) {
   return llvm::StringSwitch<llvm::Optional<cost::CommProtocol>>(S.lower())
       .Case("auto", cost::CommProtocol::Auto)
@@ -122,6 +129,10 @@ const char *name(Partition P) {
 
 const char *name(PipelineSchedule S) {
   return S == PipelineSchedule::GPipe ? "gpipe" : "1f1b";
+}
+
+const char *name(ContextExchange E) {
+  return E == ContextExchange::AllToAll ? "a2a" : "p2p";
 }
 
 std::string gradCompressionName(const cost::Compression &C) {

@@ -30,6 +30,7 @@ inline constexpr const char OptimizerChoices[] = "sgd, momentum or adam";
 inline constexpr const char PartitionChoices[] = "balanced or even";
 inline constexpr const char ScheduleChoices[] = "1f1b or gpipe";
 inline constexpr const char GradCompressionChoices[] = "none, fp16 or topk:R";
+inline constexpr const char ContextExchangeChoices[] = "p2p or a2a";
 inline constexpr const char CommProtocolChoices[] =
     "auto, LL, LL128, Simple or alpha-beta";
 
@@ -41,6 +42,8 @@ llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S);
 llvm::Optional<OptimizerKind> optimizerNamed(llvm::StringRef S);
 llvm::Optional<Partition> partitionNamed(llvm::StringRef S);
 llvm::Optional<PipelineSchedule> scheduleNamed(llvm::StringRef S);
+/// Megatron-Core's --cp-comm-type names: p2p (the ring), a2a (Ulysses).
+llvm::Optional<ContextExchange> contextExchangeNamed(llvm::StringRef S);
 /// NCCL's protocol names in any case, as NCCL_PROTO reads them ("ll128",
 /// "Simple"), "auto" and "alpha-beta"; cost::name gives them back.
 llvm::Optional<cost::CommProtocol> commProtocolNamed(llvm::StringRef S);
@@ -73,6 +76,7 @@ llvm::Error setInputRate(double Rate, llvm::StringRef What, TrainOptions &O);
 /// The names the parsers above read back.
 const char *name(Partition P);
 const char *name(PipelineSchedule S);
+const char *name(ContextExchange E);
 /// none, fp16 or topk:R.
 std::string gradCompressionName(const cost::Compression &C);
 

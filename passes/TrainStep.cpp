@@ -45,7 +45,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           uint8_t(O.Layout),
           uint8_t(O.Protocol),
           O.TpCommOverlap,
-          O.Cp};
+          O.Cp,
+          uint8_t(O.CpComm)};
 }
 
 const std::vector<UnitCost> *
@@ -199,6 +200,8 @@ private:
   llvm::Error checkContextParallel() const {
     if (O.Cp == 1)
       return llvm::Error::success();
+    if (O.CpComm == ContextExchange::AllToAll)
+      return checkHeadExchange();
     if (!A.FlashAttention)
       return contextParallelNeedsFlashAttention(O.Cp);
     for (const Kernel &K : Plan.Kernels) {
@@ -213,6 +216,48 @@ private:
             O.Cp, Keys, G.nodes()[K.Head]->name(), 2 * int64_t(O.Cp),
             Keys / 2));
     }
+    return llvm::Error::success();
+  }
+
+  /// Under the all-to-all exchange every attention core's tokens and each
+  /// rank's heads (its tensor-parallel share) must split into Cp equal
+  /// parts, as DeepSpeed-Ulysses and Transformer Engine's "a2a" require.
+  llvm::Error checkHeadExchange() const {
+    bool Found = false;
+    for (const auto &N : G.nodes()) {
+      if (N->opType() != "Softmax" || !Blocks.AttentionCore[N->index()] ||
+          !N->input(0))
+        continue;
+      Found = true;
+      const ir::Shape &Sh = N->input(0)->shape();
+      const unsigned R = Sh.rank();
+      const auto Prefix = [&] {
+        return llvm::formatv("--cp {0} --cp-comm a2a: attention '{1}'", O.Cp,
+                             N->name())
+            .str();
+      };
+      for (unsigned D = R >= 2 ? R - 2 : R; D < R; ++D)
+        if (Sh[D].Value > 0 && Sh[D].Value % O.Cp != 0)
+          return fail(llvm::formatv("{0} has {1} tokens, which do not split "
+                                    "over {2} ranks; use a cp that divides {1}",
+                                    Prefix(), Sh[D].Value, O.Cp));
+      if (R < 4)
+        continue;
+      // The scores are [batch, heads, queries, keys]; a rank's heads are its
+      // tensor-parallel share.
+      const double Heads = double(Sh[1].Value) * tpScale(N->index());
+      if (Sh[1].Value > 0 && std::fmod(Heads, double(O.Cp)) != 0)
+        return fail(llvm::formatv(
+            "{0} has {1} heads per tensor-parallel rank, which do not split "
+            "over {2} ranks (the all-to-all trades tokens for heads); use a cp "
+            "that divides {1}, or --cp-comm p2p",
+            Prefix(),
+            Heads == std::floor(Heads) ? std::to_string(int64_t(Heads))
+                                       : llvm::formatv("{0:F2}", Heads).str(),
+            O.Cp));
+    }
+    if (!Found)
+      return headExchangeNeedsAttention(O.Cp);
     return llvm::Error::success();
   }
 
@@ -315,7 +360,12 @@ private:
     S.SideBytesRead /= Cp;
     S.SideBytesWritten /= Cp;
     S.LayoutBytes /= Cp;
-    if (S.Gemm.valid())
+    // The all-to-all gives an attention core's products all the tokens of
+    // 1 / Cp of the heads: fewer products, not fewer rows.
+    if (S.Gemm.valid() && O.CpComm == ContextExchange::AllToAll &&
+        Blocks.AttentionCore[Node])
+      S.Gemm.Batch /= Cp;
+    else if (S.Gemm.valid())
       S.Gemm.M /= Cp;
     return S;
   }
@@ -369,7 +419,8 @@ private:
   /// Transformer Engine's out correction; backward: the query gradient
   /// accumulated), an elementwise kernel reading both and writing one.
   double ringMergeSeconds(const Kernel &K, const OpWork &W) const {
-    if (!(A.FlashAttention && K.Attention) || O.Cp == 1)
+    if (!(A.FlashAttention && K.Attention) || O.Cp == 1 ||
+        O.CpComm != ContextExchange::Ring)
       return 0;
     OpWork Merge;
     Merge.Class = OpClass::Elementwise;
@@ -633,8 +684,79 @@ private:
     U.CpOverlapped += Forwards * (Fwd - ExposedF) + (Bwd - ExposedB);
   }
 
+  /// Under the all-to-all exchange, per unit and micro-batch: each
+  /// attention core's Q and K (its first product's operands), V and its
+  /// output (the second's operand and result) on one rank, S / Cp tokens of
+  /// the rank's heads, each exchanged all-to-all over the context ranks in
+  /// a call of its own (DeepSpeed-Ulysses' _SeqAllToAll per tensor),
+  /// forward; their gradients the other way in backward. K and V are
+  /// measured before a grouped-query expansion, as they are sent.
+  std::vector<ContextAllToAllTerms> headExchanges() const {
+    std::vector<ContextAllToAllTerms> T(Blocks.numUnits());
+    std::vector<unsigned> Products(Blocks.numUnits(), 0);
+    for (const auto &N : G.nodes()) {
+      const unsigned I = N->index();
+      if (!Blocks.AttentionCore[I] || !Work.Nodes[I].Gemm.valid() ||
+          N->numInputs() < 2 || !N->input(0) || !N->input(1) ||
+          parameterBehind(N->input(1)) || N->numOutputs() == 0 ||
+          !N->outputs()[0])
+        continue;
+      ContextAllToAllTerms &X = T[Blocks.UnitOf[I]];
+      const double Scale = elementBytes() * activationScale(I);
+      const auto Exchange = [&](double Bytes) {
+        const double S =
+            cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, CpGroup);
+        X.ForwardSeconds += S;
+        X.BackwardSeconds += S;
+      };
+      const double KeyOrValue = keyValueElements(N->input(1)) * Scale;
+      X.KeyValueBytes += KeyOrValue;
+      Exchange(KeyOrValue);
+      // Topological order: an attention's first product, then its second.
+      if (Products[Blocks.UnitOf[I]]++ % 2 == 0) {
+        const double Query = keyValueElements(N->input(0)) * Scale;
+        X.QueryBytes += Query;
+        Exchange(Query);
+      } else {
+        const double Output = double(N->outputs()[0]->numElements()) * Scale;
+        X.OutputBytes += Output;
+        Exchange(Output);
+        ++X.Attentions;
+      }
+    }
+    return T;
+  }
+
+  /// Adds the all-to-alls X of a unit to U: on the critical path, the
+  /// forward's again where recomputation reruns the attention core
+  /// (full, or selective without FlashAttention).
+  void addHeadExchange(const ContextAllToAllTerms &X, bool InBlock,
+                       UnitCost &U) const {
+    const bool Again = (O.Recomp == Recompute::Full && InBlock) ||
+                       (O.Recomp == Recompute::Selective && !A.FlashAttention);
+    U.CpComm += (Again ? 2 : 1) * X.ForwardSeconds + X.BackwardSeconds;
+    U.CpForward += X.ForwardSeconds;
+  }
+
   /// The ring of the first attention of stage St's chunks, explained.
   std::string explainContextRing(const StageReport &St) const {
+    const auto InStage = [&](unsigned U) {
+      return llvm::any_of(St.Chunks,
+                          [&](const std::pair<unsigned, unsigned> &C) {
+                            return C.first <= U && U <= C.second;
+                          });
+    };
+    if (O.CpComm == ContextExchange::AllToAll) {
+      const std::vector<ContextAllToAllTerms> T = headExchanges();
+      for (unsigned U = 0; U < T.size(); ++U)
+        if (T[U].Attentions > 0 && InStage(U)) {
+          const cost::CommTime One =
+              cost::collectiveTime(cost::Collective::AllToAll,
+                                   T[U].QueryBytes / T[U].Attentions, CpGroup);
+          return perfc::explainContextAllToAll(St, O, T[U], One.Explain);
+        }
+      return std::string();
+    }
     for (const Kernel &K : Plan.Kernels) {
       const unsigned U = Blocks.UnitOf[K.Head];
       if (K.Attention &&
@@ -677,7 +799,7 @@ private:
       const double Fwd = forwardSeconds(K);
       U.Forward += Fwd;
       const double Bwd = kernelBackward(K);
-      if (Flash && O.Cp > 1)
+      if (Flash && O.Cp > 1 && O.CpComm == ContextExchange::Ring)
         addContextExchange(ringOf(K, Fwd, Bwd), U);
       const TpRole Role = Blocks.Tp[Head];
       if (Role == TpRole::Column || Role == TpRole::Row) {
@@ -693,6 +815,11 @@ private:
       U.Backward += Bwd;
       if (Flash)
         U.Saved += logSumExpBytes(K) * activationScale(Head);
+    }
+    if (O.Cp > 1 && O.CpComm == ContextExchange::AllToAll) {
+      const std::vector<ContextAllToAllTerms> T = headExchanges();
+      for (unsigned I = 0; I < Blocks.numUnits(); ++I)
+        addHeadExchange(T[I], Blocks.isBlock(I), Units[I]);
     }
     // Tensor-parallel communication per micro-batch.
     if (O.Tp > 1)
@@ -1235,7 +1362,16 @@ void applyInputRate(TrainReport &R, const TrainOptions &O,
 llvm::Error contextParallelNeedsFlashAttention(unsigned Cp) {
   return fail(llvm::formatv("--cp {0}: context parallelism runs ring "
                             "attention in FlashAttention-style kernels "
-                            "(Transformer Engine's); add --flash-attention",
+                            "(Transformer Engine's); add --flash-attention, "
+                            "or exchange heads instead with --cp-comm a2a",
+                            Cp));
+}
+
+llvm::Error headExchangeNeedsAttention(unsigned Cp) {
+  return fail(llvm::formatv("--cp {0} --cp-comm a2a: the model has no "
+                            "attention core (a softmax between two products "
+                            "of activations) to exchange heads around; use "
+                            "--cp 1",
                             Cp));
 }
 

@@ -72,6 +72,12 @@ enum class Partition : uint8_t { Balanced, Even };
 /// GPipe (Huang et al. 2019) runs all forwards, then all backwards: the
 /// same bubble as 1F1B, every micro-batch's activations in flight.
 enum class PipelineSchedule : uint8_t { OneFOneB, GPipe };
+/// How context-parallel ranks exchange a sequence's attention inputs
+/// (Megatron-Core's --cp-comm-type): Ring passes keys and values round the
+/// ranks ("p2p", Transformer Engine's ring attention); AllToAll trades
+/// tokens for heads before the attention core and back after it ("a2a",
+/// DeepSpeed-Ulysses).
+enum class ContextExchange : uint8_t { Ring, AllToAll };
 const char *name(Recompute R);
 
 /// One GPU type's share of an uneven data split (data parallelism across
@@ -96,7 +102,14 @@ struct TrainOptions {
   /// tensor, context, data, pipeline (Megatron-Core's order); the gradients
   /// are reduced, and ZeRO shards, over the Dp x Cp ranks of a
   /// data-parallel group with its context ranks. Needs FlashAttention.
+  /// Under ContextExchange::AllToAll (DeepSpeed-Ulysses, Jacobs et al.
+  /// 2023) the attention core instead takes all S tokens of 1 / Cp of the
+  /// heads: Q, K and V are exchanged all-to-all before it and its output
+  /// after it (their gradients the other way in backward), on the
+  /// critical path; it needs the heads, not 2 Cp chunks, to divide, and
+  /// no FlashAttention.
   unsigned Cp = 1;
+  ContextExchange CpComm = ContextExchange::Ring;
   bool SequenceParallel = false;
   int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
   int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
@@ -325,9 +338,10 @@ struct UnitCost {
   /// Under TpCommOverlap: exchange time hidden behind those GEMMs; TpComm
   /// and TpForward keep what stays exposed.
   double TpOverlapped = 0;
-  /// Context parallelism's ring exchanges of keys and values (and their
-  /// gradients): exposed in all (recomputation's included), exposed in the
-  /// forward, and hidden behind the attention.
+  /// Context parallelism's exchanges (the ring's keys and values, or the
+  /// all-to-alls around the attention core, and their gradients): exposed
+  /// in all (recomputation's included), exposed in the forward, and hidden
+  /// behind the attention (the ring only).
   double CpComm = 0, CpForward = 0, CpOverlapped = 0;
   double Params = 0;       ///< On one device (after tensor parallelism).
   double ParamTensors = 0; ///< The tensors those parameters are in.
@@ -385,7 +399,7 @@ public:
   }
 
   using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
-                             uint8_t, uint8_t, bool, unsigned>;
+                             uint8_t, uint8_t, bool, unsigned, uint8_t>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);
@@ -406,6 +420,9 @@ void applyInputRate(TrainReport &R, const TrainOptions &O,
 /// The error for context parallelism without FlashAttention (the step and
 /// the planner refuse it alike).
 llvm::Error contextParallelNeedsFlashAttention(unsigned Cp);
+/// The error of --cp with --cp-comm a2a on a model without an attention
+/// core.
+llvm::Error headExchangeNeedsAttention(unsigned Cp);
 
 /// Predicts one step from an analysis (the graph it was made from must
 /// still exist).

@@ -213,7 +213,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                                     : Tr.tpCommOverlap) = *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression" ||
-                   K == "comm_protocol") {
+                   K == "comm_protocol" || K == "cp_comm") {
           if (!(S = Str()))
             return Fail("'train." + K.str() + "' must be a string");
           (K == "recompute"          ? Tr.recompute
@@ -221,14 +221,16 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
            : K == "optimizer"        ? Tr.optimizer
            : K == "partition"        ? Tr.partition
            : K == "grad_compression" ? Tr.gradCompression
+           : K == "cp_comm"          ? Tr.cpComm
                                      : Tr.commProtocol) = *S;
         } else {
-          return Fail("unknown key 'train." + K.str() +
-                      "': use dp, tp, pp, vp, cp, sp, tp_comm_overlap, "
-                      "micro_batch, "
-                      "global_batch, recompute, dtype, optimizer, "
-                      "partition, grad_compression, comm_protocol, zero, "
-                      "input_rate, flash_attention");
+          return Fail(
+              "unknown key 'train." + K.str() +
+              "': use dp, tp, pp, vp, cp, cp_comm, sp, tp_comm_overlap, "
+              "micro_batch, "
+              "global_batch, recompute, dtype, optimizer, "
+              "partition, grad_compression, comm_protocol, zero, "
+              "input_rate, flash_attention");
         }
       }
       J.Predict.train = Tr;

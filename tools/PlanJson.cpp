@@ -171,6 +171,18 @@ public:
         return std::move(E);
       O.Cp = unsigned(Cp);
     }
+    // Optional: plans written before it have none (the ring, or what the
+    // command line gave).
+    if (const llvm::json::Value *Comm = P.get("cp_comm")) {
+      const llvm::Optional<llvm::StringRef> S = Comm->getAsString();
+      if (!S)
+        return fail("cp_comm", "is not a string");
+      const llvm::Optional<ContextExchange> E = contextExchangeNamed(*S);
+      if (!E)
+        return fail("cp_comm",
+                    "is " + quoted(*S) + ": use " + ContextExchangeChoices);
+      O.CpComm = *E;
+    }
 
     llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
     if (!Recomp)

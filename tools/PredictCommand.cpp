@@ -161,6 +161,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "sequence split over N GPUs with ring attention (Megatron-Core "
                "with Transformer Engine, --context-parallel-size there)"),
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<std::string> CpCommOpt(
+      "cp-comm",
+      cl::desc("With --cp: how context ranks exchange the attention's inputs "
+               "(Megatron-Core's --cp-comm-type): p2p passes keys and values "
+               "round a ring, overlapped with the attention (needs "
+               "--flash-attention); a2a trades tokens for heads before and "
+               "after the attention core (DeepSpeed-Ulysses; the heads must "
+               "split). Default: a2a with --framework deepspeed, else p2p"),
+      cl::value_desc("p2p|a2a"), cl::cat(TrainCategory));
   cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Vp("vp",
@@ -404,6 +413,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!Schedule)
       return fail(unknownName("--schedule", ScheduleOpt, ScheduleChoices));
     TrainOpts.Schedule = *Schedule;
+    TrainOpts.CpComm = defaultContextExchange(*TargetFramework);
+    if (CpCommOpt.getNumOccurrences()) {
+      const llvm::Optional<ContextExchange> Exchange =
+          contextExchangeNamed(CpCommOpt);
+      if (!Exchange)
+        return fail(
+            unknownName("--cp-comm", CpCommOpt, ContextExchangeChoices));
+      TrainOpts.CpComm = *Exchange;
+    }
     if (llvm::Error E = parseGradCompression(
             GradCompression, "--grad-compression", TrainOpts.GradCompression))
       return fail(std::move(E));
@@ -449,13 +467,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   } else if (Plan || !StrategyPath.empty()) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
-             Cp.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
+             Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
+             GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
-    return fail("training options (--dp, --pp, --cp, --global-batch, "
-                "--micro-batch, --recompute, --zero, --input-rate) need "
-                "--train");
+    return fail(
+        "training options (--dp, --pp, --cp, --cp-comm, --global-batch, "
+        "--micro-batch, --recompute, --zero, --input-rate) need "
+        "--train");
   } else if (Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
     if (Tp == 0)

@@ -47,6 +47,7 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("dp", int64_t(O.Dp));
   J.attribute("tp", int64_t(O.Tp));
   J.attribute("cp", int64_t(O.Cp));
+  J.attribute("cp_comm", name(O.CpComm));
   J.attribute("pp", int64_t(O.Pp));
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);

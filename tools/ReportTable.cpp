@@ -189,15 +189,17 @@ void writeReportTable(const Report &R, const TableOptions &Options,
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;
     const TrainReport &T = *R.Train;
-    OS << fmt::format("\ntraining  dp {} x tp {}{} x pp {}{}{} on {} x {}, "
-                      "global batch {} = {} micro-batch{} of {}\n",
-                      O.Dp, O.Tp, O.Cp > 1 ? fmt::format(" x cp {}", O.Cp) : "",
-                      O.Pp, O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
-                      O.SequenceParallel
-                          ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")
-                          : "",
-                      T.Devices, T.Device, T.GlobalBatch, T.MicroBatches,
-                      T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
+    OS << fmt::format(
+        "\ntraining  dp {} x tp {}{} x pp {}{}{} on {} x {}, "
+        "global batch {} = {} micro-batch{} of {}\n",
+        O.Dp, O.Tp,
+        O.Cp > 1 ? fmt::format(" x cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
+        O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
+        O.SequenceParallel
+            ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")
+            : "",
+        T.Devices, T.Device, T.GlobalBatch, T.MicroBatches,
+        T.MicroBatches == 1 ? "" : "es", O.MicroBatch);
     OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
                       "recompute {}; {} block{}{}\n",
                       ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
@@ -336,8 +338,9 @@ void writeReportTable(const Report &R, const TableOptions &Options,
       return fmt::format(
           "dp {} tp {}{} pp {} vp {} mb {}{} recompute {} zero "
           "{}{}: {}, {}",
-          O.Dp, O.Tp, O.Cp > 1 ? fmt::format(" cp {}", O.Cp) : "", O.Pp, O.Vp,
-          O.MicroBatch,
+          O.Dp, O.Tp,
+          O.Cp > 1 ? fmt::format(" cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
+          O.Vp, O.MicroBatch,
           O.SequenceParallel ? (O.TpCommOverlap ? " sp+overlap" : " sp") : "",
           name(O.Recomp), O.Zero, Stages, formatSeconds(C.StepSeconds),
           formatBytes(C.PeakBytes));

@@ -77,6 +77,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.vp = V.cast<unsigned>();
         else if (Key == "cp")
           TO.cp = V.cast<unsigned>();
+        else if (Key == "cp_comm")
+          TO.cpComm = V.cast<std::string>();
         else if (Key == "sp")
           TO.sp = V.cast<bool>();
         else if (Key == "tp_comm_overlap")
@@ -103,7 +105,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.flashAttention = V.cast<bool>();
         else
           throw py::value_error("unknown train option '" + Key +
-                                "': use dp, tp, pp, vp, cp, sp, "
+                                "': use dp, tp, pp, vp, cp, cp_comm, sp, "
                                 "tp_comm_overlap, global_batch, "
                                 "recompute, dtype, optimizer, partition, "
                                 "grad_compression, comm_protocol, zero, "
@@ -286,6 +288,8 @@ PlanOptions planOptions(py::dict Options) {
       O.tp = V.cast<unsigned>();
     else if (Key == "cp")
       O.cp = V.cast<unsigned>();
+    else if (Key == "cp_comm")
+      O.cpComm = V.cast<std::string>();
     else if (Key == "pp")
       O.pp = V.cast<unsigned>();
     else if (Key == "vp")
@@ -320,7 +324,8 @@ PlanOptions planOptions(py::dict Options) {
       throw py::value_error(
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
-          "cross_node_tp, dp, tp, cp, pp, vp, zero, sp, tp_comm_overlap, "
+          "cross_node_tp, dp, tp, cp, cp_comm, pp, vp, zero, sp, "
+          "tp_comm_overlap, "
           "flash_attention, "
           "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "

@@ -198,9 +198,12 @@ private:
 /// The micro-batch is the model's batch().
 struct TrainOptions {
   unsigned dp = 1, tp = 1, pp = 1, vp = 1;
-  /// As --cp (needs flashAttention): each sequence split over cp GPUs
-  /// with ring attention; devices are dp x tp x cp x pp.
+  /// As --cp: each sequence split over cp GPUs; devices are dp x tp x cp
+  /// x pp.
   unsigned cp = 1;
+  /// As --cp-comm: p2p (ring attention; needs flashAttention) or a2a
+  /// (DeepSpeed-Ulysses' all-to-all of heads).
+  std::string cpComm = "p2p";
   bool sp = false;
   /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
   /// overlapped with their GEMMs, as Megatron-Core with userbuffers.
@@ -405,8 +408,12 @@ struct PlanOptions {
   /// micro-batch size the planner considers (1, 2, 4, 8).
   std::optional<unsigned> dp, tp, pp, vp, zero;
   /// Context parallelism, as --cp with --plan: searched (powers of two up
-  /// to 32) where flashAttention is on, unless pinned here.
+  /// to 32) where flashAttention is on or cpComm is a2a, unless pinned
+  /// here.
   std::optional<unsigned> cp;
+  /// As --cp-comm: p2p or a2a; unset: the framework's (a2a for deepspeed,
+  /// else p2p).
+  std::optional<std::string> cpComm;
   std::optional<bool> sp;
   std::optional<int64_t> microBatch;
   std::optional<std::string> recompute; ///< none, selective, full

@@ -922,6 +922,32 @@ perfc_expect_error(cp_sequence_chunks
 perfc_expect_error(cp_without_train
   "training options \\(--dp, --pp, --cp, "
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --cp 2)
+# The all-to-all exchange (DeepSpeed-Ulysses; --framework deepspeed's
+# default), with or without FlashAttention.
+add_test(NAME cli.train_context_parallel_a2a_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --cp 2 --cp-comm a2a --dp 4 --global-batch 8 --format json --ops 0 --explain)
+set_tests_properties(cli.train_context_parallel_a2a_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"cp\": 2,[ \n]+\"cp_comm\": \"a2a\",.*\"cp_comm_s\": [0-9.e-]*[1-9].*cp 2 \\(all-to-all\\), stage 0, per micro-batch and attention: Q 196.6 KB, K and V 393.2 KB, the output 196.6 KB")
+add_test(NAME cli.train_context_parallel_deepspeed
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --cp 4 --framework deepspeed --global-batch 8)
+set_tests_properties(cli.train_context_parallel_deepspeed PROPERTIES PASS_REGULAR_EXPRESSION
+  "training  dp 1 x tp 1 x cp 4 \\(a2a\\) x pp 1 on 4 x a100")
+add_test(NAME cli.plan_context_parallel_deepspeed
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --cp 2 --framework deepspeed --plan --global-batch 8 --format json --ops 0)
+set_tests_properties(cli.plan_context_parallel_deepspeed PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"plan\": {[ \n]+\"dp\": [0-9]+,[ \n]+\"tp\": [0-9]+,[ \n]+\"cp\": 2,[ \n]+\"cp_comm\": \"a2a\"")
+perfc_expect_error(cp_comm_unknown
+  "unknown --cp-comm 'ring': use p2p or a2a"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --cp-comm ring)
+perfc_expect_error(cp_a2a_heads
+  "--cp 8 --cp-comm a2a: attention '/h.0/attn/Softmax' has 12 heads per tensor-parallel rank, which do not split over 8 ranks"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 8 --cp-comm a2a --global-batch 8)
+perfc_expect_error(cp_ring_deepspeed
+  "--framework deepspeed does not run pp 1, vp 1, cp 2, ZeRO 0: DeepSpeed splits sequences with Ulysses' all-to-all of heads, not a ring of keys and values: --cp-comm a2a"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --cp-comm p2p --flash-attention --framework deepspeed --global-batch 2)
 # --plan with --cp pins the degree (and searches it with --flash-attention).
 add_test(NAME cli.plan_context_parallel
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100

@@ -218,6 +218,11 @@ def test_plan_is_the_clis_plan():
     c = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
                             "flash_attention": True, "cp": 2})
     assert c["cp"] == 2 and c["dp"] * c["tp"] * c["pp"] * 2 == dgx.devices
+    assert c["cp_comm"] == "p2p"
+    # DeepSpeed's all-to-all by default there, FlashAttention or not.
+    d = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
+                            "framework": "deepspeed", "cp": 2})
+    assert d["cp"] == 2 and d["cp_comm"] == "a2a"
     assert p["optimal"] is True
     assert p["predicted"]["step_time_s"] > 0
     assert len(p["stages"]) == p["pp"] * p["vp"] or len(p["stages"]) == p["pp"]
@@ -360,6 +365,15 @@ def test_training_json_explains_its_communication():
     assert cp["step"]["cp_overlapped_s"] + cp["step"]["cp_comm_s"] > 0
     with pytest.raises(perfc.Error, match="add --flash-attention"):
         perfc.predict(m, dgx, train={"cp": 2, "global_batch": 2})
+    # The all-to-all (as --cp-comm a2a): no FlashAttention, all exposed.
+    a2a = json.loads(perfc.predict_json(
+        m, dgx, train={"cp": 2, "cp_comm": "a2a", "dp": 4,
+                       "global_batch": 8}))
+    assert a2a["strategy"]["cp_comm"] == "a2a"
+    assert a2a["step"]["cp_comm_s"] > 0
+    assert a2a["step"]["cp_overlapped_s"] == 0
+    with pytest.raises(perfc.Error, match="unknown cp comm 'ring'"):
+        perfc.predict(m, dgx, train={"cp": 2, "cp_comm": "ring"})
 
 
 def test_plan_errors():

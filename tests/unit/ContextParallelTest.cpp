@@ -140,6 +140,118 @@ TEST_SUITE("training.context_parallel") {
     CHECK(Rc.peak().ForwardSeconds >= R1.peak().ForwardSeconds / 2 * 0.999);
   }
 
+  TEST_CASE("the all-to-all exchanges each attention's Q, K, V and output, "
+            "their gradients in backward, on the critical path") {
+    const frontend::ImportedModel Llama =
+        generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
+    constexpr double Bf16 = 2, Heads = 8;
+    // Without FlashAttention too: Ulysses runs any attention.
+    for (const bool Flash : {true, false}) {
+      CAPTURE(Flash);
+      const TrainingAnalysis A(Llama.Graph, false, Flash);
+      for (unsigned Cp : {2u, 4u, 8u}) {
+        CAPTURE(Cp);
+        TrainOptions O = bf16(1, Cp);
+        O.FlashAttention = Flash;
+        O.CpComm = ContextExchange::AllToAll;
+        const TrainReport R = predictOk(A, C, O);
+        // By hand: a rank's S / cp tokens of Q and the output (8 heads),
+        // of K and V (2 key/value heads, as sent: before the expansion),
+        // each in an all-to-all of its own over the context ranks.
+        auto G = cost::groupOf(C, Cp, 1);
+        REQUIRE(bool(G));
+        const double Tokens = double(Seq) / Cp;
+        const auto A2a = [&](double Bytes) {
+          return cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, *G);
+        };
+        const double Forward = 2 * A2a(Tokens * Heads * HeadDim * Bf16) +
+                               2 * A2a(Tokens * KvHeads * HeadDim * Bf16);
+        CHECK(R.CpCommSeconds ==
+              doctest::Approx(double(R.MicroBatches) * Layers * 2 * Forward)
+                  .epsilon(1e-9));
+        CHECK(R.CpOverlappedSeconds == 0);
+        CHECK(R.ExposedCommSeconds ==
+              doctest::Approx(R.TpCommSeconds + R.CpCommSeconds + R.P2pSeconds +
+                              R.DpExposedSeconds)
+                  .epsilon(1e-12));
+        // Full recomputation exchanges the forward's again.
+        O.Recomp = Recompute::Full;
+        const TrainReport Full = predictOk(A, C, O);
+        CHECK(Full.CpCommSeconds ==
+              doctest::Approx(double(R.MicroBatches) * Layers * 3 * Forward)
+                  .epsilon(1e-9));
+      }
+    }
+    // The same memory as the ring: a rank holds S / cp tokens everywhere
+    // but in the attention core, where it holds 1 / cp of the heads.
+    const TrainingAnalysis A(Llama.Graph, false, true);
+    TrainOptions Ring = bf16(1, 2), Heads2 = bf16(1, 2);
+    Heads2.CpComm = ContextExchange::AllToAll;
+    Heads2.Explain = true;
+    const TrainReport Rr = predictOk(A, C, Ring), Rh = predictOk(A, C, Heads2);
+    CHECK(Rh.peak().ActivationsBytes ==
+          doctest::Approx(Rr.peak().ActivationsBytes).epsilon(1e-12));
+    CHECK(Rh.ModelFlops == Rr.ModelFlops);
+    const auto Line = llvm::find_if(Rh.CommExplain, [](const std::string &L) {
+      return L.rfind("cp 2 (all-to-all), stage 0, ", 0) == 0;
+    });
+    REQUIRE(Line != Rh.CommExplain.end());
+    // 256 tokens x 8 heads x 32 x 2 B; K and V 2 x 256 x 2 x 32 x 2 B.
+    CHECK(Line->find("Q 131.1 KB, K and V 65.54 KB, the output 131.1 KB") !=
+          std::string::npos);
+    CHECK(Line->find("direct all-to-all, 2 ranks on 1 node") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("the all-to-all needs tokens and heads that split") {
+    const frontend::ImportedModel Llama =
+        generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
+    const TrainingAnalysis A(Llama.Graph, false, false);
+    // 6 heads (of 32) and 2 key/value heads.
+    const frontend::ImportedModel Six =
+        generatedLlama(Layers, 192, 6, KvHeads, Seq, 128);
+    const TrainingAnalysis A6(Six.Graph, false, false);
+    auto ErrorOf = [&](unsigned Tp, unsigned Cp) {
+      TrainOptions O = bf16(1, Cp);
+      O.Tp = Tp;
+      O.FlashAttention = false;
+      O.CpComm = ContextExchange::AllToAll;
+      auto R = predictTraining(A6, C, O);
+      REQUIRE_FALSE(bool(R));
+      return llvm::toString(R.takeError());
+    };
+    // 6 heads over tp 2: 3 a rank, which 2 context ranks cannot share.
+    const std::string Heads = ErrorOf(2, 2);
+    CHECK(Heads.find("--cp 2 --cp-comm a2a: attention '") == 0);
+    CHECK(Heads.find("has 3 heads per tensor-parallel rank, which do not "
+                     "split over 2 ranks (the all-to-all trades tokens for "
+                     "heads); use a cp that divides 3, or --cp-comm p2p") !=
+          std::string::npos);
+    // 512 tokens over 3 ranks.
+    CHECK(ErrorOf(1, 3).find("has 512 tokens, which do not split over 3 "
+                             "ranks; use a cp that divides 512") !=
+          std::string::npos);
+    // 8 heads, tp 2 x cp 4: 4 heads a rank, 1 each.
+    TrainOptions Fits = bf16(1, 4);
+    Fits.Tp = 2;
+    Fits.FlashAttention = false;
+    Fits.CpComm = ContextExchange::AllToAll;
+    CHECK(bool(predictTraining(A, C, Fits)));
+    // A model without attention has nothing to exchange heads around.
+    TwoBlocks Mlp;
+    TrainOptions O = bf16(1, 2);
+    O.FlashAttention = false;
+    O.CpComm = ContextExchange::AllToAll;
+    auto R = predictTraining(Mlp.B.G, C, O);
+    REQUIRE_FALSE(bool(R));
+    CHECK(llvm::toString(R.takeError()) ==
+          "--cp 2 --cp-comm a2a: the model has no attention core (a softmax "
+          "between two products of activations) to exchange heads around; "
+          "use --cp 1");
+  }
+
   TEST_CASE("context parallelism's errors say what to give") {
     const frontend::ImportedModel Llama =
         generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
@@ -154,7 +266,7 @@ TEST_SUITE("training.context_parallel") {
     CHECK(ErrorOf(Plain, bf16(1, 2)) ==
           "--cp 2: context parallelism runs ring attention in "
           "FlashAttention-style kernels (Transformer Engine's); add "
-          "--flash-attention");
+          "--flash-attention, or exchange heads instead with --cp-comm a2a");
     const std::string Chunks = ErrorOf(Flash, bf16(1, 3));
     CHECK(Chunks.find("--cp 3: the sequence (512 keys in attention '") == 0);
     CHECK(Chunks.find("must cut into 2 x cp = 6 equal chunks "

@@ -139,6 +139,16 @@ TEST_CASE("plan JSON: each field is checked and named by its JSON path") {
         "p.json: 'plan.cp' is 0, below its minimum 1");
   CHECK(planError(WithCp("true")) ==
         "p.json: 'plan.cp' is missing or not an integer");
+  // cp_comm likewise: p2p or a2a where given.
+  auto WithComm = [](llvm::StringRef Value) {
+    std::string S = Valid;
+    return "{\"plan\": " +
+           S.replace(S.size() - 1, 1, ", \"cp_comm\": " + Value.str() + "}") +
+           "}";
+  };
+  CHECK(planError(WithComm("2")) == "p.json: 'plan.cp_comm' is not a string");
+  CHECK(planError(WithComm("\"ring\"")) ==
+        "p.json: 'plan.cp_comm' is 'ring': use p2p or a2a");
   CHECK(planError(With("recompute", "\"some\"")) ==
         "p.json: 'plan.recompute' is 'some': use none, selective or full");
   // A control character from the file is escaped: the error stays one line.
@@ -247,7 +257,8 @@ TEST_CASE("plan JSON: stages claiming huge degrees cost memory by the file") {
         "[first, last] layer ranges");
 }
 
-TEST_CASE("plan JSON: cp is read where given, 1 where not") {
+TEST_CASE("plan JSON: cp and cp_comm are read where given, 1 and the "
+          "caller's exchange where not") {
   const std::string Path = PERFC_SOURCE_DIR
       "/tools/fuzz/seeds/plan_json/gpt_1b_tp2_pp4_overlap.json";
   auto Old = readPlanJson(Path, TrainOptions());
@@ -258,6 +269,17 @@ TEST_CASE("plan JSON: cp is read where given, 1 where not") {
   auto Cp = parsePlanJson("{\"plan\": " + Text + "}", "p.json", TrainOptions());
   REQUIRE_MESSAGE(bool(Cp), llvm::toString(Cp.takeError()));
   CHECK(Cp->Options.Cp == 2);
+  CHECK(Cp->Options.CpComm == ContextExchange::Ring);
+  // cp_comm where given; where not, what the command line gave.
+  TrainOptions FromCli;
+  FromCli.CpComm = ContextExchange::AllToAll;
+  auto Kept = parsePlanJson("{\"plan\": " + Text + "}", "p.json", FromCli);
+  REQUIRE_MESSAGE(bool(Kept), llvm::toString(Kept.takeError()));
+  CHECK(Kept->Options.CpComm == ContextExchange::AllToAll);
+  Text.replace(Text.size() - 1, 1, ", \"cp_comm\": \"p2p\"}");
+  auto Given = parsePlanJson("{\"plan\": " + Text + "}", "p.json", FromCli);
+  REQUIRE_MESSAGE(bool(Given), llvm::toString(Given.takeError()));
+  CHECK(Given->Options.CpComm == ContextExchange::Ring);
 }
 
 TEST_CASE("plan JSON: tp_comm_overlap as perfc writes it") {

@@ -336,7 +336,29 @@ TEST_SUITE("planner") {
     CHECK(llvm::toString(Refused.takeError()) ==
           "--cp 2: context parallelism runs ring attention in "
           "FlashAttention-style kernels (Transformer Engine's); add "
-          "--flash-attention");
+          "--flash-attention, or exchange heads instead with --cp-comm a2a");
+    // The all-to-all needs no FlashAttention: searched then, in degrees
+    // that divide the 16 heads, and the same optimum either way.
+    Q.Fixed.Cp.reset();
+    Q.Base.CpComm = ContextExchange::AllToAll;
+    auto Heads = planTraining(Q);
+    REQUIRE_MESSAGE(bool(Heads), llvm::toString(Heads.takeError()));
+    CHECK(llvm::any_of(
+        Heads->Top, [](const PlanCandidate &X) { return X.Options.Cp > 1; }));
+    for (const PlanCandidate &X : Heads->Top)
+      CHECK(X.Options.CpComm == ContextExchange::AllToAll);
+    Q.Planner = PlannerKind::Exhaustive;
+    Q.TopK = 1;
+    auto HeadsEx = planTraining(Q);
+    REQUIRE_MESSAGE(bool(HeadsEx), llvm::toString(HeadsEx.takeError()));
+    CHECK(HeadsEx->Report.StepSeconds ==
+          doctest::Approx(Heads->Report.StepSeconds));
+    Q.Fixed.Cp = 4;
+    auto HeadsPinned = planTraining(Q);
+    REQUIRE_MESSAGE(bool(HeadsPinned), llvm::toString(HeadsPinned.takeError()));
+    CHECK(HeadsPinned->Options.Cp == 4);
+    CHECK(HeadsPinned->Report.CpCommSeconds > 0);
+    CHECK(HeadsPinned->Report.CpOverlappedSeconds == 0);
   }
 
   TEST_CASE("--framework: only strategies the framework runs") {
@@ -393,14 +415,22 @@ TEST_SUITE("planner") {
           "--framework megatron does not run pp 1, vp 1, ZeRO 3: Megatron-LM's "
           "distributed optimizer shards optimizer states only: --zero 0 or 1 "
           "(or --framework any)");
-    // Context parallelism: Megatron-Core's ring, not DeepSpeed's Ulysses.
+    // Context parallelism: Megatron-Core runs the ring and the all-to-all,
+    // DeepSpeed only Ulysses' all-to-all (its default).
     O.Zero = 1;
     O.Cp = 2;
     CHECK(frameworkRefusal(Framework::Megatron, O) == nullptr);
     CHECK(llvm::toString(checkFramework(Framework::DeepSpeed, O)) ==
           "--framework deepspeed does not run pp 1, vp 1, cp 2, ZeRO 1: "
           "DeepSpeed splits sequences with Ulysses' all-to-all of heads, not "
-          "a ring of keys and values: --cp 1 (or --framework any)");
+          "a ring of keys and values: --cp-comm a2a (or --framework any)");
+    O.CpComm = ContextExchange::AllToAll;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, O) == nullptr);
+    CHECK(frameworkRefusal(Framework::Megatron, O) == nullptr);
+    CHECK(defaultContextExchange(Framework::DeepSpeed) ==
+          ContextExchange::AllToAll);
+    CHECK(defaultContextExchange(Framework::Megatron) == ContextExchange::Ring);
+    CHECK(defaultContextExchange(Framework::Any) == ContextExchange::Ring);
     CHECK(frameworkNamed("deepspeed") == Framework::DeepSpeed);
     CHECK_FALSE(frameworkNamed("pytorch"));
     // A pinned choice the framework refuses fails before the search.

@@ -129,8 +129,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
   O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
-  // Context parallelism where the analysis has FlashAttention.
-  O.Cp = A.FlashAttention && Size % 5 == 1 ? 2 : 1;
+  // Context parallelism: the ring where the analysis has FlashAttention,
+  // the all-to-all of heads with or without it.
+  O.Cp = (A.FlashAttention && Size % 5 == 1) || Size % 23 == 4 ? 2 : 1;
+  if (Size % 23 == 4)
+    O.CpComm = perfc::ContextExchange::AllToAll;
   // fp32, bf16 mixed precision, or FP8 (Transformer Engine's recipe).
   const perfc::ir::DType Types[] = {
       perfc::ir::DType::F32, perfc::ir::DType::BF16, perfc::ir::DType::F8E4M3};
