@@ -219,17 +219,17 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
         "memory level an op's bytes fit, else main memory):\n";
   for (size_t I = 0; I < NumOpClasses; ++I) {
     const ClassEfficiency &E = D.Efficiencies[I];
-    OS << llvm::formatv("    {0,-14} {1} / {2}{3}\n",
+    OS << llvm::formatv("    {0,-15} {1} / {2}{3}\n",
                         opClassKey(static_cast<OpClass>(I)),
                         curveText(E.Compute, Quantity::Work),
                         curveText(E.Memory, Quantity::Capacity),
                         E.Explicit ? "" : "  (default)");
     if (E.VectorCompute)
-      OS << llvm::formatv("    {0,-14} {1} on the vector units\n", "",
+      OS << llvm::formatv("    {0,-15} {1} on the vector units\n", "",
                           curveText(*E.VectorCompute, Quantity::Work));
   }
   if (D.DepthwiseConv) {
-    OS << llvm::formatv("    {0,-14} {1} / {2}", "depthwise_conv",
+    OS << llvm::formatv("    {0,-15} {1} / {2}", "depthwise_conv",
                         curveText(D.DepthwiseConv->Compute, Quantity::Work),
                         curveText(D.DepthwiseConv->Memory, Quantity::Capacity));
     if (D.DepthwiseSecondsPerOutput > 0)
@@ -239,7 +239,7 @@ void perfc::hw::printDevice(const Device &D, llvm::raw_ostream &OS) {
   }
   if (D.FusedAttention)
     OS << llvm::formatv(
-        "    {0,-14} {1} / {2}\n", "fused_attention",
+        "    {0,-15} {1} / {2}\n", "fused_attention",
         curveText(D.FusedAttention->Compute, Quantity::Work),
         curveText(D.FusedAttention->Memory, Quantity::Capacity));
   if (D.WinogradTile > 0)

@@ -170,7 +170,7 @@ perfc_expect_error(hw_show_unknown "unknown hardware 'nosuch'" hw show nosuch)
 add_test(NAME cli.hw_show_depthwise_floor
          COMMAND $<TARGET_FILE:perfc> hw show zen5-2vcpu)
 set_tests_properties(cli.hw_show_depthwise_floor PROPERTIES
-  PASS_REGULAR_EXPRESSION "depthwise_conv \\[8 MFLOP: 0.11, 15 MFLOP: 0.35\\] / 0.8 / 138.3 ps per output.*\\[4\\] depthwise time_per_output 0.1383 ns")
+  PASS_REGULAR_EXPRESSION "depthwise_conv  \\[8 MFLOP: 0.11, 15 MFLOP: 0.35\\] / 0.8 / 138.3 ps per output.*\\[4\\] depthwise time_per_output 0.1383 ns")
 # The V100's GEMM curves, tensor and CUDA cores apart, each cited.
 add_test(NAME cli.hw_show_vector_compute
          COMMAND $<TARGET_FILE:perfc> hw show v100-sxm2-32gb)

@@ -545,6 +545,13 @@ TEST_SUITE("hwdb.loader") {
                  "efficiency 'fused_attention'");
     CHECK_STARTS(errorOf(With("fused_attention: {compute: 1.5}")),
                  "test.yaml:12:32: ");
+    // `hw show` lines its value up with the classes' (the longest key).
+    std::string Shown;
+    llvm::raw_string_ostream OS(Shown);
+    printDevice(D, OS);
+    CHECK(OS.str().find("\n    gemm            ") != std::string::npos);
+    CHECK(OS.str().find("\n    fused_attention [1 GFLOP: 0.2, 1 TFLOP: "
+                        "0.4] / ") != std::string::npos);
   }
 
   TEST_CASE("data_movement: time_per_strided_element is a positive time") {
