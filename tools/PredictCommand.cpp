@@ -157,9 +157,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Cp(
       "cp",
-      cl::desc("With --train --flash-attention: context-parallel degree, each "
-               "sequence split over N GPUs with ring attention (Megatron-Core "
-               "with Transformer Engine, --context-parallel-size there)"),
+      cl::desc("With --train: context-parallel degree, each sequence split "
+               "over N GPUs (Megatron-Core's --context-parallel-size): ring "
+               "attention with --flash-attention, or all-to-all with "
+               "--cp-comm a2a"),
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<std::string> CpCommOpt(
       "cp-comm",
@@ -290,9 +291,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   cl::opt<std::string> FrameworkOpt(
       "framework",
       cl::desc("With --train: only strategies this framework runs (megatron: "
-               "ZeRO 0-1; deepspeed: ZeRO 0-1 with pp > 1, no vp; fsdp: ZeRO "
-               "0, 2 or 3); --plan searches them, a given strategy is "
-               "checked"),
+               "ZeRO 0-1; deepspeed: ZeRO 0-1 with pp > 1, no vp, cp by "
+               "all-to-all; fsdp: ZeRO 0, 2 or 3); --plan searches them, a "
+               "given strategy is checked"),
       cl::init("any"), cl::value_desc("any|megatron|deepspeed|fsdp"),
       cl::cat(TrainCategory));
   cl::opt<std::string> StrategyPath(
