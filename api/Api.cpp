@@ -311,6 +311,17 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError(std::move(E));
     Cluster = &*Relaunched;
   }
+  if (Options.memoryReserveBytes) {
+    if (!Cluster)
+      throwError("memoryReserveBytes needs hardware");
+    if (!Relaunched)
+      Relaunched = *Cluster;
+    if (llvm::Error E =
+            hw::reserveMemory(*Relaunched, *Options.memoryReserveBytes,
+                              "memoryReserveBytes (memory_reserve_bytes)"))
+      throwError(std::move(E));
+    Cluster = &*Relaunched;
+  }
   if (Cluster)
     PO.Device = &Cluster->primaryDevice();
   if (Options.train && !Cluster)
@@ -405,6 +416,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
             ? llvm::Optional<double>(*Options.launchOverheadSeconds)
             : llvm::None,
         PO);
+    if (Options.memoryReserveBytes)
+      R.Hardware->MemoryReserveBytes = *Options.memoryReserveBytes;
     if (!PO.NodeNames && llvm::any_of(R.Nodes, [](const NodeReport &N) {
           return N.Time && N.Time->Unsupported;
         }))

@@ -49,7 +49,17 @@ llvm::Expected<frontend::ImportedModel> reimport(const Model::Impl &MI,
 
 Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   const Model::Impl &MI = M.impl();
-  const hw::Cluster &Cluster = Hw.impl().Cluster;
+  // The runtime's reserve: the plan's own copy of the devices (the handle
+  // stays immutable and shared).
+  llvm::Optional<hw::Cluster> Reserved;
+  if (Options.memoryReserveBytes) {
+    Reserved = Hw.impl().Cluster;
+    if (llvm::Error E =
+            hw::reserveMemory(*Reserved, *Options.memoryReserveBytes,
+                              "memoryReserveBytes (memory_reserve_bytes)"))
+      throwError(std::move(E));
+  }
+  const hw::Cluster &Cluster = Reserved ? *Reserved : Hw.impl().Cluster;
   const std::string &Where = MI.Info.Path.empty() ? MI.Info.Name : MI.Info.Path;
   if (Options.globalBatch <= 0)
     throwError("plan needs globalBatch (samples per step)");
@@ -78,6 +88,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   PO.computeType = Options.computeType;
   PO.fusion = Options.fusion;
   PO.timings = Options.timings;
+  PO.memoryReserveBytes = Options.memoryReserveBytes;
   Report R = makePrediction(M, &Hw, PO, /*Explain=*/true, /*ForStep=*/true)->R;
 
   TrainOptions Base;

@@ -1,7 +1,10 @@
 //===- Cluster.cpp - Links and clusters of devices ------------------------===//
 #include "hwdb/Cluster.h"
 
+#include "hwdb/Units.h"
+
 #include <cassert>
+#include <cmath>
 #include <memory>
 
 using namespace perfc;
@@ -62,6 +65,33 @@ llvm::Error perfc::hw::setLaunchOverhead(Cluster &C, double Seconds,
     for (NodeDevice &ND : G.Devices) {
       auto Copy = std::make_shared<Device>(*ND.Dev);
       Copy->LaunchOverheadSeconds = Seconds;
+      ND.Dev = std::move(Copy);
+    }
+  return llvm::Error::success();
+}
+
+llvm::Error perfc::hw::reserveMemory(Cluster &C, double Bytes,
+                                     llvm::StringRef What) {
+  if (!(Bytes >= 0 && std::isfinite(Bytes)))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   What + " must be a size of 0 or more");
+  for (const NodeGroup &G : C.Groups)
+    for (const NodeDevice &ND : G.Devices) {
+      const double Have =
+          ND.Dev->Memory.empty() ? 0 : ND.Dev->mainMemory().CapacityBytes;
+      if (Have > 0 && Bytes >= Have)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            What + " leaves nothing of " + ND.Dev->Name + "'s " +
+                formatQuantity(Have, Quantity::Capacity) +
+                ": reserve less than that");
+    }
+  for (NodeGroup &G : C.Groups)
+    for (NodeDevice &ND : G.Devices) {
+      if (ND.Dev->Memory.empty() || ND.Dev->mainMemory().CapacityBytes <= 0)
+        continue;
+      auto Copy = std::make_shared<Device>(*ND.Dev);
+      Copy->Memory.front().CapacityBytes -= Bytes;
       ND.Dev = std::move(Copy);
     }
   return llvm::Error::success();

@@ -98,6 +98,14 @@ struct Cluster {
 /// [0, 1): else an error naming What, and C is unchanged.
 llvm::Error setLaunchOverhead(Cluster &C, double Seconds, llvm::StringRef What);
 
+/// Takes Bytes from every device's main memory, on copies of the shared
+/// devices: what the runtime keeps for itself (the CUDA context, NCCL's
+/// buffers, the caching allocator's fragmentation), so that predictions
+/// and plans fit what is left for tensors. Bytes must be finite, not
+/// negative, and less than every device's memory that has a size: else an
+/// error naming What and the device, and C is unchanged.
+llvm::Error reserveMemory(Cluster &C, double Bytes, llvm::StringRef What);
+
 } // namespace perfc::hw
 
 #endif // PERFC_HWDB_CLUSTER_H

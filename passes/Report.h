@@ -108,6 +108,9 @@ struct HardwareInfo {
   std::string ComputeType; ///< --compute-type, or "" for the model's own.
   /// --launch-overhead: the per-kernel cost that replaced the description's.
   llvm::Optional<double> LaunchOverheadSeconds;
+  /// --memory-reserve: bytes taken from each device's memory for the
+  /// runtime (the capacities reported are what is left).
+  llvm::Optional<double> MemoryReserveBytes;
   /// The type tensors were stored in (--storage-type, or mixed-precision
   /// training's), "" for the model's own.
   std::string StorageType;

@@ -8,6 +8,7 @@
 //    "conv_layout": "nchw", "fusion": true,
 //    "allow_unknown_shapes": false, "launch_overhead_s": 1e-6, "tp": 4,
 //    "comm_protocol": "auto", "flash_attention": false,
+//    "memory_reserve_bytes": 4e9,
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
@@ -72,11 +73,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
         K != "storage_type" && K != "conv_layout" && K != "tp" &&
-        K != "comm_protocol" && K != "flash_attention")
+        K != "comm_protocol" && K != "flash_attention" &&
+        K != "memory_reserve_bytes")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, comm_protocol, flash_attention");
+                  "launch_overhead_s, tp, comm_protocol, flash_attention, "
+                  "memory_reserve_bytes");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -138,6 +141,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!L)
       return Fail("'launch_overhead_s' must be a number of seconds");
     J.Predict.launchOverheadSeconds = *L;
+  }
+  if (O->get("memory_reserve_bytes")) {
+    // Its range is checked where it is applied (hw::reserveMemory).
+    auto B = O->getNumber("memory_reserve_bytes");
+    if (!B)
+      return Fail("'memory_reserve_bytes' must be a number of bytes");
+    J.Predict.memoryReserveBytes = *B;
   }
   if (O->get("tp")) {
     // Tensor-parallel inference (--tp); the library checks the rest.

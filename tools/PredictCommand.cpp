@@ -128,6 +128,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "device's launch_overhead, e.g. '1 us' for CUDA graphs or "
                "TensorRT's asynchronous enqueue"),
       cl::value_desc("TIME"), cl::cat(Category));
+  cl::opt<std::string> MemoryReserve(
+      "memory-reserve",
+      cl::desc("With --hw: memory each device keeps for the runtime (CUDA "
+               "context, NCCL buffers, allocator fragmentation), taken from "
+               "its capacity before anything is fitted, e.g. '4 GiB'"),
+      cl::value_desc("SIZE"), cl::cat(Category));
   cl::opt<bool> NoFusion(
       "no-fusion",
       cl::desc("Time every node as its own kernel (no epilogue or "
@@ -533,6 +539,31 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail(std::move(E));
     LaunchSeconds = M->Value;
   }
+  llvm::Optional<double> ReserveBytes;
+  if (MemoryReserve.getNumOccurrences()) {
+    if (!Cluster)
+      return fail("--memory-reserve needs --hw (it is taken from the "
+                  "devices' memory)");
+    // A size with its unit; 0 (no reserve) too, which sizes elsewhere in
+    // perfc may not be.
+    const auto [Number, Unit] =
+        llvm::StringRef(MemoryReserve).trim().split(' ');
+    double Zero = -1;
+    const bool IsZero = llvm::to_float(Number, Zero) && Zero == 0;
+    auto M = hw::parseQuantity(IsZero ? ("1 " + Unit.trim()).str()
+                                      : MemoryReserve.getValue(),
+                               hw::Quantity::Capacity);
+    if (!M && !(IsZero && Unit.trim().empty()))
+      return fail("--memory-reserve '" + MemoryReserve +
+                  "': " + llvm::toString(M.takeError()));
+    if (!M)
+      llvm::consumeError(M.takeError());
+    const double Bytes = IsZero ? 0 : M->Value;
+    if (llvm::Error E = hw::reserveMemory(
+            *Cluster, Bytes, "--memory-reserve '" + MemoryReserve + "'"))
+      return fail(std::move(E));
+    ReserveBytes = Bytes;
+  }
 
   auto Model = frontend::importOnnxFile(ModelPath, Import);
   if (!Model)
@@ -604,6 +635,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     const hw::Device &D = Cluster->primaryDevice();
     R.Hardware = describeHardware(Hw, D, Cluster->Name, ComputeTypeShown,
                                   LaunchSeconds, Options);
+    R.Hardware->MemoryReserveBytes = ReserveBytes;
     if (llvm::Error E = checkRunnable(R, D, ModelPath, ComputeChoice))
       return fail(std::move(E));
   }

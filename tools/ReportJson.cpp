@@ -253,6 +253,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("compute_type", R.Hardware->ComputeType);
         if (R.Hardware->LaunchOverheadSeconds)
           J.attribute("launch_overhead_s", *R.Hardware->LaunchOverheadSeconds);
+        if (R.Hardware->MemoryReserveBytes)
+          J.attribute("memory_reserve_bytes",
+                      count(*R.Hardware->MemoryReserveBytes));
         if (!R.Hardware->StorageType.empty())
           J.attribute("storage_type", R.Hardware->StorageType);
         if (!R.Hardware->ConvLayout.empty())

@@ -43,6 +43,8 @@ struct PredictKwargs {
   unsigned Tp = 1;                   ///< Tensor-parallel inference (as --tp).
   bool FlashAttention = false;       ///< Inference (as --flash-attention).
   std::string CommProtocol = "auto"; ///< Tp's exchanges (--comm-protocol).
+  /// Bytes each device keeps for the runtime (--memory-reserve); None: 0.
+  py::object MemoryReserve = py::none();
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -61,6 +63,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.fusion = Fusion;
   if (!LaunchOverhead.is_none())
     O.launchOverheadSeconds = LaunchOverhead.cast<double>();
+  if (!Extra.MemoryReserve.is_none())
+    O.memoryReserveBytes = Extra.MemoryReserve.cast<double>();
   if (!Train.is_none() &&
       !(py::isinstance<py::bool_>(Train) && !Train.cast<bool>())) {
     TrainOptions TO;
@@ -290,6 +294,8 @@ PlanOptions planOptions(py::dict Options) {
       O.cp = V.cast<unsigned>();
     else if (Key == "cp_comm")
       O.cpComm = V.cast<std::string>();
+    else if (Key == "memory_reserve_bytes")
+      O.memoryReserveBytes = V.cast<double>();
     else if (Key == "pp")
       O.pp = V.cast<unsigned>();
     else if (Key == "vp")
@@ -329,7 +335,7 @@ PlanOptions planOptions(py::dict Options) {
           "flash_attention, "
           "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
-          "compute_type, fusion, timings");
+          "compute_type, fusion, timings, memory_reserve_bytes");
   }
   return O;
 }
@@ -475,12 +481,14 @@ PYBIND11_MODULE(perfc, m) {
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
-         bool Place, unsigned Tp, bool Flash, const std::string &Protocol) {
+         bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
+         py::object Reserve) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H,
-                           predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout, Place,
-                                           false, Tp, Flash, Protocol}));
+        Prediction P =
+            run(M, H,
+                predictOptions(ComputeType, Fusion, Train, Launch,
+                               {StorageType, ConvLayout, Place, false, Tp,
+                                Flash, Protocol, Reserve}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -490,6 +498,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("tp") = 1, py::arg("flash_attention") = false,
       py::arg("comm_protocol") = "auto",
+      py::arg("memory_reserve_bytes") = py::none(),
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -502,7 +511,8 @@ PYBIND11_MODULE(perfc, m) {
       "comm_protocol: its exchanges' protocol (as --comm-protocol). "
       "flash_attention: attention as FlashAttention runs it, the blocks "
       "above a causal mask's diagonal skipped (as --flash-attention; with "
-      "train, its flash_attention key). Returns a "
+      "train, its flash_attention key). memory_reserve_bytes: memory each "
+      "device keeps for the runtime (as --memory-reserve). Returns a "
       "dict: totals, latency_s, train, memory, tensor_parallel, placement, "
       "ops (unless ops=False), warnings.");
   m.def(
@@ -511,12 +521,13 @@ PYBIND11_MODULE(perfc, m) {
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, bool Timings, unsigned Tp, bool Flash,
-         const std::string &Protocol) {
+         const std::string &Protocol, py::object Reserve) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H,
-                           predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout, Place,
-                                           Timings, Tp, Flash, Protocol}));
+        Prediction P =
+            run(M, H,
+                predictOptions(ComputeType, Fusion, Train, Launch,
+                               {StorageType, ConvLayout, Place, Timings, Tp,
+                                Flash, Protocol, Reserve}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -527,10 +538,11 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("timings") = false, py::arg("tp") = 1,
       py::arg("flash_attention") = false, py::arg("comm_protocol") = "auto",
+      py::arg("memory_reserve_bytes") = py::none(),
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
-      "--comm-protocol.");
+      "--comm-protocol; memory_reserve_bytes: as --memory-reserve.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

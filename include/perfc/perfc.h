@@ -241,6 +241,9 @@ struct PredictOptions {
   /// --launch-overhead: seconds per kernel launch replacing every device's
   /// (CUDA graphs, TensorRT); unset keeps the descriptions'.
   std::optional<double> launchOverheadSeconds;
+  /// As --memory-reserve: bytes each device keeps for the runtime, taken
+  /// from its memory before anything is fitted; unset: none.
+  std::optional<double> memoryReserveBytes;
   /// Set: predict a training step (needs hardware).
   std::optional<TrainOptions> train;
   /// As --place: each inference kernel on the processor of the hardware's
@@ -425,6 +428,9 @@ struct PlanOptions {
   std::string commProtocol = "auto"; ///< as TrainOptions
   /// As TrainOptions, for the strategies with sp.
   bool tpCommOverlap = false;
+  /// As --memory-reserve: bytes each device keeps for the runtime; plans
+  /// fit what is left. Unset: none.
+  std::optional<double> memoryReserveBytes;
   /// As --flash-attention with --plan: the attention core as FlashAttention
   /// trains it, in every candidate (and context parallelism searched).
   bool flashAttention = false;

@@ -791,6 +791,32 @@ perfc_expect_error(launch_overhead_range
   "--launch-overhead '2 s' must be from 0 to 1 second"
   ${ZOO}/resnet18.onnx --hw t4 --launch-overhead "2 s")
 
+# --memory-reserve takes the runtime's share from every device's memory
+# before anything is fitted: named in the hardware section, the capacity
+# what is left; a step that fitted does not, a plan fits what is left.
+add_test(NAME cli.memory_reserve_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --memory-reserve "4 GiB" --format json)
+set_tests_properties(cli.memory_reserve_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"hardware\": {[^}]*\"memory_reserve_bytes\": 4294967296[^}]*}.*\"capacity_bytes\": 81604378624,")
+add_test(NAME cli.memory_reserve_train
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw t4
+                 --train --micro-batch 8 --dtype fp16 --memory-reserve "14 GiB")
+set_tests_properties(cli.memory_reserve_train PROPERTIES PASS_REGULAR_EXPRESSION
+  "memory    2.437 GB of 2.147 GB per device -- DOES NOT FIT")
+perfc_expect_error(memory_reserve_plan
+  "gpt2_small.onnx: no strategy fits in 1.2 GiB per device: the smallest needs 1.9 GiB"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw t4 --train --dtype fp16 --plan
+  --global-batch 8 --memory-reserve "14.8 GiB")
+perfc_expect_error(memory_reserve_needs_hw
+  "--memory-reserve needs --hw" ${ZOO}/resnet18.onnx --memory-reserve "1 GiB")
+perfc_expect_error(memory_reserve_too_large
+  "--memory-reserve '17 GiB' leaves nothing of t4's 16 GiB: reserve less than that"
+  ${ZOO}/resnet18.onnx --hw t4 --memory-reserve "17 GiB")
+perfc_expect_error(memory_reserve_unit
+  "--memory-reserve '2 GB/s': 'GB/s' is a unit of bandwidth, but a capacity is expected here"
+  ${ZOO}/resnet18.onnx --hw t4 --memory-reserve "2 GB/s")
+
 # --framework: the plan is one the framework runs (DeepSpeed: no ZeRO 2 or 3
 # with pp > 1, no vp), the search says which, and a given strategy it
 # refuses is an error naming the rule.

@@ -223,6 +223,13 @@ def test_plan_is_the_clis_plan():
     d = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
                             "framework": "deepspeed", "cp": 2})
     assert d["cp"] == 2 and d["cp_comm"] == "a2a"
+    # A plan fits what the runtime's reserve leaves.
+    r = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
+                            "memory_reserve_bytes": 70 * 2 ** 30},
+                   report=True)
+    assert r["hardware"]["memory_reserve_bytes"] == 70 * 2 ** 30
+    assert r["memory"]["peak_bytes"] <= r["memory"]["capacity_bytes"]
+    assert r["memory"]["capacity_bytes"] == 10 * 2 ** 30
     assert p["optimal"] is True
     assert p["predicted"]["step_time_s"] > 0
     assert len(p["stages"]) == p["pp"] * p["vp"] or len(p["stages"]) == p["pp"]
@@ -374,6 +381,15 @@ def test_training_json_explains_its_communication():
     assert a2a["step"]["cp_overlapped_s"] == 0
     with pytest.raises(perfc.Error, match="unknown cp comm 'ring'"):
         perfc.predict(m, dgx, train={"cp": 2, "cp_comm": "ring"})
+    # The runtime's reserve (as --memory-reserve): taken from the capacity.
+    full = json.loads(perfc.predict_json(m, dgx, train={"global_batch": 1}))
+    kept = json.loads(perfc.predict_json(
+        m, dgx, train={"global_batch": 1}, memory_reserve_bytes=2 ** 32))
+    assert kept["hardware"]["memory_reserve_bytes"] == 2 ** 32
+    assert (kept["memory"]["capacity_bytes"]
+            == full["memory"]["capacity_bytes"] - 2 ** 32)
+    with pytest.raises(perfc.Error, match="leaves nothing of a100-sxm4-80gb"):
+        perfc.predict(m, dgx, memory_reserve_bytes=1e12)
 
 
 def test_plan_errors():

@@ -894,4 +894,36 @@ TEST_SUITE("hwdb.bundled") {
                  "hwdb/links/nvlink3.yaml describes a link");
   }
 
+  TEST_CASE("reserveMemory takes the runtime's share from every device's "
+            "memory, on copies") {
+    auto Orin = loadHardware("jetson-agx-orin");
+    REQUIRE_MESSAGE(bool(Orin), llvm::toString(Orin.takeError()));
+    const Cluster Before = *Orin;
+    Cluster C = *Orin;
+    constexpr double GiB = 1u << 30;
+    REQUIRE(llvm::errorToBool(reserveMemory(C, 2 * GiB, "reserve")) == false);
+    for (size_t G = 0; G < C.Groups.size(); ++G)
+      for (size_t D = 0; D < C.Groups[G].Devices.size(); ++D) {
+        const Device &Was = *Before.Groups[G].Devices[D].Dev;
+        const Device &Now = *C.Groups[G].Devices[D].Dev;
+        CAPTURE(Now.Name);
+        CHECK(Now.mainMemory().CapacityBytes ==
+              Was.mainMemory().CapacityBytes - 2 * GiB);
+        // The shared description is untouched.
+        CHECK(Orin->Groups[G].Devices[D].Dev->mainMemory().CapacityBytes ==
+              Was.mainMemory().CapacityBytes);
+      }
+    // Too much, or not a size: an error naming the device, C unchanged.
+    Cluster Kept = C;
+    const std::string TooMuch = llvm::toString(reserveMemory(Kept, 1e15, "R"));
+    CHECK(TooMuch.find("R leaves nothing of jetson-agx-orin-") == 0);
+    CHECK(TooMuch.find(": reserve less than that") != std::string::npos);
+    CHECK(llvm::toString(reserveMemory(Kept, -1, "R")) ==
+          "R must be a size of 0 or more");
+    CHECK(llvm::toString(reserveMemory(Kept, NAN, "R")) ==
+          "R must be a size of 0 or more");
+    CHECK(Kept.primaryDevice().mainMemory().CapacityBytes ==
+          C.primaryDevice().mainMemory().CapacityBytes);
+  }
+
 } // TEST_SUITE
