@@ -145,6 +145,8 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     F.Tp = *Options.tp;
   if (Options.cp)
     F.Cp = *Options.cp;
+  if (Options.cpComm)
+    F.CpComm = TrainOpts.CpComm;
   if (Options.pp)
     F.Pp = *Options.pp;
   if (Options.vp)

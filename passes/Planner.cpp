@@ -136,10 +136,22 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   const bool HasTp = (*FirstA)->Blocks.HasTensorParallelPattern;
   // Context parallelism runs ring attention in FlashAttention's kernels, or
   // exchanges heads around any attention core (all-to-all): a dimension of
-  // the search only where the analyses allow it.
-  const bool HeadExchange = R.Base.CpComm == ContextExchange::AllToAll;
-  const bool CanCp = (*FirstA)->HasAttentionCore &&
-                     ((*FirstA)->FlashAttention || HeadExchange);
+  // the search only where the analyses allow it, in the exchanges they
+  // allow (PlanFixed::CpComm).
+  const bool Flash = (*FirstA)->FlashAttention;
+  std::vector<ContextExchange> Exchanges;
+  if (F.CpComm)
+    Exchanges = {*F.CpComm};
+  else if (Flash)
+    Exchanges = {ContextExchange::Ring, ContextExchange::AllToAll};
+  else
+    Exchanges = {R.Base.CpComm};
+  llvm::erase_if(Exchanges, [&](ContextExchange E) {
+    return E == ContextExchange::Ring && !Flash;
+  });
+  const bool HeadExchange =
+      llvm::is_contained(Exchanges, ContextExchange::AllToAll);
+  const bool CanCp = (*FirstA)->HasAttentionCore && !Exchanges.empty();
   // A degree given as the base strategy's counts as pinned.
   const llvm::Optional<unsigned> PinCp =
       F.Cp
@@ -231,7 +243,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Pinned.Vp = F.Vp.getValueOr(1);
     Pinned.Zero = F.Zero.getValueOr(0);
     Pinned.Cp = PinCp.getValueOr(1);
-    Pinned.CpComm = R.Base.CpComm;
+    Pinned.CpComm =
+        F.CpComm ? *F.CpComm : defaultContextExchange(R.TargetFramework);
     if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
       return std::move(E);
   }
@@ -384,7 +397,14 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.Cp = Cp;
             O.Pp = Pp;
             O.Vp = Vp;
-            AddRest(O, {});
+            if (Cp == 1) {
+              AddRest(O, {});
+              continue;
+            }
+            for (ContextExchange E : Exchanges) {
+              O.CpComm = E;
+              AddRest(O, {});
+            }
           }
         }
   };

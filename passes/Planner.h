@@ -67,6 +67,12 @@ struct PlanFixed {
   /// Context parallelism (searched where the analyses have FlashAttention;
   /// 1 otherwise).
   llvm::Optional<unsigned> Cp;
+  /// How context ranks exchange (--cp-comm). Unpinned, the planner tries
+  /// the ring and the all-to-all where FlashAttention runs, and without it
+  /// the all-to-all where the base strategy's exchange is that (DeepSpeed's
+  /// default; Transformer Engine's context parallelism needs fused
+  /// attention).
+  llvm::Optional<ContextExchange> CpComm;
   llvm::Optional<bool> Sp;
   llvm::Optional<int64_t> MicroBatch;
   llvm::Optional<Recompute> Recomp;

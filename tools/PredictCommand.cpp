@@ -692,6 +692,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       F.Tp = Tp;
     if (Cp.getNumOccurrences())
       F.Cp = Cp;
+    if (CpCommOpt.getNumOccurrences())
+      F.CpComm = TrainOpts.CpComm;
     if (Pp.getNumOccurrences())
       F.Pp = Pp;
     if (Vp.getNumOccurrences())

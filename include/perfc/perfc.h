@@ -414,8 +414,8 @@ struct PlanOptions {
   /// to 32) where flashAttention is on or cpComm is a2a, unless pinned
   /// here.
   std::optional<unsigned> cp;
-  /// As --cp-comm: p2p or a2a; unset: the framework's (a2a for deepspeed,
-  /// else p2p).
+  /// As --cp-comm with --plan: p2p or a2a, pinned; unset: searched (both
+  /// with flashAttention; without it the all-to-all under deepspeed).
   std::optional<std::string> cpComm;
   std::optional<bool> sp;
   std::optional<int64_t> microBatch;

@@ -218,7 +218,12 @@ def test_plan_is_the_clis_plan():
     c = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
                             "flash_attention": True, "cp": 2})
     assert c["cp"] == 2 and c["dp"] * c["tp"] * c["pp"] * 2 == dgx.devices
-    assert c["cp_comm"] == "p2p"
+    # The exchange is searched too (FlashAttention runs both), or kept.
+    assert c["cp_comm"] in ("p2p", "a2a")
+    k = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
+                            "flash_attention": True, "cp": 2,
+                            "cp_comm": "p2p"})
+    assert k["cp"] == 2 and k["cp_comm"] == "p2p"
     # DeepSpeed's all-to-all by default there, FlashAttention or not.
     d = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16",
                             "framework": "deepspeed", "cp": 2})

@@ -311,6 +311,19 @@ TEST_SUITE("planner") {
       CHECK(uint64_t(P.Options.Dp) * P.Options.Tp * P.Options.Cp *
                 P.Options.Pp ==
             8);
+    // Both exchanges, FlashAttention running either; pinned, one.
+    for (ContextExchange E : {ContextExchange::Ring, ContextExchange::AllToAll})
+      CHECK(llvm::any_of(Z3->Top, [&](const PlanCandidate &P) {
+        return P.Options.Cp > 1 && P.Options.CpComm == E;
+      }));
+    PlanRequest Ring = R;
+    Ring.Fixed.CpComm = ContextExchange::Ring;
+    auto Rings = planTraining(Ring);
+    REQUIRE_MESSAGE(bool(Rings), llvm::toString(Rings.takeError()));
+    CHECK(llvm::all_of(Rings->Top, [](const PlanCandidate &P) {
+      return P.Options.Cp == 1 || P.Options.CpComm == ContextExchange::Ring;
+    }));
+    CHECK(Rings->Top.size() < Z3->Top.size());
     R.Planner = PlannerKind::Exhaustive;
     R.TopK = 1;
     auto Ex = planTraining(R);
