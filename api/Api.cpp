@@ -245,6 +245,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
     throwError("dp, tp, pp, vp and cp must be at least 1");
   O.SequenceParallel = T.sp;
   O.TpCommOverlap = T.tpCommOverlap;
+  O.OverlapParamGather = T.overlapParamGather;
   O.MicroBatch = MicroBatch;
   O.GlobalBatch = T.globalBatch;
   O.Zero = T.zero;

@@ -100,6 +100,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.gradCompression = Options.gradCompression;
   Base.commProtocol = Options.commProtocol;
   Base.tpCommOverlap = Options.tpCommOverlap;
+  Base.overlapParamGather = Options.overlapParamGather;
   Base.flashAttention = Options.flashAttention;
   Base.cpComm =
       Options.cpComm.value_or(perfc::name(defaultContextExchange(*Framework)));
@@ -218,6 +219,7 @@ TrainOptions Plan::strategy() const {
   T.cpComm = perfc::name(O.CpComm);
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
+  T.overlapParamGather = O.OverlapParamGather;
   T.globalBatch = O.GlobalBatch;
   T.recompute = name(O.Recomp);
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();

@@ -95,6 +95,66 @@ OverlapTime perfc::cost::overlapGradientExchange(
   return R;
 }
 
+OverlapTime
+perfc::cost::overlapParameterGather(llvm::ArrayRef<LayerBackward> Layers,
+                                    double BucketBytes, const CommGroup &G,
+                                    CommAlgorithm A) {
+  // The buckets, as overlapGradientExchange fills them: each with its
+  // layers' forward time.
+  struct Bucket {
+    BucketTime T;
+    double Forward = 0;
+  };
+  std::vector<Bucket> Buckets;
+  bool Open = false;
+  double Leading = 0; // forward of layers before the first parameter
+  for (size_t I = 0; I < Layers.size(); ++I) {
+    const double Seconds = nonNegative(Layers[I].Seconds);
+    const double Bytes = nonNegative(Layers[I].GradientBytes);
+    if (Bytes > 0 && !Open) {
+      Buckets.push_back(Bucket());
+      Buckets.back().T.FirstLayer = I;
+      Open = true;
+    }
+    if (Buckets.empty()) {
+      Leading += Seconds;
+      continue;
+    }
+    Bucket &B = Buckets.back();
+    B.Forward += Seconds;
+    if (Bytes == 0)
+      continue;
+    B.T.LastLayer = I;
+    B.T.Bytes += Bytes;
+    if (!(B.T.Bytes < BucketBytes))
+      Open = false;
+  }
+  OverlapTime R;
+  double Compute = Leading; // the forward's clock
+  double Waited = 0;
+  double StreamEnd = 0;
+  double Dispatch = 0; // when the next bucket's gather is asked for
+  for (Bucket &B : Buckets) {
+    B.T.WireBytes = B.T.Bytes;
+    B.T.ReadySeconds = Dispatch;
+    B.T.StartSeconds = std::max(Dispatch, StreamEnd);
+    const double T = collectiveSeconds(Collective::AllGather, B.T.Bytes, G, A);
+    B.T.EndSeconds = B.T.StartSeconds + T;
+    StreamEnd = B.T.EndSeconds;
+    R.CommSeconds += T;
+    // The bucket's forward starts when its parameters are gathered; its
+    // pre-hook then dispatches the next bucket's gather.
+    const double Start = std::max(Compute, B.T.EndSeconds);
+    Waited += Start - Compute;
+    Dispatch = Start;
+    Compute = Start + B.Forward;
+    R.Buckets.push_back(B.T);
+  }
+  R.ComputeSeconds = Compute - Waited;
+  R.ExposedSeconds = Waited;
+  return R;
+}
+
 std::string perfc::cost::explain(const OverlapTime &T, double BucketBytes,
                                  const Compression &C, Collective K) {
   using hw::Quantity;

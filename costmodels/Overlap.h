@@ -114,6 +114,22 @@ OverlapTime overlapGradientExchange(llvm::ArrayRef<LayerBackward> Layers,
                                     const Compression &C, CommAlgorithm A,
                                     Collective K);
 
+/// The updated parameters' all-gather of a sharded optimizer, overlapped
+/// with the next step's first forward, as Megatron-Core runs it under
+/// --overlap-param-gather (distributed/param_and_grad_buffer.py): Layers in
+/// forward order (Seconds their forward, GradientBytes their parameters'
+/// bytes) fill buckets of BucketBytes as the gradients' buckets are filled;
+/// the first bucket's all-gather starts when the optimizer step ends and is
+/// waited for; each bucket's forward pre-hook waits for its own all-gather
+/// and dispatches the next bucket's, so a gather starts when the previous
+/// bucket's forward starts (and the previous gather has ended: one
+/// stream). ComputeSeconds is the forward's compute, ExposedSeconds the
+/// time the forward waits, CommSeconds the gathers' sum; a bucket's
+/// ReadySeconds is when its dispatch was asked for.
+OverlapTime overlapParameterGather(llvm::ArrayRef<LayerBackward> Layers,
+                                   double BucketBytes, const CommGroup &G,
+                                   CommAlgorithm A = CommAlgorithm::Auto);
+
 } // namespace perfc::cost
 
 #endif // PERFC_COSTMODELS_OVERLAP_H

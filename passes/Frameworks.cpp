@@ -47,6 +47,10 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
     if (O.Vp > 1)
       return "DeepSpeed's pipeline engine runs plain 1F1B, not the "
              "interleaved schedule: --vp 1";
+    if (O.OverlapParamGather)
+      return "DeepSpeed's ZeRO 1 and 2 all-gather the updated parameters "
+             "inside the optimizer step, not during the next forward: drop "
+             "--overlap-param-gather";
     if (O.Cp > 1 && O.CpComm == ContextExchange::Ring)
       return "DeepSpeed splits sequences with Ulysses' all-to-all of heads, "
              "not a ring of keys and values: --cp-comm a2a";

@@ -429,6 +429,8 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   R.DpScatterSeconds = TR.DpScatterSeconds;
   R.DpScatterExposedSeconds = TR.DpScatterExposedSeconds;
   R.DpGatherSeconds = TR.DpGatherSeconds;
+  R.DpGatherExposedSeconds = TR.DpGatherExposedSeconds;
+  R.DpGatherBuckets = TR.DpGatherBuckets;
   R.OptimizerSeconds = TR.OptimizerSeconds;
   R.TpCommSeconds = M * SS.TpCommSeconds;
   R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;

@@ -245,6 +245,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Pinned.Cp = PinCp.getValueOr(1);
     Pinned.CpComm =
         F.CpComm ? *F.CpComm : defaultContextExchange(R.TargetFramework);
+    Pinned.OverlapParamGather = R.Base.OverlapParamGather;
     if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
       return std::move(E);
   }
@@ -295,6 +296,10 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             // Overlap, where asked, applies to the strategies that have
             // sequence-parallel exchanges to overlap.
             O.TpCommOverlap = R.Base.TpCommOverlap && Sp;
+            // Likewise the parameters' gather, where ZeRO shards the
+            // optimizer and keeps whole parameters.
+            O.OverlapParamGather =
+                R.Base.OverlapParamGather && (Z == 1 || Z == 2);
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself

@@ -170,6 +170,14 @@ private:
       return fail("--tp-comm-overlap overlaps the all-gathers and "
                   "reduce-scatters of sequence parallelism: add --sp (and "
                   "--tp of at least 2)");
+    if (O.OverlapParamGather && O.Zero != 1 && O.Zero != 2)
+      return fail(llvm::formatv(
+          "--overlap-param-gather overlaps the sharded optimizer's "
+          "all-gather of the updated parameters with the next forward, but "
+          "ZeRO {0} has {1}: use --zero 1 or 2",
+          O.Zero,
+          O.Zero == 0 ? "no sharded optimizer"
+                      : "its parameters gathered for every micro-batch"));
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
     // In 64 bits: pp x vp from the user could wrap to 0 in 32.
@@ -1213,21 +1221,39 @@ private:
     double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
     if (O.Zero > 0) {
       R.DpParamBytes = SS.Params * Wbytes;
-      const double Gather = cost::collectiveSeconds(cost::Collective::AllGather,
-                                                    R.DpParamBytes, DpGroup);
+      double Gather = cost::collectiveSeconds(cost::Collective::AllGather,
+                                              R.DpParamBytes, DpGroup);
+      double GatherExposed = Gather;
+      if (O.OverlapParamGather && (O.Zero == 1 || O.Zero == 2)) {
+        // The next step's first forward through the stage, unit by unit,
+        // each waiting for its parameters' bucket.
+        std::vector<cost::LayerBackward> Forward;
+        for (const auto &C : SS.Chunks)
+          for (unsigned U = C.first; U <= C.second; ++U) {
+            const UnitCost &UC = (*Units)[U];
+            Forward.push_back(
+                {UC.Forward + UC.TpForward + UC.CpForward, UC.Params * Wbytes});
+          }
+        const cost::OverlapTime P =
+            cost::overlapParameterGather(Forward, O.BucketBytes, DpGroup);
+        Gather = P.CommSeconds;
+        GatherExposed = P.ExposedSeconds;
+        R.DpGatherBuckets = P.Buckets.size();
+      }
       R.DpScatterSeconds = T.CommSeconds;
       R.DpScatterExposedSeconds = T.ExposedSeconds;
       R.DpGatherSeconds = Gather;
+      R.DpGatherExposedSeconds = GatherExposed;
       const double F = SS.ForwardSeconds, B = SS.BackwardSeconds;
       const auto Over = [](double C, double Hidden) {
         return std::max(0.0, C - Hidden);
       };
       if (O.Zero == 1) {
         Comm = T.CommSeconds + Gather;
-        Exposed = T.ExposedSeconds + Gather;
+        Exposed = T.ExposedSeconds + GatherExposed;
       } else if (O.Zero == 2) {
         Comm = M * T.CommSeconds + Gather;
-        Exposed = M * T.ExposedSeconds + Gather;
+        Exposed = M * T.ExposedSeconds + GatherExposed;
       } else {
         Comm = M * (T.CommSeconds + 2 * Gather);
         Exposed =

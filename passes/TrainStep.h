@@ -146,6 +146,12 @@ struct TrainOptions {
   /// direction only the first chunk (1/Tp) and what outlasts the block's
   /// tensor-parallel GEMMs stay exposed.
   bool TpCommOverlap = false;
+  /// Under ZeRO 1 or 2, the updated parameters' all-gather overlapped with
+  /// the next step's first forward, bucket by bucket, as Megatron-Core's
+  /// distributed optimizer runs it with --overlap-param-gather
+  /// (cost::overlapParameterGather); otherwise it follows the optimizer
+  /// step, exposed.
+  bool OverlapParamGather = false;
   /// Run every op as its own kernel, as an eager framework does (PyTorch
   /// without torch.compile or hand-fused kernels: a convolution, its
   /// BatchNormalization, ReLU and residual Add are four kernels, each
@@ -275,6 +281,11 @@ struct TrainReport {
          DpGatherSeconds = 0;
   /// Of one bucketed reduce-scatter, what outlasts the backward.
   double DpScatterExposedSeconds = 0;
+  /// Of the parameters' all-gather (ZeRO 1, 2), what the step waits for:
+  /// all of it, or under OverlapParamGather what the first forward waits
+  /// for its DpGatherBuckets buckets.
+  double DpGatherExposedSeconds = 0;
+  unsigned DpGatherBuckets = 0;
   /// With TrainOptions::InputSamplesPerSecond: the busiest node's input
   /// pipeline per step, and whether it, not the GPUs, sets StepSeconds.
   double InputSeconds = 0;

@@ -214,13 +214,14 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                         "second");
           Tr.inputRate = *R;
         } else if (K == "sp" || K == "flash_attention" ||
-                   K == "tp_comm_overlap") {
+                   K == "tp_comm_overlap" || K == "overlap_param_gather") {
           auto B = V.getAsBoolean();
           if (!B)
             return Fail("'train." + K.str() + "' must be true or false");
           (K == "sp"                ? Tr.sp
            : K == "flash_attention" ? Tr.flashAttention
-                                    : Tr.tpCommOverlap) = *B;
+           : K == "tp_comm_overlap" ? Tr.tpCommOverlap
+                                    : Tr.overlapParamGather) = *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression" ||
                    K == "comm_protocol" || K == "cp_comm") {
@@ -237,6 +238,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
           return Fail(
               "unknown key 'train." + K.str() +
               "': use dp, tp, pp, vp, cp, cp_comm, sp, tp_comm_overlap, "
+              "overlap_param_gather, "
               "micro_batch, "
               "global_batch, recompute, dtype, optimizer, "
               "partition, grad_compression, comm_protocol, zero, "

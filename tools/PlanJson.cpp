@@ -164,6 +164,13 @@ public:
         return fail("tp_comm_overlap", "is not true/false");
       O.TpCommOverlap = *B;
     }
+    // Optional likewise.
+    if (const llvm::json::Value *Ov = P.get("overlap_param_gather")) {
+      const llvm::Optional<bool> B = Ov->getAsBoolean();
+      if (!B)
+        return fail("overlap_param_gather", "is not true/false");
+      O.OverlapParamGather = *B;
+    }
     // Optional: plans written before it have none (no context split).
     if (P.get("cp")) {
       int64_t Cp = 1;

@@ -193,6 +193,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "Megatron-Core with Transformer Engine's userbuffers does "
                "(--tp-comm-overlap there)"),
       cl::cat(TrainCategory));
+  cl::opt<bool> OverlapParamGather(
+      "overlap-param-gather",
+      cl::desc("With --train --zero 1 or 2: all-gather the updated parameters "
+               "in buckets during the next step's first forward instead of "
+               "after the optimizer, as Megatron-Core's distributed optimizer "
+               "does (--overlap-param-gather there)"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> RecomputeOpt(
       "recompute",
       cl::desc("Activation recomputation: none, selective (the "
@@ -364,6 +371,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (TpCommOverlap && !Train)
     return fail("--tp-comm-overlap overlaps a training step's tensor-parallel "
                 "exchanges: add --train --tp N --sp");
+  if (OverlapParamGather && !Train)
+    return fail("--overlap-param-gather overlaps a training step's parameter "
+                "all-gather: add --train --zero 1 (or 2)");
   if (Sp && !Train && Tp <= 1)
     return fail("--sp splits a training step's activations by sequence: add "
                 "--train --tp N");
@@ -388,6 +398,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
     TrainOpts.TpCommOverlap = TpCommOverlap;
+    TrainOpts.OverlapParamGather = OverlapParamGather;
     TrainOpts.Zero = Zero;
     // int64_t on every branch: a bare 1 made the conditional int and cut
     // the options' values to 32 bits (2^32 became 0).

@@ -52,6 +52,7 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);
   J.attribute("tp_comm_overlap", O.TpCommOverlap);
+  J.attribute("overlap_param_gather", O.OverlapParamGather);
   J.attribute("micro_batch", O.MicroBatch);
 }
 

@@ -61,11 +61,23 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
                     Rs = formatSeconds(T.DpScatterSeconds),
                     RsOut = formatSeconds(T.DpScatterExposedSeconds),
                     Ag = formatSeconds(T.DpGatherSeconds),
+                    AgOut = formatSeconds(T.DpGatherExposedSeconds),
                     Comm = formatSeconds(T.DpCommSeconds),
                     Exposed = formatSeconds(T.DpExposedSeconds),
                     Grads = formatBytes(T.DpWireBytes),
                     Params = formatBytes(T.DpParamBytes);
   const int64_t M = T.MicroBatches;
+  // Where the parameters' all-gather runs: after the optimizer, or in
+  // buckets during the next step's first forward.
+  const std::string Gather =
+      O.OverlapParamGather
+          ? fmt::format("all-gather of {} of parameters in {} bucket{} during "
+                        "the next step's first forward {} ({} waited for)",
+                        Params, T.DpGatherBuckets,
+                        T.DpGatherBuckets == 1 ? "" : "s", Ag, AgOut)
+          : fmt::format("all-gather of {} of parameters after the optimizer "
+                        "{}",
+                        Params, Ag);
   switch (O.Zero) {
   case 0:
     return fmt::format("{}: all-reduce of {} of gradients in buckets as "
@@ -75,17 +87,15 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
   case 1:
     return fmt::format("{}, ZeRO 1: reduce-scatter of {} of gradients in "
                        "buckets during the last backward {} ({} after it) + "
-                       "all-gather of {} of parameters after the optimizer "
                        "{} = {}; exposed {} + {} = {}",
-                       Group, Grads, Rs, RsOut, Params, Ag, Comm, RsOut, Ag,
+                       Group, Grads, Rs, RsOut, Gather, Comm, RsOut, AgOut,
                        Exposed);
   case 2:
     return fmt::format("{}, ZeRO 2: {} x reduce-scatter of {} of gradients "
                        "in buckets, each during its micro-batch's backward {} "
-                       "({} after it) + all-gather of {} of parameters after "
-                       "the optimizer {} = {}; exposed {} x {} + {} = {}",
-                       Group, M, Grads, Rs, RsOut, Params, Ag, Comm, M, RsOut,
-                       Ag, Exposed);
+                       "({} after it) + {} = {}; exposed {} x {} + {} = {}",
+                       Group, M, Grads, Rs, RsOut, Gather, Comm, M, RsOut,
+                       AgOut, Exposed);
   default:
     return fmt::format("{}, ZeRO 3: {} x (reduce-scatter of {} of "
                        "gradients {} + 2 x all-gather of {} of parameters {}) "

@@ -87,6 +87,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.sp = V.cast<bool>();
         else if (Key == "tp_comm_overlap")
           TO.tpCommOverlap = V.cast<bool>();
+        else if (Key == "overlap_param_gather")
+          TO.overlapParamGather = V.cast<bool>();
         else if (Key == "global_batch")
           TO.globalBatch = V.cast<int64_t>();
         else if (Key == "recompute")
@@ -108,12 +110,13 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
         else if (Key == "flash_attention")
           TO.flashAttention = V.cast<bool>();
         else
-          throw py::value_error("unknown train option '" + Key +
-                                "': use dp, tp, pp, vp, cp, cp_comm, sp, "
-                                "tp_comm_overlap, global_batch, "
-                                "recompute, dtype, optimizer, partition, "
-                                "grad_compression, comm_protocol, zero, "
-                                "input_rate, flash_attention");
+          throw py::value_error(
+              "unknown train option '" + Key +
+              "': use dp, tp, pp, vp, cp, cp_comm, sp, "
+              "tp_comm_overlap, overlap_param_gather, global_batch, "
+              "recompute, dtype, optimizer, partition, "
+              "grad_compression, comm_protocol, zero, "
+              "input_rate, flash_attention");
       }
     else if (!py::isinstance<py::bool_>(Train))
       throw py::type_error("train: a dict of options, or True");
@@ -306,6 +309,8 @@ PlanOptions planOptions(py::dict Options) {
       O.sp = V.cast<bool>();
     else if (Key == "tp_comm_overlap")
       O.tpCommOverlap = V.cast<bool>();
+    else if (Key == "overlap_param_gather")
+      O.overlapParamGather = V.cast<bool>();
     else if (Key == "flash_attention")
       O.flashAttention = V.cast<bool>();
     else if (Key == "micro_batch")
@@ -331,7 +336,7 @@ PlanOptions planOptions(py::dict Options) {
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
           "cross_node_tp, dp, tp, cp, cp_comm, pp, vp, zero, sp, "
-          "tp_comm_overlap, "
+          "tp_comm_overlap, overlap_param_gather, "
           "flash_attention, "
           "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "

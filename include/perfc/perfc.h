@@ -208,6 +208,10 @@ struct TrainOptions {
   /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
   /// overlapped with their GEMMs, as Megatron-Core with userbuffers.
   bool tpCommOverlap = false;
+  /// As --overlap-param-gather (needs zero 1 or 2): the parameters'
+  /// all-gather during the next forward, as Megatron-Core's distributed
+  /// optimizer.
+  bool overlapParamGather = false;
   int64_t globalBatch = 0;              ///< 0: micro-batch x dp.
   std::string recompute = "none";       ///< none, selective, full
   std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
@@ -428,6 +432,8 @@ struct PlanOptions {
   std::string commProtocol = "auto"; ///< as TrainOptions
   /// As TrainOptions, for the strategies with sp.
   bool tpCommOverlap = false;
+  /// As TrainOptions, for the strategies with ZeRO 1 or 2.
+  bool overlapParamGather = false;
   /// As --memory-reserve: bytes each device keeps for the runtime; plans
   /// fit what is left. Unset: none.
   std::optional<double> memoryReserveBytes;

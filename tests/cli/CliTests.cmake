@@ -791,6 +791,24 @@ perfc_expect_error(launch_overhead_range
   "--launch-overhead '2 s' must be from 0 to 1 second"
   ${ZOO}/resnet18.onnx --hw t4 --launch-overhead "2 s")
 
+# --overlap-param-gather: ZeRO 1's parameter all-gather in buckets during
+# the next forward (Megatron-Core), named in the strategy and explained.
+add_test(NAME cli.overlap_param_gather_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
+                 --train --dp 8 --zero 1 --overlap-param-gather --global-batch 8
+                 --explain --format json --ops 0)
+set_tests_properties(cli.overlap_param_gather_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"overlap_param_gather\": true,.*all-gather of 497.8 MB of parameters in 14 buckets during the next step's first forward")
+perfc_expect_error(overlap_param_gather_zero
+  "--overlap-param-gather overlaps the sharded optimizer's all-gather of the updated parameters with the next forward, but ZeRO 0 has no sharded optimizer: use --zero 1 or 2"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --dp 8 --overlap-param-gather --global-batch 8)
+perfc_expect_error(overlap_param_gather_deepspeed
+  "DeepSpeed's ZeRO 1 and 2 all-gather the updated parameters inside the optimizer step, not during the next forward: drop --overlap-param-gather"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --dp 8 --zero 1 --overlap-param-gather --framework deepspeed --global-batch 8)
+perfc_expect_error(overlap_param_gather_without_train
+  "--overlap-param-gather overlaps a training step's parameter all-gather: add --train"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --overlap-param-gather)
+
 # --memory-reserve takes the runtime's share from every device's memory
 # before anything is fitted: named in the hardware section, the capacity
 # what is left; a step that fitted does not, a plan fits what is left.

@@ -386,6 +386,13 @@ def test_training_json_explains_its_communication():
     assert a2a["step"]["cp_overlapped_s"] == 0
     with pytest.raises(perfc.Error, match="unknown cp comm 'ring'"):
         perfc.predict(m, dgx, train={"cp": 2, "cp_comm": "ring"})
+    # As --overlap-param-gather: ZeRO 1's gather waited for less.
+    z1 = {"dp": 8, "zero": 1, "global_batch": 8}
+    after = json.loads(perfc.predict_json(m, dgx, train=z1))
+    during = json.loads(perfc.predict_json(
+        m, dgx, train=dict(z1, overlap_param_gather=True)))
+    assert during["strategy"]["overlap_param_gather"] is True
+    assert during["step"]["dp_exposed_s"] < after["step"]["dp_exposed_s"]
     # The runtime's reserve (as --memory-reserve): taken from the capacity.
     full = json.loads(perfc.predict_json(m, dgx, train={"global_batch": 1}))
     kept = json.loads(perfc.predict_json(

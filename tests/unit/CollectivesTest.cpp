@@ -622,6 +622,42 @@ TEST_SUITE("collectives.overlap") {
     CHECK(O.ExposedSeconds == near(5 * ms + Lat));
   }
 
+  TEST_CASE("the parameters' all-gather waits only where the forward "
+            "outruns it") {
+    // Forward order: a layer without parameters, then three of 100 MB,
+    // each its own bucket. The first gather starts as the optimizer ends;
+    // each bucket's forward waits for its own and dispatches the next.
+    const double G =
+        collectiveTime(Collective::AllGather, 100e6, pair()).Seconds;
+    REQUIRE(G > 0.4 * ms);
+    REQUIRE(G < 0.6 * ms);
+    // Forward 1 ms a layer, longer than a gather: only the first waits,
+    // less the leading layer's 0.1 ms that runs meanwhile.
+    const LayerBackward Slow[] = {
+        {0.1 * ms, 0}, {1 * ms, 100e6}, {1 * ms, 100e6}, {1 * ms, 100e6}};
+    const OverlapTime S = overlapParameterGather(Slow, 100e6, pair());
+    REQUIRE(S.Buckets.size() == 3);
+    CHECK(S.CommSeconds == near(3 * G));
+    CHECK(S.ExposedSeconds == near(G - 0.1 * ms));
+    CHECK(S.ComputeSeconds == near(3.1 * ms));
+    // The second gather is asked for when the first bucket's forward
+    // starts (at G), not before.
+    CHECK(S.Buckets[1].ReadySeconds == near(G));
+    CHECK(S.Buckets[1].StartSeconds == near(G));
+    // Forward 0.1 ms a layer, shorter than a gather: each later bucket
+    // waits G - 0.1 ms too (its gather starts as the previous bucket's
+    // forward does).
+    const LayerBackward Fast[] = {
+        {0.1 * ms, 100e6}, {0.1 * ms, 100e6}, {0.1 * ms, 100e6}};
+    const OverlapTime F = overlapParameterGather(Fast, 100e6, pair());
+    CHECK(F.ExposedSeconds == near(G + 2 * (G - 0.1 * ms)));
+    // One bucket for all: its whole gather before any forward.
+    const OverlapTime One = overlapParameterGather(Fast, 1e9, pair());
+    REQUIRE(One.Buckets.size() == 1);
+    CHECK(One.ExposedSeconds ==
+          near(collectiveTime(Collective::AllGather, 300e6, pair()).Seconds));
+  }
+
 } // TEST_SUITE
 
 TEST_SUITE("collectives.published") {

@@ -139,6 +139,12 @@ TEST_CASE("plan JSON: each field is checked and named by its JSON path") {
         "p.json: 'plan.cp' is 0, below its minimum 1");
   CHECK(planError(WithCp("true")) ==
         "p.json: 'plan.cp' is missing or not an integer");
+  // overlap_param_gather likewise: true or false where given.
+  CHECK(planError("{\"plan\": " +
+                  std::string(Valid).replace(std::string(Valid).size() - 1, 1,
+                                             ", \"overlap_param_gather\": 0}") +
+                  "}") ==
+        "p.json: 'plan.overlap_param_gather' is not true/false");
   // cp_comm likewise: p2p or a2a where given.
   auto WithComm = [](llvm::StringRef Value) {
     std::string S = Valid;

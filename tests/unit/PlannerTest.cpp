@@ -446,6 +446,29 @@ TEST_SUITE("planner") {
     CHECK(defaultContextExchange(Framework::Any) == ContextExchange::Ring);
     CHECK(frameworkNamed("deepspeed") == Framework::DeepSpeed);
     CHECK_FALSE(frameworkNamed("pytorch"));
+    // DeepSpeed all-gathers ZeRO 1/2 parameters in its optimizer step.
+    TrainOptions Gather;
+    Gather.Zero = 1;
+    Gather.OverlapParamGather = true;
+    CHECK(frameworkRefusal(Framework::DeepSpeed, Gather) != nullptr);
+    CHECK(frameworkRefusal(Framework::Megatron, Gather) == nullptr);
+    PlanRequest Overlapped = Any;
+    Overlapped.TargetFramework = Framework::DeepSpeed;
+    Overlapped.Base.OverlapParamGather = true;
+    CHECK(planError(Overlapped).find("drop --overlap-param-gather") !=
+          std::string::npos);
+    // Elsewhere the planner keeps it where ZeRO 1 or 2 shards the
+    // optimizer, and only there.
+    Overlapped.TargetFramework = Framework::Any;
+    Overlapped.TopK = 100000;
+    auto Kept = planTraining(Overlapped);
+    REQUIRE_MESSAGE(bool(Kept), llvm::toString(Kept.takeError()));
+    CHECK(llvm::any_of(Kept->Top, [](const PlanCandidate &P) {
+      return P.Options.OverlapParamGather;
+    }));
+    for (const PlanCandidate &P : Kept->Top)
+      CHECK(P.Options.OverlapParamGather ==
+            (P.Options.Zero == 1 || P.Options.Zero == 2));
     // A pinned choice the framework refuses fails before the search.
     PlanRequest Pinned = Any;
     Pinned.TargetFramework = Framework::Fsdp;

@@ -259,6 +259,55 @@ TEST_SUITE("training") {
           doctest::Approx(2 * Largest * 4 * (1 - 1.0 / 8)));
   }
 
+  TEST_CASE("--overlap-param-gather hides the parameters' all-gather behind "
+            "the next forward, bucket by bucket") {
+    const frontend::ImportedModel Gpt = generatedGpt(4, 256, 4, 64, 8);
+    auto Dgx = hw::loadHardware("dgx-a100");
+    REQUIRE(bool(Dgx));
+    TrainingAnalysis A(Gpt.Graph);
+    for (unsigned Zero : {1u, 2u}) {
+      CAPTURE(Zero);
+      TrainOptions O;
+      O.Dp = 8;
+      O.Zero = Zero;
+      O.GlobalBatch = 16;
+      O.BucketBytes = 64 * 1024; // several buckets at this size
+      auto Plain = predictTraining(A, *Dgx, O);
+      REQUIRE_MESSAGE(bool(Plain), llvm::toString(Plain.takeError()));
+      O.OverlapParamGather = true;
+      auto Over = predictTraining(A, *Dgx, O);
+      REQUIRE_MESSAGE(bool(Over), llvm::toString(Over.takeError()));
+      // After the optimizer: all of it waited for, one gather.
+      CHECK(Plain->DpGatherExposedSeconds == Plain->DpGatherSeconds);
+      CHECK(Plain->DpGatherBuckets == 0);
+      // Overlapped: in buckets (each paying its latency), less waited for.
+      CHECK(Over->DpGatherBuckets > 1);
+      CHECK(Over->DpGatherSeconds > Plain->DpGatherSeconds);
+      CHECK(Over->DpGatherExposedSeconds < Plain->DpGatherExposedSeconds);
+      CHECK(Over->DpGatherExposedSeconds > 0); // the first bucket's
+      CHECK(Over->DpExposedSeconds - Plain->DpExposedSeconds ==
+            doctest::Approx(Over->DpGatherExposedSeconds -
+                            Plain->DpGatherExposedSeconds));
+      CHECK(Over->StepSeconds - Plain->StepSeconds ==
+            doctest::Approx(Over->DpExposedSeconds - Plain->DpExposedSeconds));
+      // The reduce-scatters are as before.
+      CHECK(Over->DpScatterSeconds == Plain->DpScatterSeconds);
+    }
+    // Without a sharded optimizer, or with ZeRO 3's per-micro-batch
+    // gathers, there is nothing to overlap so: an error.
+    for (unsigned Zero : {0u, 3u}) {
+      TrainOptions O;
+      O.Dp = 8;
+      O.Zero = Zero;
+      O.OverlapParamGather = true;
+      auto R = predictTraining(A, *Dgx, O);
+      REQUIRE_FALSE(bool(R));
+      CHECK(llvm::StringRef(llvm::toString(R.takeError()))
+                .startswith("--overlap-param-gather overlaps the sharded "
+                            "optimizer's all-gather"));
+    }
+  }
+
   TEST_CASE("--explain gives each exchange with its count and formula") {
     // 2 layers, tp 2: the last stage's block exchanges 2 activations
     // forward and 2 backward, the vocabulary-parallel head 1, each
