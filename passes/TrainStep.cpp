@@ -746,8 +746,9 @@ private:
     U.CpForward += X.ForwardSeconds;
   }
 
-  /// The ring of the first attention of stage St's chunks, explained.
-  std::string explainContextRing(const StageReport &St) const {
+  /// The context exchange (ring or all-to-alls) of the first attention of
+  /// stage St's chunks, explained.
+  std::string explainContextExchange(const StageReport &St) const {
     const auto InStage = [&](unsigned U) {
       return llvm::any_of(St.Chunks,
                           [&](const std::pair<unsigned, unsigned> &C) {
@@ -1124,8 +1125,8 @@ private:
             explainPipelineMessages(MicroBatches, O, Message, *P2pLink));
     }
     if (O.Explain && O.Cp > 1)
-      if (std::string Ring = explainContextRing(SS); !Ring.empty())
-        R.CommExplain.push_back(std::move(Ring));
+      if (std::string Line = explainContextExchange(SS); !Line.empty())
+        R.CommExplain.push_back(std::move(Line));
     if (Dp > 1)
       addDataParallelExchange(R, SS, Wbytes, Gbytes);
     // Optimizer: one elementwise pass over the shard.
