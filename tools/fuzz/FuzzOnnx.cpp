@@ -126,6 +126,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   O.Vp = O.Pp > 1 && Size % 19 == 3 ? 2 : 1; // interleaved 1F1B
   O.Dp = 1u << ((Size / 4) % 2);
   O.Zero = (Size / 8) % 4;
+  // Megatron-Core's overlapped parameter gather, where ZeRO 1 or 2 has one.
+  O.OverlapParamGather = (O.Zero == 1 || O.Zero == 2) && Size % 7 == 3;
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
   O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
