@@ -252,21 +252,63 @@ private:
       if (R < 4)
         continue;
       // The scores are [batch, heads, queries, keys]; a rank's heads are its
-      // tensor-parallel share.
+      // tensor-parallel share. Its key/value heads split too (Transformer
+      // Engine views each of Q, K and V as [..., cp, heads / cp, dim]):
+      // fewer under grouped-query attention, as the projections make them.
       const double Heads = double(Sh[1].Value) * tpScale(N->index());
+      const auto Count = [](double H) {
+        return H == std::floor(H) ? std::to_string(int64_t(H))
+                                  : llvm::formatv("{0:F2}", H).str();
+      };
       if (Sh[1].Value > 0 && std::fmod(Heads, double(O.Cp)) != 0)
         return fail(llvm::formatv(
             "{0} has {1} heads per tensor-parallel rank, which do not split "
             "over {2} ranks (the all-to-all trades tokens for heads); use a cp "
             "that divides {1}, or --cp-comm p2p",
-            Prefix(),
-            Heads == std::floor(Heads) ? std::to_string(int64_t(Heads))
-                                       : llvm::formatv("{0:F2}", Heads).str(),
-            O.Cp));
+            Prefix(), Count(Heads), O.Cp));
+      const double KvHeads = keyValueHeads(*N, Heads);
+      if (KvHeads > 0 && std::fmod(KvHeads, double(O.Cp)) != 0)
+        return fail(llvm::formatv(
+            "{0} has {1} key/value heads per tensor-parallel rank, which do "
+            "not split over {2} ranks (the all-to-all trades tokens for "
+            "heads); use a cp that divides {1}, or --cp-comm p2p",
+            Prefix(), Count(KvHeads), O.Cp));
     }
     if (!Found)
       return headExchangeNeedsAttention(O.Cp);
     return llvm::Error::success();
+  }
+
+  /// The key/value heads of the attention whose scores softmax S
+  /// normalises, [batch, heads, queries, keys] with Heads heads per rank:
+  /// Heads x (K's elements x queries) / (Q's x keys), K and Q the operands
+  /// of the product making the scores as the projections made them (before
+  /// a grouped-query expansion); 0 where the product is not found.
+  double keyValueHeads(const ir::Node &S, double Heads) const {
+    const ir::Node *P = S.input(0) ? S.input(0)->producer() : nullptr;
+    // Back through the core's elementwise steps (scale, mask, bias) to
+    // the product.
+    while (P && !(Work.Nodes[P->index()].Gemm.valid() &&
+                  Blocks.AttentionCore[P->index()])) {
+      const ir::Node *Next = nullptr;
+      for (const ir::Value *In : P->inputs())
+        if (In && In->producer() &&
+            Blocks.AttentionCore[In->producer()->index()]) {
+          Next = In->producer();
+          break;
+        }
+      P = Next;
+    }
+    if (!P || P->numInputs() < 2 || !P->input(0) || !P->input(1))
+      return 0;
+    const ir::Shape &Sh = S.input(0)->shape();
+    const double Queries = double(Sh[Sh.rank() - 2].Value);
+    const double Keys = double(Sh[Sh.rank() - 1].Value);
+    const double Q = keyValueElements(P->input(0));
+    const double K = keyValueElements(P->input(1));
+    if (!(Q > 0 && K > 0 && Queries > 0 && Keys > 0))
+      return 0;
+    return Heads * (K * Queries) / (Q * Keys);
   }
 
   /// The scores an attention kernel's softmax normalises; null if none.

@@ -106,8 +106,8 @@ struct TrainOptions {
   /// 2023) the attention core instead takes all S tokens of 1 / Cp of the
   /// heads: Q, K and V are exchanged all-to-all before it and its output
   /// after it (their gradients the other way in backward), on the
-  /// critical path; it needs the heads, not 2 Cp chunks, to divide, and
-  /// no FlashAttention.
+  /// critical path; it needs the heads (query and key/value), not 2 Cp
+  /// chunks, to divide, and no FlashAttention.
   unsigned Cp = 1;
   ContextExchange CpComm = ContextExchange::Ring;
   bool SequenceParallel = false;

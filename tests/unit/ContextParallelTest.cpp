@@ -144,20 +144,24 @@ TEST_SUITE("training.context_parallel") {
             "their gradients in backward, on the critical path") {
     const frontend::ImportedModel Llama =
         generatedLlama(Layers, 256, 8, KvHeads, Seq, 128);
+    // Its 8 key/value heads split 4 and 8 ways too.
+    const frontend::ImportedModel Full =
+        generatedLlama(Layers, 256, 8, 8, Seq, 128);
     const hw::Cluster C = clusterFromYaml(TwoNodes, "cp-test.yaml");
     constexpr double Bf16 = 2, Heads = 8;
     // Without FlashAttention too: Ulysses runs any attention.
-    for (const bool Flash : {true, false}) {
-      CAPTURE(Flash);
-      const TrainingAnalysis A(Llama.Graph, false, Flash);
+    for (const bool Flash : {true, false})
       for (unsigned Cp : {2u, 4u, 8u}) {
+        CAPTURE(Flash);
         CAPTURE(Cp);
+        const double Kv = Cp == 2 ? KvHeads : 8;
+        const TrainingAnalysis A((Cp == 2 ? Llama : Full).Graph, false, Flash);
         TrainOptions O = bf16(1, Cp);
         O.FlashAttention = Flash;
         O.CpComm = ContextExchange::AllToAll;
         const TrainReport R = predictOk(A, C, O);
         // By hand: a rank's S / cp tokens of Q and the output (8 heads),
-        // of K and V (2 key/value heads, as sent: before the expansion),
+        // of K and V (Kv key/value heads, as sent: before the expansion),
         // each in an all-to-all of its own over the context ranks.
         auto G = cost::groupOf(C, Cp, 1);
         REQUIRE(bool(G));
@@ -166,7 +170,7 @@ TEST_SUITE("training.context_parallel") {
           return cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, *G);
         };
         const double Forward = 2 * A2a(Tokens * Heads * HeadDim * Bf16) +
-                               2 * A2a(Tokens * KvHeads * HeadDim * Bf16);
+                               2 * A2a(Tokens * Kv * HeadDim * Bf16);
         CHECK(R.CpCommSeconds ==
               doctest::Approx(double(R.MicroBatches) * Layers * 2 * Forward)
                   .epsilon(1e-9));
@@ -177,12 +181,11 @@ TEST_SUITE("training.context_parallel") {
                   .epsilon(1e-12));
         // Full recomputation exchanges the forward's again.
         O.Recomp = Recompute::Full;
-        const TrainReport Full = predictOk(A, C, O);
-        CHECK(Full.CpCommSeconds ==
+        const TrainReport Again = predictOk(A, C, O);
+        CHECK(Again.CpCommSeconds ==
               doctest::Approx(double(R.MicroBatches) * Layers * 3 * Forward)
                   .epsilon(1e-9));
       }
-    }
     // The same memory as the ring: a rank holds S / cp tokens everywhere
     // but in the attention core, where it holds 1 / cp of the heads.
     const TrainingAnalysis A(Llama.Graph, false, true);
@@ -233,12 +236,24 @@ TEST_SUITE("training.context_parallel") {
     CHECK(ErrorOf(1, 3).find("has 512 tokens, which do not split over 3 "
                              "ranks; use a cp that divides 512") !=
           std::string::npos);
-    // 8 heads, tp 2 x cp 4: 4 heads a rank, 1 each.
-    TrainOptions Fits = bf16(1, 4);
+    // 8 heads but 2 key/value heads, cp 4: the heads split, K and V not
+    // (grouped-query attention; Transformer Engine views each as [..., cp,
+    // heads / cp, dim]).
+    TrainOptions Gqa = bf16(1, 4);
+    Gqa.FlashAttention = false;
+    Gqa.CpComm = ContextExchange::AllToAll;
+    auto Kv = predictTraining(A, C, Gqa);
+    REQUIRE_FALSE(bool(Kv));
+    CHECK(llvm::toString(Kv.takeError())
+              .find("has 2 key/value heads per tensor-parallel rank, which do "
+                    "not split over 4 ranks") != std::string::npos);
+    // 8 heads and 8 key/value heads, tp 2 x cp 4: 4 a rank, 1 each.
+    const frontend::ImportedModel Mha =
+        generatedLlama(Layers, 256, 8, 8, Seq, 128);
+    const TrainingAnalysis Am(Mha.Graph, false, false);
+    TrainOptions Fits = Gqa;
     Fits.Tp = 2;
-    Fits.FlashAttention = false;
-    Fits.CpComm = ContextExchange::AllToAll;
-    CHECK(bool(predictTraining(A, C, Fits)));
+    CHECK(bool(predictTraining(Am, C, Fits)));
     // A model without attention has nothing to exchange heads around.
     TwoBlocks Mlp;
     TrainOptions O = bf16(1, 2);
