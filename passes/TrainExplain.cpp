@@ -147,10 +147,9 @@ std::string perfc::dataParallelGroupName(const TrainOptions &O) {
                   : "dp " + std::to_string(O.Dp);
 }
 
-std::vector<std::string>
-perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
-                                      const TrainOptions &O, double ParamBytes,
-                                      const cost::CommGroup &Dp) {
+std::vector<std::string> perfc::explainDataParallelCollectives(
+    const cost::OverlapTime &Exchange, const TrainOptions &O, double ParamBytes,
+    const cost::CommGroup &Dp, const cost::OverlapTime *Gather) {
   double Largest = 0;
   for (const cost::BucketTime &Bucket : Exchange.Buckets)
     Largest = std::max(Largest, Bucket.WireBytes);
@@ -164,11 +163,25 @@ perfc::explainDataParallelCollectives(const cost::OverlapTime &Exchange,
                     hw::formatQuantity(O.BucketBytes, hw::Quantity::Capacity),
                     cost::collectiveTime(Kind, Largest, Dp).Explain)
           .str());
-  if (O.Zero > 0)
+  if (O.Zero > 0 && Gather && !Gather->Buckets.empty()) {
+    double LargestGather = 0;
+    for (const cost::BucketTime &Bucket : Gather->Buckets)
+      LargestGather = std::max(LargestGather, Bucket.Bytes);
+    Lines.push_back(
+        llvm::formatv(
+            "{0}: parameters: {1} bucket{2} during the "
+            "next forward; the largest: {3}",
+            dataParallelGroupName(O), Gather->Buckets.size(),
+            Gather->Buckets.size() == 1 ? "" : "s",
+            cost::collectiveTime(cost::Collective::AllGather, LargestGather, Dp)
+                .Explain)
+            .str());
+  } else if (O.Zero > 0) {
     Lines.push_back(
         dataParallelGroupName(O) + ": parameters: " +
         cost::collectiveTime(cost::Collective::AllGather, ParamBytes, Dp)
             .Explain);
+  }
   return Lines;
 }
 

@@ -36,11 +36,11 @@ std::string explainPipelineMessages(int64_t MicroBatches, const TrainOptions &O,
                                     double Message, const hw::Link &Link);
 
 /// The data-parallel exchange: the largest bucket of Exchange and, under
-/// ZeRO, the all-gather of ParamBytes of parameters.
-std::vector<std::string>
-explainDataParallelCollectives(const cost::OverlapTime &Exchange,
-                               const TrainOptions &O, double ParamBytes,
-                               const cost::CommGroup &Dp);
+/// ZeRO, the all-gather of ParamBytes of parameters, or where Gather gives
+/// its buckets (--overlap-param-gather) the largest of those.
+std::vector<std::string> explainDataParallelCollectives(
+    const cost::OverlapTime &Exchange, const TrainOptions &O, double ParamBytes,
+    const cost::CommGroup &Dp, const cost::OverlapTime *Gather = nullptr);
 
 /// Context parallelism's ring for one attention of stage St, per
 /// micro-batch: Bytes of keys and values a rank sends at each of the cp - 1

@@ -1257,10 +1257,7 @@ private:
         O.Zero == 0 ? cost::Collective::AllReduce
                     : cost::Collective::ReduceScatter);
     R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
-    if (O.Explain)
-      for (std::string &Line :
-           explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup))
-        R.CommExplain.push_back(std::move(Line));
+    llvm::Optional<cost::OverlapTime> Buckets; // --overlap-param-gather's
     double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
     if (O.Zero > 0) {
       R.DpParamBytes = SS.Params * Wbytes;
@@ -1277,11 +1274,10 @@ private:
             Forward.push_back(
                 {UC.Forward + UC.TpForward + UC.CpForward, UC.Params * Wbytes});
           }
-        const cost::OverlapTime P =
-            cost::overlapParameterGather(Forward, O.BucketBytes, DpGroup);
-        Gather = P.CommSeconds;
-        GatherExposed = P.ExposedSeconds;
-        R.DpGatherBuckets = P.Buckets.size();
+        Buckets = cost::overlapParameterGather(Forward, O.BucketBytes, DpGroup);
+        Gather = Buckets->CommSeconds;
+        GatherExposed = Buckets->ExposedSeconds;
+        R.DpGatherBuckets = Buckets->Buckets.size();
       }
       R.DpScatterSeconds = T.CommSeconds;
       R.DpScatterExposedSeconds = T.ExposedSeconds;
@@ -1306,6 +1302,11 @@ private:
     }
     R.DpCommSeconds = Comm;
     R.DpExposedSeconds = Exposed;
+    if (O.Explain)
+      for (std::string &Line :
+           explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup,
+                                          Buckets ? &*Buckets : nullptr))
+        R.CommExplain.push_back(std::move(Line));
   }
 
   /// One micro-batch's times of each stage's chunks, their tensor-parallel
