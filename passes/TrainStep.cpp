@@ -1346,22 +1346,38 @@ private:
             ? simulateGPipe(Whole, R.MicroBatches, Transfer)
             : simulateOneFOneB(Times, R.MicroBatches,
                                std::vector<double>(Times.size() - 1, Transfer));
+    // Under --overlap-param-gather this step's parameters are gathered as
+    // its first forward starts (the previous step's optimizer updated
+    // them): the forward waits what the step pays for it, so everything
+    // else starts that much later.
+    const bool Overlapped = O.OverlapParamGather && R.DpGatherBuckets > 0;
+    const double Wait = Overlapped ? R.DpGatherExposedSeconds : 0;
+    if (Wait > 0)
+      for (TimelineEvent &E : T.Events)
+        E.Start += Wait;
+    T.End += Wait;
     // Eager accumulation passes run inside the micro-batches' backwards;
     // drawn as one span after the last, where the step pays for them.
     const double End = T.End + R.GradAccumSeconds;
+    // The exchange after the backward: all of it, or without the gather.
+    const double After =
+        Overlapped ? R.DpCommSeconds - R.DpGatherSeconds : R.DpCommSeconds;
+    const double AfterExposed = R.DpExposedSeconds - Wait;
     for (unsigned S = 0; S < R.Stages.size(); ++S) {
       if (R.GradAccumSeconds > 0)
         T.Events.push_back({"gradient accumulation", "compute", S, 0, T.End,
                             R.GradAccumSeconds, -1});
-      if (R.DpCommSeconds > 0)
-        T.Events.push_back(
-            {"data-parallel gradients", "comm", S, 1,
-             End - std::min(End, R.DpCommSeconds - R.DpExposedSeconds),
-             R.DpCommSeconds, -1});
+      if (Overlapped)
+        T.Events.push_back({"parameter all-gather (during the first forward)",
+                            "comm", S, 1, 0, R.DpGatherSeconds, -1});
+      if (After > 0)
+        T.Events.push_back({"data-parallel gradients", "comm", S, 1,
+                            End - std::min(End, After - AfterExposed), After,
+                            -1});
       T.Events.push_back({"optimizer step", "optimizer", S, 0,
-                          End + R.DpExposedSeconds, R.OptimizerSeconds, -1});
+                          End + AfterExposed, R.OptimizerSeconds, -1});
     }
-    T.End = End + R.DpExposedSeconds + R.OptimizerSeconds;
+    T.End = End + AfterExposed + R.OptimizerSeconds;
     return T;
   }
 

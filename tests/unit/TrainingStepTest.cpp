@@ -292,6 +292,25 @@ TEST_SUITE("training") {
             doctest::Approx(Over->DpExposedSeconds - Plain->DpExposedSeconds));
       // The reduce-scatters are as before.
       CHECK(Over->DpScatterSeconds == Plain->DpScatterSeconds);
+      // The trace: the gather from the step's start, the first forward
+      // after what it waits, the step's end where its time says.
+      O.Timeline = true;
+      auto Traced = predictTraining(A, *Dgx, O);
+      REQUIRE(bool(Traced));
+      const auto &Events = Traced->Trace.Events;
+      const auto Gather = llvm::find_if(Events, [](const TimelineEvent &E) {
+        return llvm::StringRef(E.Name).startswith("parameter all-gather");
+      });
+      REQUIRE(Gather != Events.end());
+      CHECK(Gather->Start == 0);
+      CHECK(Gather->Stream == 1);
+      CHECK(Gather->Duration == doctest::Approx(Over->DpGatherSeconds));
+      double FirstForward = 1e9;
+      for (const TimelineEvent &E : Events)
+        if (E.Category == "forward")
+          FirstForward = std::min(FirstForward, E.Start);
+      CHECK(FirstForward == doctest::Approx(Over->DpGatherExposedSeconds));
+      CHECK(Traced->Trace.End == doctest::Approx(Over->StepSeconds));
     }
     // Without a sharded optimizer, or with ZeRO 3's per-micro-batch
     // gathers, there is nothing to overlap so: an error.
