@@ -133,6 +133,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Req.Devices = Options.devices;
   Req.Base = TrainOpts;
   Req.AllowCrossNodeTp = Options.crossNodeTp;
+  Req.MemoryReserveBytes = Options.memoryReserveBytes.value_or(0);
   Req.TargetFramework = *Framework;
   Req.Planner =
       Options.planner == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;

@@ -576,9 +576,13 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           describe(Smallest->Options, Smallest->StageDevices)));
     if (Smallest)
       return fail(llvm::formatv(
-          "no strategy fits in {0} per device: the smallest needs {1} ({2})",
-          gib(Capacity), gib(Smallest->PeakBytes),
-          describe(Smallest->Options)));
+          "no strategy fits in {0} per device{3}: the smallest needs {1} ({2})",
+          gib(Capacity), gib(Smallest->PeakBytes), describe(Smallest->Options),
+          R.MemoryReserveBytes > 0
+              ? llvm::formatv(" (what --memory-reserve's {0} leaves)",
+                              gib(R.MemoryReserveBytes))
+                    .str()
+              : std::string()));
     if (Res.TimedOut)
       return fail(llvm::formatv("--time-limit {0}: no candidate evaluated in "
                                 "time; allow more",

@@ -97,6 +97,9 @@ struct PlanRequest {
   /// Tensor parallelism across nodes (by default a power of two dividing
   /// the devices of a node).
   bool AllowCrossNodeTp = false;
+  /// What the cluster's capacities already lack for the runtime
+  /// (--memory-reserve, hw::reserveMemory): named where no strategy fits.
+  double MemoryReserveBytes = 0;
   /// Only strategies this framework runs (passes/Frameworks.h).
   Framework TargetFramework = Framework::Any;
   /// Micro-batch sizes searched first; then the largest is doubled while it

@@ -689,6 +689,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Req.Devices = Devices;
     Req.Base = TrainOpts;
     Req.AllowCrossNodeTp = CrossNodeTp;
+    Req.MemoryReserveBytes = ReserveBytes.getValueOr(0);
     Req.TargetFramework = *TargetFramework;
     Req.Planner =
         PlannerOpt == "z3" ? PlannerKind::Z3 : PlannerKind::Exhaustive;

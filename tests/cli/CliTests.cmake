@@ -823,7 +823,7 @@ add_test(NAME cli.memory_reserve_train
 set_tests_properties(cli.memory_reserve_train PROPERTIES PASS_REGULAR_EXPRESSION
   "memory    2.437 GB of 2.147 GB per device -- DOES NOT FIT")
 perfc_expect_error(memory_reserve_plan
-  "gpt2_small.onnx: no strategy fits in 1.2 GiB per device: the smallest needs 1.9 GiB"
+  "gpt2_small.onnx: no strategy fits in 1.2 GiB per device \\(what --memory-reserve's 14.8 GiB leaves\\): the smallest needs 1.9 GiB"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw t4 --train --dtype fp16 --plan
   --global-batch 8 --memory-reserve "14.8 GiB")
 perfc_expect_error(memory_reserve_needs_hw
