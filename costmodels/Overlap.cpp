@@ -51,47 +51,68 @@ perfc::cost::overlapGradientAllReduce(llvm::ArrayRef<LayerBackward> Layers,
                                  Collective::AllReduce);
 }
 
+namespace {
+
+/// Whether a bucket holding Bytes is closed as full (a NaN cap closes
+/// every bucket).
+bool full(double Bytes, double BucketBytes) { return !(Bytes < BucketBytes); }
+
+/// The buckets Layers' bytes fill, in order: one opens at the first layer
+/// with bytes and closes once it holds at least BucketBytes; the last one
+/// closes at the end, however full. Each with FirstLayer, LastLayer and
+/// Bytes; no times.
+std::vector<BucketTime> fillBuckets(llvm::ArrayRef<LayerBackward> Layers,
+                                    double BucketBytes) {
+  std::vector<BucketTime> Buckets;
+  bool Open = false;
+  for (size_t I = 0; I < Layers.size(); ++I) {
+    const double Bytes = nonNegative(Layers[I].GradientBytes);
+    if (Bytes == 0)
+      continue;
+    if (!Open) {
+      Buckets.emplace_back();
+      Buckets.back().FirstLayer = I;
+      Open = true;
+    }
+    BucketTime &B = Buckets.back();
+    B.LastLayer = I;
+    B.Bytes += Bytes;
+    Open = !full(B.Bytes, BucketBytes);
+  }
+  return Buckets;
+}
+
+} // namespace
+
 OverlapTime perfc::cost::overlapGradientExchange(
     llvm::ArrayRef<LayerBackward> Layers, double BucketBytes,
     const CommGroup &G, const Compression &C, CommAlgorithm A, Collective K) {
   OverlapTime R;
-  double Now = 0;       // end of the backward compute so far
-  double StreamEnd = 0; // end of the last all-reduce issued
-  BucketTime Open;
-  bool HasOpen = false;
-
-  auto Close = [&](double Ready) {
-    Open.ReadySeconds = Ready;
-    Open.WireBytes = compressedBytes(Open.Bytes, C);
-    Open.StartSeconds = std::max(Ready, StreamEnd);
-    const double T = collectiveSeconds(K, Open.WireBytes, G, A);
-    Open.EndSeconds = Open.StartSeconds + T;
-    StreamEnd = Open.EndSeconds;
-    R.CommSeconds += T;
-    R.Buckets.push_back(Open);
-    HasOpen = false;
+  R.Buckets = fillBuckets(Layers, BucketBytes);
+  // The backward's clock: the seconds of the layers before Next, summed
+  // in order as far as each bucket asks (one pass over the layers).
+  double Now = 0;
+  size_t Next = 0;
+  const auto Through = [&](size_t Last) {
+    for (; Next < Last; ++Next)
+      Now += nonNegative(Layers[Next].Seconds);
+    return Now;
   };
-
-  for (size_t I = 0; I < Layers.size(); ++I) {
-    Now += nonNegative(Layers[I].Seconds);
-    const double Bytes = nonNegative(Layers[I].GradientBytes);
-    if (Bytes == 0)
-      continue;
-    if (!HasOpen) {
-      Open = BucketTime();
-      Open.FirstLayer = I;
-      HasOpen = true;
-    }
-    Open.LastLayer = I;
-    Open.Bytes += Bytes;
-    if (!(Open.Bytes < BucketBytes))
-      Close(Now);
+  double StreamEnd = 0; // end of the last all-reduce issued
+  for (BucketTime &B : R.Buckets) {
+    // A full bucket goes when its last layer's backward ends; the last,
+    // not full, when the backward does.
+    B.ReadySeconds =
+        Through(full(B.Bytes, BucketBytes) ? B.LastLayer + 1 : Layers.size());
+    B.WireBytes = compressedBytes(B.Bytes, C);
+    B.StartSeconds = std::max(B.ReadySeconds, StreamEnd);
+    const double T = collectiveSeconds(K, B.WireBytes, G, A);
+    B.EndSeconds = B.StartSeconds + T;
+    StreamEnd = B.EndSeconds;
+    R.CommSeconds += T;
   }
-  if (HasOpen)
-    Close(Now);
-
-  R.ComputeSeconds = Now;
-  R.ExposedSeconds = std::max(0.0, StreamEnd - Now);
+  R.ComputeSeconds = Through(Layers.size());
+  R.ExposedSeconds = std::max(0.0, StreamEnd - R.ComputeSeconds);
   return R;
 }
 
@@ -99,56 +120,40 @@ OverlapTime
 perfc::cost::overlapParameterGather(llvm::ArrayRef<LayerBackward> Layers,
                                     double BucketBytes, const CommGroup &G,
                                     CommAlgorithm A) {
-  // The buckets, as overlapGradientExchange fills them: each with its
-  // layers' forward time.
-  struct Bucket {
-    BucketTime T;
-    double Forward = 0;
-  };
-  std::vector<Bucket> Buckets;
-  bool Open = false;
-  double Leading = 0; // forward of layers before the first parameter
-  for (size_t I = 0; I < Layers.size(); ++I) {
-    const double Seconds = nonNegative(Layers[I].Seconds);
-    const double Bytes = nonNegative(Layers[I].GradientBytes);
-    if (Bytes > 0 && !Open) {
-      Buckets.push_back(Bucket());
-      Buckets.back().T.FirstLayer = I;
-      Open = true;
-    }
-    if (Buckets.empty()) {
-      Leading += Seconds;
-      continue;
-    }
-    Bucket &B = Buckets.back();
-    B.Forward += Seconds;
-    if (Bytes == 0)
-      continue;
-    B.T.LastLayer = I;
-    B.T.Bytes += Bytes;
-    if (!(B.T.Bytes < BucketBytes))
-      Open = false;
-  }
+  // The buckets as overlapGradientExchange fills them; a bucket's forward
+  // runs from its first layer to the next bucket's, and the layers before
+  // the first bucket's run while its gather does.
   OverlapTime R;
-  double Compute = Leading; // the forward's clock
+  R.Buckets = fillBuckets(Layers, BucketBytes);
+  const auto Forward = [&](size_t First, size_t Last) {
+    double Sum = 0;
+    for (size_t I = First; I < Last; ++I)
+      Sum += nonNegative(Layers[I].Seconds);
+    return Sum;
+  };
+  // The forward's clock, from the layers before the first parameter.
+  double Compute = Forward(0, R.Buckets.empty() ? Layers.size()
+                                                : R.Buckets.front().FirstLayer);
   double Waited = 0;
   double StreamEnd = 0;
   double Dispatch = 0; // when the next bucket's gather is asked for
-  for (Bucket &B : Buckets) {
-    B.T.WireBytes = B.T.Bytes;
-    B.T.ReadySeconds = Dispatch;
-    B.T.StartSeconds = std::max(Dispatch, StreamEnd);
-    const double T = collectiveSeconds(Collective::AllGather, B.T.Bytes, G, A);
-    B.T.EndSeconds = B.T.StartSeconds + T;
-    StreamEnd = B.T.EndSeconds;
+  for (size_t I = 0; I < R.Buckets.size(); ++I) {
+    BucketTime &B = R.Buckets[I];
+    B.WireBytes = B.Bytes;
+    B.ReadySeconds = Dispatch;
+    B.StartSeconds = std::max(Dispatch, StreamEnd);
+    const double T = collectiveSeconds(Collective::AllGather, B.Bytes, G, A);
+    B.EndSeconds = B.StartSeconds + T;
+    StreamEnd = B.EndSeconds;
     R.CommSeconds += T;
     // The bucket's forward starts when its parameters are gathered; its
     // pre-hook then dispatches the next bucket's gather.
-    const double Start = std::max(Compute, B.T.EndSeconds);
+    const double Start = std::max(Compute, B.EndSeconds);
     Waited += Start - Compute;
     Dispatch = Start;
-    Compute = Start + B.Forward;
-    R.Buckets.push_back(B.T);
+    Compute = Start + Forward(B.FirstLayer, I + 1 < R.Buckets.size()
+                                                ? R.Buckets[I + 1].FirstLayer
+                                                : Layers.size());
   }
   R.ComputeSeconds = Compute - Waited;
   R.ExposedSeconds = Waited;
