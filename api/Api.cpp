@@ -299,30 +299,28 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   PO.Fusion.FlashAttention = Options.flashAttention;
   PO.Memory = !Options.train && !ForStep; // a step's memory is the step's
   const hw::Cluster *Cluster = Hw ? &Hw->impl().Cluster : nullptr;
-  // A launch cost of another runtime: the prediction's own copy of the
-  // devices (the handle stays immutable and shared).
-  llvm::Optional<hw::Cluster> Relaunched;
-  if (Options.launchOverheadSeconds) {
+  // Another runtime's launch cost or memory reserve: the prediction's own
+  // copy of the devices (the handle stays immutable and shared).
+  llvm::Optional<hw::Cluster> Own;
+  const auto OwnCluster = [&](const std::string &Option) -> hw::Cluster & {
     if (!Cluster)
-      throwError("launchOverheadSeconds needs hardware");
-    Relaunched = *Cluster;
-    if (llvm::Error E =
-            hw::setLaunchOverhead(*Relaunched, *Options.launchOverheadSeconds,
-                                  "launchOverheadSeconds (launch_overhead_s)"))
+      throwError(Option + " needs hardware");
+    if (!Own) {
+      Own = *Cluster;
+      Cluster = &*Own;
+    }
+    return *Own;
+  };
+  if (Options.launchOverheadSeconds)
+    if (llvm::Error E = hw::setLaunchOverhead(
+            OwnCluster("launchOverheadSeconds"), *Options.launchOverheadSeconds,
+            "launchOverheadSeconds (launch_overhead_s)"))
       throwError(std::move(E));
-    Cluster = &*Relaunched;
-  }
-  if (Options.memoryReserveBytes) {
-    if (!Cluster)
-      throwError("memoryReserveBytes needs hardware");
-    if (!Relaunched)
-      Relaunched = *Cluster;
-    if (llvm::Error E =
-            hw::reserveMemory(*Relaunched, *Options.memoryReserveBytes,
-                              "memoryReserveBytes (memory_reserve_bytes)"))
+  if (Options.memoryReserveBytes)
+    if (llvm::Error E = hw::reserveMemory(
+            OwnCluster("memoryReserveBytes"), *Options.memoryReserveBytes,
+            "memoryReserveBytes (memory_reserve_bytes)"))
       throwError(std::move(E));
-    Cluster = &*Relaunched;
-  }
   if (Cluster)
     PO.Device = &Cluster->primaryDevice();
   if (Options.train && !Cluster)
