@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -242,13 +243,16 @@ llvm::StringRef perfc::hw::name(Quantity Q) {
 }
 
 llvm::Expected<Measure> perfc::hw::parseQuantity(llvm::StringRef Text,
-                                                 Quantity Q) {
+                                                 Quantity Q, bool AllowZero) {
   llvm::StringRef Number, Unit;
   if (!splitNumber(Text, Number, Unit))
     return fail(llvm::formatv("expected a {0} such as '2 {1}', got '{2}'; "
                               "write a number followed by a unit ({3})",
                               name(Q), exampleUnit(Q), Text.trim(),
                               unitList(Q)));
+  double Bare = -1;
+  if (Unit.empty() && AllowZero && llvm::to_float(Number, Bare) && Bare == 0)
+    return Measure{0, Unit, false};
   if (Unit.empty())
     return fail(llvm::formatv("{0} '{1}' has no unit; write e.g. '{1} {2}' "
                               "(units: {3})",
@@ -280,8 +284,9 @@ llvm::Expected<Measure> perfc::hw::parseQuantity(llvm::StringRef Text,
   if (*V < 0)
     return fail(llvm::formatv(
         "negative {0} '{1}'; a {0} must be {2}", name(Q), Text.trim(),
-        Q == Quantity::Time ? "zero or more" : "greater than zero"));
-  if (*V == 0 && Q != Quantity::Time)
+        Q == Quantity::Time || AllowZero ? "zero or more"
+                                         : "greater than zero"));
+  if (*V == 0 && Q != Quantity::Time && !AllowZero)
     return fail(llvm::formatv("{0} '{1}' is zero; a {0} must be greater than "
                               "zero",
                               name(Q), Text.trim()));

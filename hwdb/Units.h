@@ -45,9 +45,11 @@ struct Measure {
 /// (optionally with an exponent), the unit one of those Q accepts, compared
 /// case-sensitively because GB and Gb differ by a factor of 8. Rejects
 /// negative, non-finite and out-of-range values, and zero for everything but
-/// Time. The error message has the form "what is wrong; what to do" without
-/// a location: the caller knows where the text came from.
-llvm::Expected<Measure> parseQuantity(llvm::StringRef Text, Quantity Q);
+/// Time unless AllowZero (which also takes a bare "0": zero in any unit).
+/// The error message has the form "what is wrong; what to do" without a
+/// location: the caller knows where the text came from.
+llvm::Expected<Measure> parseQuantity(llvm::StringRef Text, Quantity Q,
+                                      bool AllowZero = false);
 
 /// Parses a plain fraction in (0, 1] ("0.75"); rejects percentages.
 llvm::Expected<double> parseFraction(llvm::StringRef Text);

@@ -555,25 +555,16 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!Cluster)
       return fail("--memory-reserve needs --hw (it is taken from the "
                   "devices' memory)");
-    // A size with its unit; 0 (no reserve) too, which sizes elsewhere in
-    // perfc may not be.
-    const auto [Number, Unit] =
-        llvm::StringRef(MemoryReserve).trim().split(' ');
-    double Zero = -1;
-    const bool IsZero = llvm::to_float(Number, Zero) && Zero == 0;
-    auto M = hw::parseQuantity(IsZero ? ("1 " + Unit.trim()).str()
-                                      : MemoryReserve.getValue(),
-                               hw::Quantity::Capacity);
-    if (!M && !(IsZero && Unit.trim().empty()))
+    // A size with its unit, or 0 (no reserve).
+    auto M = hw::parseQuantity(MemoryReserve, hw::Quantity::Capacity,
+                               /*AllowZero=*/true);
+    if (!M)
       return fail("--memory-reserve '" + MemoryReserve +
                   "': " + llvm::toString(M.takeError()));
-    if (!M)
-      llvm::consumeError(M.takeError());
-    const double Bytes = IsZero ? 0 : M->Value;
     if (llvm::Error E = hw::reserveMemory(
-            *Cluster, Bytes, "--memory-reserve '" + MemoryReserve + "'"))
+            *Cluster, M->Value, "--memory-reserve '" + MemoryReserve + "'"))
       return fail(std::move(E));
-    ReserveBytes = Bytes;
+    ReserveBytes = M->Value;
   }
 
   auto Model = frontend::importOnnxFile(ModelPath, Import);

@@ -826,6 +826,11 @@ perfc_expect_error(memory_reserve_plan
   "gpt2_small.onnx: no strategy fits in 1.2 GiB per device \\(what --memory-reserve's 14.8 GiB leaves\\): the smallest needs 1.9 GiB"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw t4 --train --dtype fp16 --plan
   --global-batch 8 --memory-reserve "14.8 GiB")
+add_test(NAME cli.memory_reserve_zero
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
+                 --memory-reserve 0 --format json)
+set_tests_properties(cli.memory_reserve_zero PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"memory_reserve_bytes\": 0[^}]*}.*\"capacity_bytes\": 85899345920,")
 perfc_expect_error(memory_reserve_needs_hw
   "--memory-reserve needs --hw" ${ZOO}/resnet18.onnx --memory-reserve "1 GiB")
 perfc_expect_error(memory_reserve_too_large

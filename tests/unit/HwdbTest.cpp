@@ -170,6 +170,29 @@ TEST_SUITE("hwdb.units") {
           std::string::npos);
   }
 
+  TEST_CASE("AllowZero takes zero, with its unit or bare, and nothing else") {
+    for (const char *Zero : {"0", "0 GiB", "0.0 GB"}) {
+      CAPTURE(Zero);
+      auto M = parseQuantity(Zero, Quantity::Capacity, /*AllowZero=*/true);
+      REQUIRE_MESSAGE(bool(M), llvm::toString(M.takeError()));
+      CHECK(M->Value == 0);
+    }
+    CHECK(quantityError("0 GiB", Quantity::Capacity).find("is zero") !=
+          std::string::npos);
+    CHECK(quantityError("0", Quantity::Capacity).find("has no unit") !=
+          std::string::npos);
+    auto Wrong = parseQuantity("0 TFLOPS", Quantity::Capacity, true);
+    REQUIRE_FALSE(bool(Wrong));
+    CHECK(llvm::toString(Wrong.takeError())
+              .find("'TFLOPS' is a unit of throughput") != std::string::npos);
+    auto Negative = parseQuantity("-1 GB", Quantity::Capacity, true);
+    REQUIRE_FALSE(bool(Negative));
+    CHECK(llvm::toString(Negative.takeError()) ==
+          "negative capacity '-1 GB'; a capacity must be zero or more");
+    CHECK(parseQuantity("2 GiB", Quantity::Capacity, true)->Value ==
+          2.0 * (1u << 30));
+  }
+
   TEST_CASE("fractions and counts") {
     CHECK(*parseFraction("0.75") == 0.75);
     CHECK(*parseFraction("1") == 1.0);
