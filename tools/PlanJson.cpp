@@ -157,20 +157,12 @@ public:
     if (!Sp)
       return fail("sp", "is missing or not true/false");
     O.SequenceParallel = *Sp;
-    // Optional: plans written before it have none (no overlap).
-    if (const llvm::json::Value *Ov = P.get("tp_comm_overlap")) {
-      const llvm::Optional<bool> B = Ov->getAsBoolean();
-      if (!B)
-        return fail("tp_comm_overlap", "is not true/false");
-      O.TpCommOverlap = *B;
-    }
-    // Optional likewise.
-    if (const llvm::json::Value *Ov = P.get("overlap_param_gather")) {
-      const llvm::Optional<bool> B = Ov->getAsBoolean();
-      if (!B)
-        return fail("overlap_param_gather", "is not true/false");
-      O.OverlapParamGather = *B;
-    }
+    // Optional: plans written before them have none (no overlap).
+    if (llvm::Error E = optionalBool("tp_comm_overlap", O.TpCommOverlap))
+      return std::move(E);
+    if (llvm::Error E =
+            optionalBool("overlap_param_gather", O.OverlapParamGather))
+      return std::move(E);
     // Optional: plans written before it have none (no context split).
     if (P.get("cp")) {
       int64_t Cp = 1;
@@ -180,16 +172,13 @@ public:
     }
     // Optional: plans written before it have none (the ring, or what the
     // command line gave).
-    if (const llvm::json::Value *Comm = P.get("cp_comm")) {
-      const llvm::Optional<llvm::StringRef> S = Comm->getAsString();
-      if (!S)
-        return fail("cp_comm", "is not a string");
-      const llvm::Optional<ContextExchange> E = contextExchangeNamed(*S);
-      if (!E)
-        return fail("cp_comm",
-                    "is " + quoted(*S) + ": use " + ContextExchangeChoices);
-      O.CpComm = *E;
-    }
+    if (llvm::Error E = optionalString(
+            "cp_comm",
+            [&](llvm::StringRef S) {
+              return set(O.CpComm, contextExchangeNamed(S));
+            },
+            ContextExchangeChoices))
+      return std::move(E);
 
     llvm::Optional<llvm::StringRef> Recomp = P.getString("recompute");
     if (!Recomp)
@@ -225,12 +214,8 @@ public:
 
     // Optional (plans written before it have none): the plan was made for
     // FlashAttention training (--flash-attention).
-    if (const llvm::json::Value *Flash = P.get("flash_attention")) {
-      llvm::Optional<bool> B = Flash->getAsBoolean();
-      if (!B)
-        return fail("flash_attention", "is not true/false");
-      O.FlashAttention = *B;
-    }
+    if (llvm::Error E = optionalBool("flash_attention", O.FlashAttention))
+      return std::move(E);
 
     if (llvm::Error E = stages(F))
       return std::move(E);
@@ -413,6 +398,18 @@ private:
       return fail(Key, "is " + llvm::Twine(*V) + ", above its maximum " +
                            llvm::Twine(Max));
     Out = *V;
+    return llvm::Error::success();
+  }
+
+  /// A true/false field that may be absent (Out keeps its value then).
+  llvm::Error optionalBool(llvm::StringRef Key, bool &Out) const {
+    const llvm::json::Value *V = P.get(Key);
+    if (!V)
+      return llvm::Error::success();
+    const llvm::Optional<bool> B = V->getAsBoolean();
+    if (!B)
+      return fail(Key, "is not true/false");
+    Out = *B;
     return llvm::Error::success();
   }
 
