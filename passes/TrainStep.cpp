@@ -62,6 +62,12 @@ llvm::Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
+/// A count that may be fractional: "3", or "2.50".
+std::string formatCount(double N) {
+  return N == std::floor(N) ? std::to_string(int64_t(N))
+                            : llvm::formatv("{0:F2}", N).str();
+}
+
 class Trainer {
 public:
   Trainer(const TrainingAnalysis &A, const hw::Cluster &C,
@@ -256,23 +262,19 @@ private:
       // Engine views each of Q, K and V as [..., cp, heads / cp, dim]):
       // fewer under grouped-query attention, as the projections make them.
       const double Heads = double(Sh[1].Value) * tpScale(N->index());
-      const auto Count = [](double H) {
-        return H == std::floor(H) ? std::to_string(int64_t(H))
-                                  : llvm::formatv("{0:F2}", H).str();
-      };
       if (Sh[1].Value > 0 && std::fmod(Heads, double(O.Cp)) != 0)
         return fail(llvm::formatv(
             "{0} has {1} heads per tensor-parallel rank, which do not split "
             "over {2} ranks (the all-to-all trades tokens for heads); use a cp "
             "that divides {1}, or --cp-comm p2p",
-            Prefix(), Count(Heads), O.Cp));
+            Prefix(), formatCount(Heads), O.Cp));
       const double KvHeads = keyValueHeads(*N, Heads);
       if (KvHeads > 0 && std::fmod(KvHeads, double(O.Cp)) != 0)
         return fail(llvm::formatv(
             "{0} has {1} key/value heads per tensor-parallel rank, which do "
             "not split over {2} ranks (the all-to-all trades tokens for "
             "heads); use a cp that divides {1}, or --cp-comm p2p",
-            Prefix(), Count(KvHeads), O.Cp));
+            Prefix(), formatCount(KvHeads), O.Cp));
     }
     if (!Found)
       return headExchangeNeedsAttention(O.Cp);
@@ -624,10 +626,7 @@ private:
               llvm::formatv(
                   "{0} product{1} of the forward's size{2} (the "
                   "gradients of its operands that need one), each {3}",
-                  Grads == std::floor(Grads)
-                      ? std::to_string(int64_t(Grads))
-                      : llvm::formatv("{0:F2}", Grads).str(),
-                  Grads == 1 ? "" : "s",
+                  formatCount(Grads), Grads == 1 ? "" : "s",
                   Joined.empty() ? std::string()
                                  : llvm::formatv(", with the {0} GEMM{1} fused "
                                                  "beside it (N {2})",
