@@ -51,6 +51,16 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   cl::opt<std::string> Ffn(
       "ffn", cl::desc("MLP width (default 4H; llama: 8H/3 rounded up to 256)"),
       cl::value_desc("F"), cl::cat(Category));
+  cl::opt<std::string> Experts(
+      "experts",
+      cl::desc("Experts per MLP: every layer's MLP becomes a mixture of E "
+               "experts of width F with top-k routing (gpt, llama)"),
+      cl::value_desc("E"), cl::cat(Category));
+  cl::opt<std::string> TopK(
+      "top-k",
+      cl::desc("Experts each token goes to (default 2; needs "
+               "--experts)"),
+      cl::value_desc("k"), cl::cat(Category));
   cl::opt<std::string> Seq("seq", cl::desc("Sequence length (required)"),
                            cl::value_desc("S"), cl::cat(Category));
   cl::opt<std::string> Past(
@@ -106,8 +116,9 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
           "size\n\n"
           "  perfc zoo gpt|bert|llama --layers L --hidden H --heads A "
           "[--kv-heads K]\n"
-          "            [--ffn F] --seq S [--past P] --vocab V [--batch B] -o "
-          "FILE.onnx\n"))
+          "            [--ffn F] [--experts E [--top-k k]] --seq S [--past "
+          "P]\n"
+          "            --vocab V [--batch B] -o FILE.onnx\n"))
     return 1;
 
   if (FamilyName.empty())
@@ -135,7 +146,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
               {Heads, Spec.Heads},   {KvHeads, Spec.KvHeads},
               {Ffn, Spec.Ffn},       {Seq, Spec.Seq},
               {Vocab, Spec.Vocab},   {MaxPositions, Spec.MaxPositions},
-              {Past, Spec.Past}};
+              {Past, Spec.Past},     {Experts, Spec.Experts},
+              {TopK, Spec.TopK}};
   for (const auto &I : Ints) {
     if (!I.Opt.getNumOccurrences())
       continue;
@@ -144,7 +156,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                   "': expected an integer");
     // An explicit 0 is an error, not the default the spec reads it as.
     if (I.Value == 0 &&
-        (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions))
+        (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions ||
+         &I.Opt == &Experts || &I.Opt == &TopK))
       return fail("zoo: --" + I.Opt.ArgStr + " 0: must be positive");
   }
   if (DropoutOpt.getNumOccurrences()) {
@@ -202,7 +215,10 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                << " heads";
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";
-  llvm::outs() << ", ffn " << S.Ffn << ", seq " << S.Seq;
+  llvm::outs() << ", ffn " << S.Ffn;
+  if (S.Experts > 0)
+    llvm::outs() << " x " << S.Experts << " experts (top-" << S.TopK << ")";
+  llvm::outs() << ", seq " << S.Seq;
   if (S.Past > 0)
     llvm::outs() << " after " << S.Past << " cached";
   llvm::outs() << ", vocab " << S.Vocab << ": " << grouped(Params)

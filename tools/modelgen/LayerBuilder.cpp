@@ -2,6 +2,7 @@
 #include "tools/modelgen/LayerBuilder.h"
 
 #include <cmath>
+#include <vector>
 
 using namespace perfc::modelgen;
 using namespace perfc::modelgen::detail;
@@ -93,13 +94,19 @@ std::string LayerBuilder::norm(const std::string &X, const std::string &P,
 }
 
 std::string LayerBuilder::linear(const std::string &X, const std::string &P,
-                                 const std::string &W, int64_t In,
-                                 int64_t Out) {
+                                 const std::string &W, int64_t In, int64_t Out,
+                                 int64_t Experts) {
+  const std::vector<int64_t> Dims = Experts > 0
+                                        ? std::vector<int64_t>{Experts, In, Out}
+                                        : std::vector<int64_t>{In, Out};
+  const std::vector<int64_t> BiasDims =
+      Experts > 0 ? std::vector<int64_t>{Experts, 1, Out}
+                  : std::vector<int64_t>{Out};
   std::string Y =
-      B.node("MatMul", P + "/MatMul", {X, B.weight(W + "weight", {In, Out})});
+      B.node("MatMul", P + "/MatMul", {X, B.weight(W + "weight", Dims)});
   if (S.Fam == Family::Llama)
     return Y;
-  return B.node("Add", P + "/Add", {B.weight(W + "bias", {Out}), Y});
+  return B.node("Add", P + "/Add", {B.weight(W + "bias", BiasDims), Y});
 }
 
 /// [b, S, N*d] -> [b, N, S, d] (Perm {0, 2, 1, 3}) or [b, N, d, S]
@@ -264,22 +271,61 @@ std::string LayerBuilder::gelu(const std::string &X, const std::string &P) {
   return B.node("Mul", P + "/Mul_5", {Y, B.scalar(0.5)});
 }
 
-std::string LayerBuilder::mlp(const std::string &X, const std::string &L,
-                              const std::string &W) {
-  const std::string P = L + "/mlp";
+std::string LayerBuilder::mlp(const std::string &X, const std::string &P,
+                              const std::string &W, int64_t Experts) {
+  // A mixture drops out after combining its experts, not inside them.
+  const auto Out = [&](const std::string &Y, const std::string &Name) {
+    return Experts > 0 ? Y : dropout(Y, Name);
+  };
   if (S.Fam == Family::Llama) {
-    std::string Gate = linear(X, P + "/gate", W + "mlp.gate.", H, F);
+    std::string Gate = linear(X, P + "/gate", W + "gate.", H, F, Experts);
     std::string Sg = B.node("Sigmoid", P + "/silu/Sigmoid", {Gate});
     Gate = B.node("Mul", P + "/silu/Mul", {Gate, Sg});
-    std::string Up = linear(X, P + "/up", W + "mlp.up.", H, F);
+    std::string Up = linear(X, P + "/up", W + "up.", H, F, Experts);
     std::string M = B.node("Mul", P + "/Mul", {Gate, Up});
-    return dropout(linear(M, P + "/down", W + "mlp.down.", F, H),
-                   P + "/down/Dropout");
+    return Out(linear(M, P + "/down", W + "down.", F, H, Experts),
+               P + "/down/Dropout");
   }
-  std::string Y = linear(X, P + "/fc1", W + "mlp.fc1.", H, F);
+  std::string Y = linear(X, P + "/fc1", W + "fc1.", H, F, Experts);
   Y = gelu(Y, P + "/gelu");
-  return dropout(linear(Y, P + "/fc2", W + "mlp.fc2.", F, H),
-                 P + "/fc2/Dropout");
+  return Out(linear(Y, P + "/fc2", W + "fc2.", F, H, Experts),
+             P + "/fc2/Dropout");
+}
+
+std::string LayerBuilder::moe(const std::string &X, const std::string &L,
+                              const std::string &W) {
+  const std::string P = L + "/moe";
+  const int64_t E = S.Experts, Top = S.TopK;
+  std::string Logits = B.node("MatMul", P + "/router/MatMul",
+                              {X, B.weight(W + "moe.router.weight", {H, E})});
+  onnx::NodeProto &Sm = B.add("Softmax", P + "/router/Softmax", {Logits});
+  GraphBuilder::attr(Sm, "axis", int64_t(-1));
+  onnx::NodeProto &TopK =
+      B.add("TopK", P + "/router/TopK", {Sm.output(0), B.ints({Top})}, 2);
+  GraphBuilder::attr(TopK, "axis", int64_t(-1));
+  const std::string Weights = TopK.output(0);
+  // Each token once per expert it goes to, grouped by expert: balanced
+  // routing gives each of the E experts T*k/E rows.
+  std::string Rows =
+      B.node("Unsqueeze", P + "/dispatch/Unsqueeze", {X, B.ints({2})});
+  if (Top > 1)
+    Rows = B.node("Expand", P + "/dispatch/Expand",
+                  {Rows, B.ints({1, 1, Top, 1})});
+  Rows = B.node("Reshape", P + "/dispatch/Reshape", {Rows, B.ints({E, -1, H})});
+  std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", E);
+  Y = B.node("Reshape", P + "/combine/Reshape", {Y, B.ints({-1, Seq, Top, H})});
+  std::string Wt =
+      B.node("Unsqueeze", P + "/combine/Unsqueeze", {Weights, B.ints({3})});
+  Y = B.node("Mul", P + "/combine/Mul", {Y, Wt});
+  onnx::NodeProto &Sum =
+      B.add("ReduceSum", P + "/combine/ReduceSum", {Y, B.ints({2})});
+  GraphBuilder::attr(Sum, "keepdims", int64_t(0));
+  return dropout(Sum.output(0), P + "/Dropout");
+}
+
+std::string LayerBuilder::ffn(const std::string &X, const std::string &L,
+                              const std::string &W) {
+  return S.Experts > 0 ? moe(X, L, W) : mlp(X, L + "/mlp", W + "mlp.");
 }
 
 std::string LayerBuilder::layer(const std::string &X, int64_t I) {
@@ -289,12 +335,12 @@ std::string LayerBuilder::layer(const std::string &X, int64_t I) {
     std::string Y =
         B.node("Add", L + "/attn/residual/Add", {X, attention(X, L, W, I)});
     Y = layerNorm(Y, L + "/ln1", W + "ln1.");
-    std::string Z = B.node("Add", L + "/mlp/residual/Add", {Y, mlp(Y, L, W)});
+    std::string Z = B.node("Add", L + "/mlp/residual/Add", {Y, ffn(Y, L, W)});
     return layerNorm(Z, L + "/ln2", W + "ln2.");
   }
   std::string Y =
       B.node("Add", L + "/attn/residual/Add",
              {X, attention(norm(X, L + "/ln1", W + "ln1."), L, W, I)});
   return B.node("Add", L + "/mlp/residual/Add",
-                {Y, mlp(norm(Y, L + "/ln2", W + "ln2."), L, W)});
+                {Y, ffn(norm(Y, L + "/ln2", W + "ln2."), L, W)});
 }

@@ -48,9 +48,11 @@ public:
   /// The family's norm: RMSNorm for llama, else LayerNorm.
   std::string norm(const std::string &X, const std::string &P,
                    const std::string &W);
-  /// X @ W (+ bias for gpt and bert), named P/MatMul and P/Add.
+  /// X @ W (+ bias for gpt and bert), named P/MatMul and P/Add; with
+  /// Experts > 0, W is [Experts, In, Out] and the bias [Experts, 1, Out].
   std::string linear(const std::string &X, const std::string &P,
-                     const std::string &W, int64_t In, int64_t Out);
+                     const std::string &W, int64_t In, int64_t Out,
+                     int64_t Experts = 0);
   /// GELU: erf form for bert, tanh approximation for gpt.
   std::string gelu(const std::string &X, const std::string &P);
 
@@ -69,7 +71,15 @@ private:
   std::string attention(const std::string &X, const std::string &L,
                         const std::string &W, int64_t I);
   std::string dropout(const std::string &X, const std::string &Name);
-  std::string mlp(const std::string &X, const std::string &L,
+  /// The family's MLP, nodes P/..., weights W...; Experts > 0: E of them
+  /// at once on X [E, rows, H] (batched MatMuls), without dropout.
+  std::string mlp(const std::string &X, const std::string &P,
+                  const std::string &W, int64_t Experts = 0);
+  /// A mixture of S.Experts MLPs, top-S.TopK routing (TransformerGen.h).
+  std::string moe(const std::string &X, const std::string &L,
+                  const std::string &W);
+  /// The layer's MLP: a mixture when S.Experts > 0.
+  std::string ffn(const std::string &X, const std::string &L,
                   const std::string &W);
 
   const TransformerSpec &S;

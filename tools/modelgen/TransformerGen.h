@@ -107,6 +107,32 @@
 //   /qa/{MatMul,Add}                bert --head squad: [H, 2] on every
 //                                   position: `qa_logits` [batch, S, 2]
 //
+// With Spec.Experts = E (gpt, llama; top-k routing, k = Spec.TopK), each
+// layer's MLP is a mixture of experts of width F, as Mixtral (llama) or
+// GShard/Switch (gpt) build it, written with standard ops under balanced
+// routing: every expert receives T*k/E of the T = batch*S tokens (capacity
+// factor 1, no token dropped), the load that the auxiliary balancing loss
+// aims for and that analytical models (Calculon, Megatron's own estimates)
+// assume; T*k must be a multiple of E.
+//
+//   /layers.{i}/moe/router/MatMul   [H, E] router (gate) logits
+//   /layers.{i}/moe/router/Softmax  routing probabilities
+//   /layers.{i}/moe/router/TopK     the k largest: weights [b, S, k]
+//   /layers.{i}/moe/dispatch/...    Unsqueeze, Expand to [b, S, k, H] (k > 1)
+//                                   and Reshape to [E, T*k/E, H]: the
+//                                   permutation copy that groups each
+//                                   expert's tokens
+//   /layers.{i}/moe/experts/...     the family's MLP on [E, T*k/E, H] with
+//                                   weights [E, in, out] (batched MatMuls,
+//                                   biases [E, 1, out] for gpt): gate, up,
+//                                   down (llama) or fc1, gelu, fc2 (gpt)
+//   /layers.{i}/moe/combine/...     Reshape to [b, S, k, H], Mul by the
+//                                   routing weights, ReduceSum over k
+//
+// The experts' weights are `layers.{i}.moe.experts.gate.weight` etc., the
+// router's `layers.{i}.moe.router.weight`; the experts' first and last
+// MatMuls are a Megatron tensor-parallel pair like a dense MLP's.
+//
 // Each node's output is "<node name>_output_0" (Split: _0.._2), except the
 // graph outputs. Constants are shared initializers named by value
 // ("const.i64x.0.1024.12.64" a shape, "const.fp32.3f000000" a scalar).
@@ -192,6 +218,12 @@ struct TransformerSpec {
   double Dropout = 0;
   /// BERT only: the task head after the encoder (Pooler: none).
   BertHead Head = BertHead::Pooler;
+  /// Experts per MLP (gpt, llama): above 1, every layer's MLP is a
+  /// mixture of experts (see the top of this file). 0: a dense MLP.
+  int64_t Experts = 0;
+  /// Experts each token is routed to (1 <= TopK <= Experts); 0: 2 when
+  /// Experts is set (Mixtral, GShard).
+  int64_t TopK = 0;
   /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257" (with a
   /// cache "..._S1_P1023_V50257").
   std::string Name;

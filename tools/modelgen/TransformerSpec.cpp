@@ -175,6 +175,30 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
     return error("--max-positions " + llvm::Twine(S.MaxPositions) +
                  " is less than " + Need + ": every position needs a row");
   }
+  if (auto E = checkDim("--experts", S.Experts, 0))
+    return std::move(E);
+  if (auto E = checkDim("--top-k", S.TopK, 0))
+    return std::move(E);
+  if (S.Experts > 0 && S.Fam == Family::Bert)
+    return error("--experts is for gpt and llama: perfc's bert has a dense "
+                 "MLP");
+  if (S.TopK > 0 && S.Experts == 0)
+    return error("--top-k " + llvm::Twine(S.TopK) +
+                 " needs --experts: it is the experts each token is routed "
+                 "to");
+  if (S.Experts == 1)
+    return error("--experts 1: a mixture needs at least 2 experts (leave "
+                 "--experts out for a dense MLP)");
+  if (S.Experts > 0 && S.TopK == 0)
+    S.TopK = std::min<int64_t>(2, S.Experts);
+  if (S.TopK > S.Experts)
+    return error("--top-k " + llvm::Twine(S.TopK) + " is more than --experts " +
+                 llvm::Twine(S.Experts) + ": a token goes to distinct experts");
+  if (S.Experts > 0 && S.Batch && (*S.Batch * S.Seq * S.TopK) % S.Experts != 0)
+    return error("--batch " + llvm::Twine(*S.Batch) + " x --seq " +
+                 llvm::Twine(S.Seq) + " x --top-k " + llvm::Twine(S.TopK) +
+                 " is not a multiple of --experts " + llvm::Twine(S.Experts) +
+                 ": balanced routing gives every expert the same tokens");
   if (S.Fam != Family::Bert && S.Head != BertHead::Pooler)
     return error("--head " + name(S.Head) + " is for bert: " + name(S.Fam) +
                  " ends in its LM head");
@@ -202,8 +226,13 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
        "the logits [batch, seq, vocab]: lower --seq or --vocab"},
       {Batch * Dbl(S.Seq) * Dbl(std::max(S.Ffn, 3 * S.Hidden)),
        "the MLP activations [batch, seq, ffn]: lower --seq or --ffn"},
-      {Dbl(S.Hidden) * Dbl(std::max(S.Ffn, S.Vocab)),
-       "a weight: lower --hidden, --ffn or --vocab"},
+      {Dbl(S.Hidden) * Dbl(std::max(S.Ffn, S.Vocab)) *
+           Dbl(std::max<int64_t>(S.Experts, 1)),
+       "a weight: lower --hidden, --ffn, --vocab or --experts"},
+      {Batch * Dbl(S.Seq) * Dbl(std::max<int64_t>(S.TopK, 1)) *
+           Dbl(std::max(S.Ffn, S.Hidden)),
+       "the experts' activations [batch, seq, top-k, ffn]: lower --seq, "
+       "--ffn or --top-k"},
       // Under the MLP's bound without a cache (K*d <= H).
       {Batch * Dbl(Positions) * Dbl(S.KvHeads * headDim(S)),
        "a layer's key/value cache [batch, kv-heads, past+seq, head-dim]: "
@@ -215,9 +244,10 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   // Parameters are counted in uint64; keep them exact in a double too (an
   // upper bound of parameterCount).
   const double H = Dbl(S.Hidden), F = Dbl(S.Ffn);
-  const double Params = Dbl(S.Layers) * (4 * H * H + 3 * H * F + 13 * H) +
-                        3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H +
-                        3 * H * H;
+  const double Experts = Dbl(std::max<int64_t>(S.Experts, 1));
+  const double Params =
+      Dbl(S.Layers) * (4 * H * H + Experts * (3 * H * F + 2 * H) + 13 * H) +
+      3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H + 3 * H * H;
   if (Params > std::ldexp(1.0, 53))
     return error("the model would have over 2^53 parameters: lower --layers, "
                  "--hidden or --ffn");
@@ -227,7 +257,10 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
              std::to_string(S.Hidden) + "_A" + std::to_string(S.Heads);
     if (S.KvHeads != S.Heads)
       S.Name += "_K" + std::to_string(S.KvHeads);
-    S.Name += "_F" + std::to_string(S.Ffn) + "_S" + std::to_string(S.Seq);
+    S.Name += "_F" + std::to_string(S.Ffn);
+    if (S.Experts > 0)
+      S.Name += "_E" + std::to_string(S.Experts) + "k" + std::to_string(S.TopK);
+    S.Name += "_S" + std::to_string(S.Seq);
     if (S.Past > 0)
       S.Name += "_P" + std::to_string(S.Past);
     S.Name += "_V" + std::to_string(S.Vocab);
@@ -242,25 +275,28 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
 uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
   const uint64_t H = S.Hidden, F = S.Ffn, V = S.Vocab, L = S.Layers;
   const uint64_t KvWidth = static_cast<uint64_t>(S.KvHeads) * headDim(S);
+  const uint64_t E = static_cast<uint64_t>(S.Experts);
+  // A mixture's router, then E copies of the MLP.
+  const uint64_t Router = E > 0 ? H * E : 0, Copies = E > 0 ? E : 1;
   uint64_t N = V * H; // token embedding
   if (S.Fam == Family::Llama) {
-    uint64_t Layer = H                 // ln1
-                     + 2 * H * H       // q, out
-                     + 2 * H * KvWidth // k, v
-                     + H               // ln2
-                     + 3 * H * F;      // gate, up, down
-    N += L * Layer + H;                // + final norm
+    uint64_t Layer = H                              // ln1
+                     + 2 * H * H                    // q, out
+                     + 2 * H * KvWidth              // k, v
+                     + H                            // ln2
+                     + Router + Copies * 3 * H * F; // gate, up, down
+    N += L * Layer + H;                             // + final norm
     if (!*S.TiedEmbeddings)
       N += H * V;
     return N;
   }
   N += static_cast<uint64_t>(S.MaxPositions) * H;
-  const uint64_t Qkv = H + 2 * KvWidth;     // q, then k and v of K heads
-  uint64_t Layer = 2 * H                    // ln1
-                   + H * Qkv + Qkv          // qkv
-                   + H * H + H              // out
-                   + 2 * H                  // ln2
-                   + H * F + F + F * H + H; // fc1, fc2
+  const uint64_t Qkv = H + 2 * KvWidth; // q, then k and v of K heads
+  uint64_t Layer = 2 * H                // ln1
+                   + H * Qkv + Qkv      // qkv
+                   + H * H + H          // out
+                   + 2 * H              // ln2
+                   + Router + Copies * (H * F + F + F * H + H); // fc1, fc2
   N += L * Layer;
   if (S.Fam == Family::Bert) {
     N += 2 * H + 2 * H + H * H + H; // types, embed ln, pooler

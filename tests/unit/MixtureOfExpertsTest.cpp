@@ -1,0 +1,169 @@
+//===- MixtureOfExpertsTest.cpp - Mixtures of experts ---------------------===//
+//
+// perfc zoo --experts writes each layer's MLP as a mixture of experts under
+// balanced routing (tools/modelgen/TransformerGen.h): k times a dense MLP's
+// arithmetic per token, E times its weights. Training finds the experts'
+// MatMuls as a tensor-parallel pair, and expert parallelism (--ep) shards
+// them.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainingHelpers.h"
+
+#include "passes/Backward.h"
+#include "passes/Blocks.h"
+#include "passes/Predict.h"
+#include "passes/WorkPass.h"
+#include "tools/modelgen/TransformerGen.h"
+
+#include <doctest/doctest.h>
+
+using namespace perfc;
+using namespace perfc::test;
+using modelgen::Family;
+
+namespace {
+
+modelgen::TransformerSpec moeSpec(Family F, int64_t Experts, int64_t TopK,
+                                  int64_t Batch = 2) {
+  modelgen::TransformerSpec S = transformerSpec(F, 2, 64, 4, 16, 128);
+  S.Ffn = 96;
+  S.Experts = Experts;
+  S.TopK = TopK;
+  S.Batch = Batch;
+  return S;
+}
+
+frontend::ImportedModel generated(const modelgen::TransformerSpec &S) {
+  return importZoo(zooBytes(S), {}, "moe.onnx");
+}
+
+const ir::Node *nodeNamed(const ir::Graph &G, llvm::StringRef Name) {
+  for (const auto &N : G.nodes())
+    if (N->name() == Name)
+      return N;
+  return nullptr;
+}
+
+/// MACs of the nodes whose names contain Part.
+double macsOf(const Report &R, llvm::StringRef Part) {
+  double Sum = 0;
+  for (const NodeReport &N : R.Nodes)
+    if (llvm::StringRef(N.Name).contains(Part))
+      Sum += N.Work.Macs;
+  return Sum;
+}
+
+std::string specError(const modelgen::TransformerSpec &S) {
+  auto R = modelgen::writeTransformerOnnx(S);
+  if (R) {
+    FAIL_CHECK("a bad spec was accepted");
+    return "";
+  }
+  return llvm::toString(R.takeError());
+}
+
+} // namespace
+
+TEST_SUITE("moe") {
+
+  TEST_CASE("zoo --experts: E copies of the MLP's weights, k times its "
+            "arithmetic per token") {
+    for (Family F : {Family::Llama, Family::Gpt}) {
+      const int64_t E = 8, K = 2, B = 2, S = 16, H = 64, Ffn = 96;
+      const modelgen::TransformerSpec Moe = moeSpec(F, E, K, B);
+      modelgen::TransformerSpec Dense = Moe;
+      Dense.Experts = Dense.TopK = 0;
+      const frontend::ImportedModel M = generated(Moe);
+      const frontend::ImportedModel D = generated(Dense);
+      const Report Rm = predictWork(M.Graph), Rd = predictWork(D.Graph);
+      CHECK(Rm.Warnings.empty());
+      for (const auto &V : M.Graph.values())
+        CHECK_MESSAGE(V->shape().isStatic(), V->name().str());
+      // The router [H, E] and E - 1 more MLPs per layer (gpt's biases
+      // [E, 1, out] too).
+      const double Mlp =
+          F == Family::Llama ? 3 * H * Ffn : 2 * H * Ffn + Ffn + H;
+      CHECK(Rm.Total.Params - Rd.Total.Params ==
+            doctest::Approx(2 * (H * E + (E - 1) * Mlp)));
+      CHECK(Rm.Total.Params ==
+            modelgen::parameterCount(*modelgen::resolve(Moe)));
+      // The experts' products: k times the dense MLP's, one per token.
+      const double Tokens = B * S;
+      const double Products = F == Family::Llama ? 3 : 2;
+      CHECK(macsOf(Rm, "/moe/experts/") ==
+            doctest::Approx(2 * K * Tokens * H * Ffn * Products));
+      CHECK(macsOf(Rm, "/moe/experts/") ==
+            doctest::Approx(K * macsOf(Rd, "/mlp/")));
+      CHECK(macsOf(Rm, "/moe/router/") == doctest::Approx(2 * Tokens * H * E));
+      // Each expert's rows: T*k/E.
+      const ir::Value *Rows =
+          M.Graph.lookup("/layers.0/moe/dispatch/Reshape_output_0");
+      REQUIRE(Rows);
+      CHECK(Rows->shape() == ir::Shape({E, Tokens * K / E, H}));
+      const ir::Value *Out =
+          M.Graph.lookup("/layers.1/moe/combine/ReduceSum_output_0");
+      REQUIRE(Out);
+      CHECK(Out->shape() == ir::Shape({B, S, H}));
+    }
+  }
+
+  TEST_CASE("zoo --experts: top-1 routing has no expand, the name says E "
+            "and k") {
+    const modelgen::TransformerSpec S = moeSpec(Family::Gpt, 4, 1);
+    const frontend::ImportedModel M = generated(S);
+    CHECK_FALSE(nodeNamed(M.Graph, "/layers.0/moe/dispatch/Expand"));
+    CHECK(nodeNamed(M.Graph, "/layers.0/moe/dispatch/Reshape"));
+    CHECK(modelgen::resolve(S)->Name == "gpt_L2_H64_A4_F96_E4k1_S16_V128");
+    // The default k is 2.
+    modelgen::TransformerSpec D = S;
+    D.TopK = 0;
+    CHECK(modelgen::resolve(D)->TopK == 2);
+  }
+
+  TEST_CASE("zoo --experts: bad mixtures are one-line errors naming the "
+            "flag") {
+    modelgen::TransformerSpec S = moeSpec(Family::Llama, 1, 0);
+    CHECK(specError(S).find("--experts 1: a mixture needs at least 2") !=
+          std::string::npos);
+    S = moeSpec(Family::Llama, 4, 5);
+    CHECK(specError(S).find("--top-k 5 is more than --experts 4") !=
+          std::string::npos);
+    S = moeSpec(Family::Llama, 0, 2);
+    CHECK(specError(S).find("--top-k 2 needs --experts") != std::string::npos);
+    S = moeSpec(Family::Llama, 3, 2, 1); // 16 x 2 tokens over 3 experts
+    CHECK(specError(S).find("is not a multiple of --experts 3") !=
+          std::string::npos);
+    S = moeSpec(Family::Bert, 4, 2);
+    CHECK(specError(S).find("--experts is for gpt and llama") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("the experts are a tensor-parallel pair, the router runs whole") {
+    const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
+    const GraphWork W = computeWork(M.Graph);
+    const BlockInfo Blocks = analyzeBlocks(M.Graph, W);
+    REQUIRE(Blocks.NumBlocks == 2);
+    const auto Role = [&](llvm::StringRef Name) {
+      const ir::Node *N = nodeNamed(M.Graph, Name);
+      REQUIRE(N);
+      return Blocks.Tp[N->index()];
+    };
+    CHECK(Role("/layers.0/moe/experts/gate/MatMul") == TpRole::Column);
+    CHECK(Role("/layers.0/moe/experts/up/MatMul") == TpRole::Column);
+    CHECK(Role("/layers.0/moe/experts/Mul") == TpRole::Sharded);
+    CHECK(Role("/layers.0/moe/experts/down/MatMul") == TpRole::Row);
+    CHECK(Role("/layers.0/moe/router/MatMul") == TpRole::Replicated);
+    CHECK(Role("/layers.0/moe/combine/Mul") == TpRole::Replicated);
+    // Backward: a data and a weight gradient per expert product; the
+    // router's gradient flows back through the routing weights.
+    const BackwardInfo Back = computeBackward(M.Graph, W);
+    const ir::Node *Down =
+        nodeNamed(M.Graph, "/layers.1/moe/experts/down/MatMul");
+    const ir::Node *Router = nodeNamed(M.Graph, "/layers.1/moe/router/MatMul");
+    REQUIRE(Down);
+    REQUIRE(Router);
+    CHECK(Back.Work[Down->index()].Macs ==
+          doctest::Approx(2 * W.Nodes[Down->index()].Macs));
+    CHECK(Back.NeedsGrad[Router->index()]);
+  }
+}
