@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
@@ -106,6 +107,7 @@ public:
       findTensorParallel(B);
     findVocabParallel();
     findAttentionCores();
+    findExperts();
     return std::move(Info);
   }
 
@@ -410,6 +412,60 @@ private:
           Info.BackwardReduced[Unit].push_back(A);
         break;
       }
+    }
+  }
+
+  /// The experts of a weight stack P ([E, ...], rank 3, E > 1); 0 for
+  /// any other parameter.
+  static int64_t stackedExperts(const ir::Value *P) {
+    if (!P || P->shape().rank() != 3 || P->shape()[0].Value < 2)
+      return 0;
+    return P->shape()[0].Value;
+  }
+
+  void findExperts() {
+    Info.Expert.assign(G.numNodes(), false);
+    Info.ExpertExchanged.resize(Info.numUnits());
+    // Batched GEMMs on a weight stack, by unit.
+    std::vector<llvm::SmallVector<int64_t, 2>> UnitExperts(Info.numUnits());
+    for (const auto &N : G.nodes()) {
+      if (!isGemmOp(*N))
+        continue;
+      const ir::Value *In = activationInput(*N);
+      for (const ir::Value *W : N->inputs()) {
+        const int64_t E = stackedExperts(W ? parameterBehind(W) : nullptr);
+        if (E == 0 || !In || In->shape().rank() != 3 ||
+            In->shape()[0].Value != E)
+          continue;
+        Info.Expert[N->index()] = true;
+        auto &Counts = UnitExperts[Info.UnitOf[N->index()]];
+        if (!llvm::is_contained(Counts, E))
+          Counts.push_back(E);
+        if (!llvm::is_contained(Info.ExpertCounts, E))
+          Info.ExpertCounts.push_back(E);
+      }
+    }
+    // Their bias stacks [E, 1, out].
+    for (const auto &N : G.nodes()) {
+      const auto &Counts = UnitExperts[Info.UnitOf[N->index()]];
+      if (Info.Expert[N->index()] || Counts.empty())
+        continue;
+      for (const ir::Value *In : N->inputs())
+        if (llvm::is_contained(
+                Counts, stackedExperts(In ? parameterBehind(In) : nullptr)))
+          Info.Expert[N->index()] = true;
+    }
+    // What the all-to-alls carry: the experts' column inputs, row outputs.
+    for (const auto &N : G.nodes()) {
+      const unsigned I = N->index();
+      if (!Info.Expert[I] || !isGemmOp(*N))
+        continue;
+      auto &Sent = Info.ExpertExchanged[Info.UnitOf[I]];
+      const ir::Value *V = Info.Tp[I] == TpRole::Column ? activationInput(*N)
+                           : Info.Tp[I] == TpRole::Row  ? N->output(0)
+                                                        : nullptr;
+      if (V && !llvm::is_contained(Sent, V))
+        Sent.push_back(V);
     }
   }
 

@@ -67,6 +67,18 @@ struct BlockInfo {
   std::vector<std::vector<const ir::Value *>> BackwardReduced;
   /// Whether any column/row pair was found.
   bool HasTensorParallelPattern = false;
+  /// Mixtures of experts: per node, whether it reads a weight stack
+  /// [E, in, out] (E > 1) with an activation [E, rows, in] as its first
+  /// dimension (a batched MatMul of E experts, as perfc zoo --experts
+  /// writes them) or a bias stack [E, 1, out] of such a node's unit. Expert
+  /// parallelism splits these nodes' experts over its ranks.
+  std::vector<bool> Expert;
+  /// The distinct expert counts E of the model's mixtures.
+  std::vector<int64_t> ExpertCounts;
+  /// Per unit: what expert parallelism exchanges all-to-all, each once: the
+  /// inputs of the experts' column GEMMs (the tokens dispatched to them)
+  /// and the outputs of their row GEMMs (the results combined).
+  std::vector<std::vector<const ir::Value *>> ExpertExchanged;
   /// Whether the blocks come from structure: no node name numbers a layer.
   bool FromStructure = false;
 

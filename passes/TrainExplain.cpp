@@ -138,6 +138,51 @@ std::string perfc::explainContextAllToAll(const StageReport &St,
       .str();
 }
 
+std::string perfc::explainExpertExchange(const StageReport &St,
+                                         const TrainOptions &O, unsigned Calls,
+                                         const std::string &One) {
+  return llvm::formatv(
+             "ep {0}, stage {1}, per micro-batch: {2} all-to-alls (each "
+             "mixture's tokens to their experts and the results back, "
+             "forward and, with their gradients, backward{3}), on the "
+             "critical path: {4}; one: {5}",
+             O.Ep, St.Stage, Calls,
+             O.Recomp == Recompute::Full ? "; the forward's again, recomputed"
+                                         : "",
+             hw::formatQuantity(St.EpCommSeconds, hw::Quantity::Time), One)
+      .str();
+}
+
+std::vector<std::string>
+perfc::explainExpertGradients(const cost::OverlapTime &Exchange,
+                              const TrainOptions &O, double ParamBytes,
+                              const cost::CommGroup &Replicas) {
+  double Largest = 0;
+  for (const cost::BucketTime &Bucket : Exchange.Buckets)
+    Largest = std::max(Largest, Bucket.WireBytes);
+  const cost::Collective Kind = O.Zero == 0 ? cost::Collective::AllReduce
+                                            : cost::Collective::ReduceScatter;
+  const std::string Group =
+      llvm::formatv("experts' gradients over the {0} / ep {1} = {2} ranks "
+                    "holding the same experts",
+                    dataParallelGroupName(O), O.Ep, Replicas.Size)
+          .str();
+  std::vector<std::string> Lines;
+  Lines.push_back(
+      llvm::formatv("{0}: {1} bucket{2}, on the dense buckets' "
+                    "stream; the largest: {3}",
+                    Group, Exchange.Buckets.size(),
+                    Exchange.Buckets.size() == 1 ? "" : "s",
+                    cost::collectiveTime(Kind, Largest, Replicas).Explain)
+          .str());
+  if (O.Zero > 0)
+    Lines.push_back(
+        Group + ": parameters: " +
+        cost::collectiveTime(cost::Collective::AllGather, ParamBytes, Replicas)
+            .Explain);
+  return Lines;
+}
+
 const char *perfc::cpCommSuffix(const TrainOptions &O) {
   return O.CpComm == ContextExchange::AllToAll ? " (a2a)" : "";
 }
@@ -189,11 +234,19 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
                                  const MemoryTerms &T) {
   auto B = [](double Bytes) { return hw::formatDataBytes(Bytes); };
   auto Shard = [&](unsigned FromStage) {
-    return O.Zero >= FromStage && uint64_t(O.Dp) * O.Cp > 1
-               ? llvm::formatv(" / {0} (ZeRO {1})", dataParallelGroupName(O),
-                               O.Zero)
-                     .str()
-               : std::string();
+    if (!(O.Zero >= FromStage && uint64_t(O.Dp) * O.Cp > 1))
+      return std::string();
+    std::string Text =
+        llvm::formatv(" / {0} (ZeRO {1}", dataParallelGroupName(O), O.Zero)
+            .str();
+    // Expert parallelism: the experts' states shard over the ranks
+    // holding the same experts.
+    if (O.Ep > 1 && St.ExpertParams > 0)
+      Text += llvm::formatv("; the experts' {0} over {1} / ep {2}",
+                            int64_t(St.ExpertParams), dataParallelGroupName(O),
+                            O.Ep)
+                  .str();
+    return Text + ")";
   };
   const std::string Params =
       llvm::formatv("{0} parameters", int64_t(St.Params)).str();

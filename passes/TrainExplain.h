@@ -59,6 +59,20 @@ struct ContextRingTerms {
 std::string explainContextRing(const StageReport &St, const TrainOptions &O,
                                const ContextRingTerms &T);
 
+/// Expert parallelism's all-to-alls of stage St per micro-batch: Calls of
+/// them (each mixture's dispatch and combine, forward and backward, the
+/// forward's again under full recomputation), the stage's exposed total,
+/// and One, the explanation of one of them.
+std::string explainExpertExchange(const StageReport &St, const TrainOptions &O,
+                                  unsigned Calls, const std::string &One);
+
+/// The experts' gradient exchange over the ranks holding the same experts
+/// (dp x cp / ep of them): the largest bucket of Exchange and, under ZeRO,
+/// the all-gather of ParamBytes of the experts' parameters.
+std::vector<std::string>
+explainExpertGradients(const cost::OverlapTime &Exchange, const TrainOptions &O,
+                       double ParamBytes, const cost::CommGroup &Replicas);
+
 /// Context parallelism's all-to-alls for one unit, per micro-batch: the
 /// bytes of the attention cores' Q, K and V (K and V as sent, before a
 /// grouped-query expansion) and outputs on one rank, each exchanged in a

@@ -46,7 +46,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           uint8_t(O.Protocol),
           O.TpCommOverlap,
           O.Cp,
-          uint8_t(O.CpComm)};
+          uint8_t(O.CpComm),
+          O.Ep};
 }
 
 const std::vector<UnitCost> *
@@ -60,6 +61,26 @@ namespace {
 
 llvm::Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+/// What the step waits for when buckets A and B, each simulated on a
+/// stream of its own, share one: each starts when it is ready and the
+/// stream is free, in the order they become ready; the exposed time is
+/// what outlasts the backward's compute (ComputeSeconds).
+double oneStreamExposed(llvm::ArrayRef<cost::BucketTime> A,
+                        llvm::ArrayRef<cost::BucketTime> B,
+                        double ComputeSeconds) {
+  std::vector<std::pair<double, double>> Ready; // (ready, duration)
+  for (llvm::ArrayRef<cost::BucketTime> Set : {A, B})
+    for (const cost::BucketTime &T : Set)
+      Ready.push_back({T.ReadySeconds, T.EndSeconds - T.StartSeconds});
+  std::stable_sort(
+      Ready.begin(), Ready.end(),
+      [](const auto &X, const auto &Y) { return X.first < Y.first; });
+  double End = 0;
+  for (const auto &[At, Seconds] : Ready)
+    End = std::max(End, At) + Seconds;
+  return std::max(0.0, End - ComputeSeconds);
 }
 
 /// A count that may be fractional: "3", or "2.50".
@@ -116,7 +137,8 @@ public:
 
 private:
   llvm::Error check() {
-    if (O.Dp == 0 || O.Tp == 0 || O.Pp == 0 || O.Vp == 0 || O.Cp == 0)
+    if (O.Dp == 0 || O.Tp == 0 || O.Pp == 0 || O.Vp == 0 || O.Cp == 0 ||
+        O.Ep == 0)
       return fail("parallel degrees must be positive");
     if (O.MicroBatch <= 0)
       return fail("--micro-batch must be positive");
@@ -184,6 +206,8 @@ private:
           O.Zero,
           O.Zero == 0 ? "no sharded optimizer"
                       : "its parameters gathered for every micro-batch"));
+    if (llvm::Error E = checkExpertParallel(DataWithContext))
+      return E;
     if (O.Vp > 1 && O.Pp == 1)
       return fail("--vp (interleaved 1F1B) needs --pp of at least 2");
     // In 64 bits: pp x vp from the user could wrap to 0 in 32.
@@ -205,6 +229,42 @@ private:
     if (O.Vp > 1 && O.Schedule == PipelineSchedule::GPipe)
       return fail("--vp interleaves 1F1B; GPipe has no interleaved form: use "
                   "--schedule 1f1b or --vp 1");
+    return llvm::Error::success();
+  }
+
+  /// Expert parallelism splits each mixture's experts over Ep of the
+  /// DataWithContext ranks that see different tokens.
+  llvm::Error checkExpertParallel(uint64_t DataWithContext) const {
+    if (O.Ep == 1)
+      return llvm::Error::success();
+    if (Blocks.ExpertCounts.empty())
+      return fail(llvm::formatv(
+          "--ep {0}: the model has no mixture of experts (a batched MatMul "
+          "on a weight stack [experts, in, out], as perfc zoo --experts "
+          "writes it); use --ep 1",
+          O.Ep));
+    if (DataWithContext % O.Ep != 0)
+      return fail(llvm::formatv(
+          "--ep {0} does not divide dp {1} x cp {2} = {3}: expert "
+          "parallelism splits the experts over ranks of a data-parallel "
+          "group (Megatron-Core's expert-model-parallel size); use an ep "
+          "that divides {3}",
+          O.Ep, O.Dp, O.Cp, DataWithContext));
+    for (int64_t E : Blocks.ExpertCounts)
+      if (E % O.Ep != 0)
+        return fail(llvm::formatv("--ep {0}: a mixture of {1} experts does "
+                                  "not split over {0} ranks; use an ep that "
+                                  "divides {1}",
+                                  O.Ep, E));
+    if (O.Zero == 3)
+      return fail(llvm::formatv("--ep {0} with --zero 3 is not modelled "
+                                "(Megatron-Core shards no parameters); use "
+                                "--zero 0, 1 or 2",
+                                O.Ep));
+    if (O.OverlapParamGather)
+      return fail(llvm::formatv("--ep {0} with --overlap-param-gather is not "
+                                "modelled; drop one of them",
+                                O.Ep));
     return llvm::Error::success();
   }
 
@@ -351,6 +411,25 @@ private:
         return Gr.takeError();
       CpGroup = *Gr;
     }
+    // A mixture's expert ranks follow the tensor and context ranks; the
+    // ranks holding the same experts are Ep of them apart. (Under context
+    // parallelism those are the context ranks of each too, which no single
+    // stride reaches: taken as Tp x Ep apart.)
+    if (O.Ep > 1) {
+      auto Gr = cost::groupOf(C, O.Ep, O.Tp * O.Cp);
+      if (!Gr)
+        return Gr.takeError();
+      EpGroup = *Gr;
+      EpGroup.Protocol = O.Protocol;
+      const unsigned Replicas = Layout.Data / O.Ep;
+      if (Replicas > 1) {
+        auto Gr = cost::groupOf(C, Replicas, O.Tp * O.Ep);
+        if (!Gr)
+          return Gr.takeError();
+        ExpertDpGroup = *Gr;
+        ExpertDpGroup.Protocol = O.Protocol;
+      }
+    }
     // Neighbouring pipeline stages are Tensor x Context x Data ranks apart:
     // another node once that fills a node.
     const unsigned PerNode = C.Groups.front().devicesPerNode();
@@ -397,14 +476,40 @@ private:
   OpWork shard(const OpWork &W, unsigned Node) const {
     OpWork S =
         shardWork(W, Blocks.Tp[Node], O.Tp, tpScale(Node), byteScale(W.Type));
-    if (O.Cp == 1)
-      return S;
+    if (O.Cp > 1)
+      shardContext(S, Node);
+    if (O.Ep > 1 && Blocks.Expert[Node])
+      shardExperts(S);
+    return S;
+  }
+
+  /// The weight bytes W reads: a GEMM's K x N per product, or all it
+  /// reads when that is less.
+  double weightBytes(const OpWork &W) const {
+    return W.Params > 0 && W.Gemm.valid()
+               ? std::min(W.BytesRead,
+                          W.Gemm.Batch * W.Gemm.K * W.Gemm.N * elementBytes())
+               : 0;
+  }
+
+  /// An expert node on one of Ep ranks: E / Ep experts' weights, each
+  /// expert's product on the tokens of all Ep ranks (balanced routing:
+  /// the same rows in all, Ep times as many per expert).
+  void shardExperts(OpWork &S) const {
+    const double Ep = O.Ep;
+    const double Weight = weightBytes(S);
+    S.BytesRead -= Weight * (1 - 1 / Ep);
+    S.Params /= Ep;
+    if (S.Gemm.valid()) {
+      S.Gemm.Batch /= Ep;
+      S.Gemm.M *= Ep;
+    }
+  }
+
+  /// S on one of Cp context ranks (see shard).
+  void shardContext(OpWork &S, unsigned Node) const {
     const double Cp = O.Cp;
-    const double Weight =
-        S.Params > 0 && S.Gemm.valid()
-            ? std::min(S.BytesRead,
-                       S.Gemm.Batch * S.Gemm.K * S.Gemm.N * elementBytes())
-            : 0;
+    const double Weight = weightBytes(S);
     S.Macs /= Cp;
     S.Flops /= Cp;
     S.BytesRead = (S.BytesRead - Weight) / Cp + Weight;
@@ -419,7 +524,6 @@ private:
       S.Gemm.Batch /= Cp;
     else if (S.Gemm.valid())
       S.Gemm.M /= Cp;
-    return S;
   }
 
   /// How the step times work of type Type: in the training type, under the
@@ -787,6 +891,48 @@ private:
     U.CpForward += X.ForwardSeconds;
   }
 
+  /// The bytes one rank sends in expert parallelism's all-to-all of
+  /// tensor V (BlockInfo::ExpertExchanged): its tokens' rows, of which a
+  /// tensor-parallel rank sends its 1 / Tp (Megatron-Core's dispatcher
+  /// gathers them over the tensor ranks after it; the row GEMMs'
+  /// reductions, priced as tensor parallelism's, do that work).
+  double expertExchangeBytes(const ir::Value *V) const {
+    return double(V->numElements()) * elementBytes() / O.Tp / O.Cp;
+  }
+
+  /// Expert parallelism's all-to-alls of unit I, per micro-batch: each
+  /// mixture's tokens to their experts and the results back, forward; their
+  /// gradients the other way, backward; the forward's again where full
+  /// recomputation reruns the block. On the critical path.
+  void addExpertExchange(unsigned I, UnitCost &U) const {
+    double Fwd = 0;
+    for (const ir::Value *V : Blocks.ExpertExchanged[I])
+      Fwd += cost::collectiveSeconds(cost::Collective::AllToAll,
+                                     expertExchangeBytes(V), EpGroup);
+    const bool Again = O.Recomp == Recompute::Full && Blocks.isBlock(I);
+    U.EpComm = (Again ? 2 : 1) * Fwd + Fwd;
+    U.EpForward = Fwd;
+  }
+
+  /// Expert parallelism's all-to-alls of stage St, explained with the
+  /// first one of its units.
+  std::string explainExpertParallel(const StageReport &St) const {
+    unsigned Calls = 0;
+    const ir::Value *First = nullptr;
+    for (const auto &[From, To] : St.Chunks)
+      for (unsigned U = From; U <= To; ++U)
+        for (const ir::Value *V : Blocks.ExpertExchanged[U]) {
+          const bool Again = O.Recomp == Recompute::Full && Blocks.isBlock(U);
+          Calls += Again ? 3 : 2;
+          First = First ? First : V;
+        }
+    if (!First)
+      return std::string();
+    const cost::CommTime One = cost::collectiveTime(
+        cost::Collective::AllToAll, expertExchangeBytes(First), EpGroup);
+    return explainExpertExchange(St, O, Calls, One.Explain);
+  }
+
   /// The context exchange (ring or all-to-alls) of the first attention of
   /// stage St's chunks, explained.
   std::string explainContextExchange(const StageReport &St) const {
@@ -871,6 +1017,9 @@ private:
       for (unsigned I = 0; I < Blocks.numUnits(); ++I)
         addHeadExchange(T[I], Blocks.isBlock(I), Units[I]);
     }
+    if (O.Ep > 1)
+      for (unsigned I = 0; I < Blocks.numUnits(); ++I)
+        addExpertExchange(I, Units[I]);
     // Tensor-parallel communication per micro-batch.
     if (O.Tp > 1)
       for (unsigned I = 0; I < Blocks.numUnits(); ++I) {
@@ -913,9 +1062,14 @@ private:
       UnitCost &U = Units[Blocks.UnitOf[N->index()]];
       // Sequence parallelism splits activations, not the replicated
       // parameters (norms, row biases).
-      U.Params +=
+      const bool Expert = Blocks.Expert[N->index()];
+      const double Params =
           Work.Nodes[N->index()].Params *
-          (Blocks.Tp[N->index()] == TpRole::Replicated ? 1.0 : 1.0 / O.Tp);
+          (Blocks.Tp[N->index()] == TpRole::Replicated ? 1.0 : 1.0 / O.Tp) /
+          (Expert ? O.Ep : 1);
+      U.Params += Params;
+      if (Expert && O.Ep > 1)
+        U.ExpertParams += Params;
       U.ParamTensors += Work.Nodes[N->index()].ParamTensors;
       for (const ir::Value *Out : N->outputs())
         if (Out && !neverStored(Out))
@@ -1083,7 +1237,10 @@ private:
           St.CpCommSeconds += UC.CpComm;
           St.CpForwardSeconds += UC.CpForward;
           St.CpOverlappedSeconds += UC.CpOverlapped;
+          St.EpCommSeconds += UC.EpComm;
+          St.EpForwardSeconds += UC.EpForward;
           St.Params += UC.Params;
+          St.ExpertParams += UC.ExpertParams;
           St.ParamTensors += UC.ParamTensors;
           ChunkActivation += UC.Saved;
           ChunkInputs += UC.InputBytes;
@@ -1116,8 +1273,8 @@ private:
       const double Gathered =
           O.Zero >= 3 && Dp > 1 ? 2 * MaxUnitParams * Wbytes * (1 - 1 / Dp) : 0;
       St.WorkspaceBytes += Gathered;
-      St.GradientsBytes = St.Params * Gbytes / (O.Zero >= 2 ? Dp : 1);
-      St.OptimizerBytes = St.Params * States.Optimizer / (O.Zero >= 1 ? Dp : 1);
+      St.GradientsBytes = shardedParams(St, O.Zero >= 2) * Gbytes;
+      St.OptimizerBytes = shardedParams(St, O.Zero >= 1) * States.Optimizer;
       if (O.Explain) {
         MemoryTerms T;
         T.States = States;
@@ -1168,12 +1325,15 @@ private:
     if (O.Explain && O.Cp > 1)
       if (std::string Line = explainContextExchange(SS); !Line.empty())
         R.CommExplain.push_back(std::move(Line));
+    if (O.Explain && O.Ep > 1)
+      if (std::string Line = explainExpertParallel(SS); !Line.empty())
+        R.CommExplain.push_back(std::move(Line));
     if (Dp > 1)
       addDataParallelExchange(R, SS, Wbytes, Gbytes);
     // Optimizer: one elementwise pass over the shard.
-    R.OptimizerSeconds = optimizerStepSeconds(
-        SS.Params / (O.Zero >= 1 ? Dp : 1), SS.ParamTensors, States,
-        O.Optimizer, O.PerTensorOptimizer, Dev);
+    R.OptimizerSeconds =
+        optimizerStepSeconds(shardedParams(SS, O.Zero >= 1), SS.ParamTensors,
+                             States, O.Optimizer, O.PerTensorOptimizer, Dev);
     if (A.Unfused && MicroBatches > 1)
       R.GradAccumSeconds = (M - 1) * gradientAccumulationPassSeconds(
                                          SS.Params, SS.ParamTensors,
@@ -1182,13 +1342,15 @@ private:
     R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;
     R.CpCommSeconds = M * SS.CpCommSeconds;
     R.CpOverlappedSeconds = M * SS.CpOverlappedSeconds;
+    R.EpCommSeconds = M * SS.EpCommSeconds;
     R.ComputeSeconds =
         M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
         R.GradAccumSeconds;
     R.CommSeconds = R.TpCommSeconds + R.TpOverlappedSeconds + R.CpCommSeconds +
-                    R.CpOverlappedSeconds + R.P2pSeconds + R.DpCommSeconds;
-    R.ExposedCommSeconds =
-        R.TpCommSeconds + R.CpCommSeconds + R.P2pSeconds + R.DpExposedSeconds;
+                    R.CpOverlappedSeconds + R.EpCommSeconds + R.P2pSeconds +
+                    R.DpCommSeconds;
+    R.ExposedCommSeconds = R.TpCommSeconds + R.CpCommSeconds + R.EpCommSeconds +
+                           R.P2pSeconds + R.DpExposedSeconds;
     R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds +
                     R.GradAccumSeconds + R.DpExposedSeconds +
                     R.OptimizerSeconds;
@@ -1227,6 +1389,17 @@ private:
     return R;
   }
 
+  /// The parameters of stage St whose states one device keeps: all, or
+  /// under a ZeRO stage that shards them (Sharded) the dense ones' share of
+  /// a data-parallel group with its context ranks and the experts' share
+  /// of the Dp x Cp / Ep ranks holding the same experts.
+  double shardedParams(const StageReport &St, bool Sharded) const {
+    if (!Sharded)
+      return St.Params;
+    const double Dp = double(O.Dp) * O.Cp;
+    return (St.Params - St.ExpertParams) / Dp + St.ExpertParams * O.Ep / Dp;
+  }
+
   /// Data-parallel gradients, exchanged in buckets as the backward makes
   /// them (costmodels/Overlap.h), units in reverse order. Without ZeRO,
   /// DDP all-reduces them during the last micro-batch's backward. ZeRO 1
@@ -1242,26 +1415,52 @@ private:
                                double Wbytes, double Gbytes) const {
     const double M = MicroBatches;
     const double GradBytes = SS.Params * Gbytes;
-    std::vector<cost::LayerBackward> Layers;
+    std::vector<cost::LayerBackward> Layers, ExpertLayers;
     for (auto C = SS.Chunks.rbegin(); C != SS.Chunks.rend(); ++C)
       for (unsigned U = C->second + 1; U-- > C->first;) {
         const UnitCost &UC = (*Units)[U];
         Layers.push_back({UC.Backward + UC.Recompute + UC.TpComm -
-                              UC.TpForward + UC.CpComm - UC.CpForward,
-                          UC.Params * Gbytes});
+                              UC.TpForward + UC.CpComm - UC.CpForward +
+                              UC.EpComm - UC.EpForward,
+                          (UC.Params - UC.ExpertParams) * Gbytes});
+        ExpertLayers.push_back(
+            {Layers.back().Seconds, UC.ExpertParams * Gbytes});
       }
-    const cost::OverlapTime T = cost::overlapGradientExchange(
+    const cost::Collective Kind = O.Zero == 0 ? cost::Collective::AllReduce
+                                              : cost::Collective::ReduceScatter;
+    cost::OverlapTime T = cost::overlapGradientExchange(
         Layers, O.BucketBytes, DpGroup, O.GradCompression,
-        cost::CommAlgorithm::Auto,
-        O.Zero == 0 ? cost::Collective::AllReduce
-                    : cost::Collective::ReduceScatter);
+        cost::CommAlgorithm::Auto, Kind);
+    const cost::OverlapTime Dense = O.Explain ? T : cost::OverlapTime();
+    // The experts' gradients: over the ranks holding the same experts, in
+    // buckets of their own on the same stream (Megatron-Core keeps an
+    // expert buffer beside the dense one).
+    const bool ExpertReplicas = O.Ep > 1 && ExpertDpGroup.Size > 1;
+    cost::OverlapTime TE;
+    double ExpertGather = 0;
+    if (ExpertReplicas) {
+      TE = cost::overlapGradientExchange(ExpertLayers, O.BucketBytes,
+                                         ExpertDpGroup, O.GradCompression,
+                                         cost::CommAlgorithm::Auto, Kind);
+      R.DpExpertCommSeconds = TE.CommSeconds;
+      if (O.Zero > 0)
+        ExpertGather =
+            cost::collectiveSeconds(cost::Collective::AllGather,
+                                    SS.ExpertParams * Wbytes, ExpertDpGroup);
+      R.DpExpertCommSeconds += ExpertGather;
+      T.ExposedSeconds =
+          oneStreamExposed(T.Buckets, TE.Buckets, T.ComputeSeconds);
+      T.CommSeconds += TE.CommSeconds;
+    }
     R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);
     llvm::Optional<cost::OverlapTime> Buckets; // --overlap-param-gather's
     double Comm = T.CommSeconds, Exposed = T.ExposedSeconds;
     if (O.Zero > 0) {
       R.DpParamBytes = SS.Params * Wbytes;
-      double Gather = cost::collectiveSeconds(cost::Collective::AllGather,
-                                              R.DpParamBytes, DpGroup);
+      double Gather = cost::collectiveSeconds(
+                          cost::Collective::AllGather,
+                          (SS.Params - SS.ExpertParams) * Wbytes, DpGroup) +
+                      ExpertGather;
       double GatherExposed = Gather;
       if (O.OverlapParamGather && (O.Zero == 1 || O.Zero == 2)) {
         // The next step's first forward through the stage, unit by unit,
@@ -1301,11 +1500,16 @@ private:
     }
     R.DpCommSeconds = Comm;
     R.DpExposedSeconds = Exposed;
-    if (O.Explain)
-      for (std::string &Line :
-           explainDataParallelCollectives(T, O, SS.Params * Wbytes, DpGroup,
-                                          Buckets ? &*Buckets : nullptr))
+    if (O.Explain) {
+      for (std::string &Line : explainDataParallelCollectives(
+               Dense, O, (SS.Params - SS.ExpertParams) * Wbytes, DpGroup,
+               Buckets ? &*Buckets : nullptr))
         R.CommExplain.push_back(std::move(Line));
+      if (ExpertReplicas)
+        for (std::string &Line : explainExpertGradients(
+                 TE, O, SS.ExpertParams * Wbytes, ExpertDpGroup))
+          R.CommExplain.push_back(std::move(Line));
+    }
   }
 
   /// One micro-batch's times of each stage's chunks, their tensor-parallel
@@ -1318,9 +1522,9 @@ private:
         StageTimes &C = Chunks.emplace_back();
         for (unsigned U = First; U <= Last; ++U) {
           const UnitCost &UC = (*Units)[U];
-          C.Forward += UC.Forward + UC.TpForward + UC.CpForward;
+          C.Forward += UC.Forward + UC.TpForward + UC.CpForward + UC.EpForward;
           C.Backward += UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward +
-                        UC.CpComm - UC.CpForward;
+                        UC.CpComm - UC.CpForward + UC.EpComm - UC.EpForward;
         }
       }
     }
@@ -1390,7 +1594,7 @@ private:
   const TrainOptions &O;
   const hw::Device &Dev;
   cost::ParallelLayout Layout;
-  cost::CommGroup TpGroup, DpGroup, CpGroup;
+  cost::CommGroup TpGroup, DpGroup, CpGroup, EpGroup, ExpertDpGroup;
   const hw::Link *P2pLink = nullptr;
   int64_t GlobalBatch = 0, MicroBatches = 1;
   std::vector<UnitCost> Fresh;

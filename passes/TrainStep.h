@@ -110,6 +110,19 @@ struct TrainOptions {
   /// chunks, to divide, and no FlashAttention.
   unsigned Cp = 1;
   ContextExchange CpComm = ContextExchange::Ring;
+  /// Expert parallelism (--ep), Megatron-Core's expert-model-parallel
+  /// size: each mixture of experts (BlockInfo::Expert) splits its E experts
+  /// over Ep ranks of a data-parallel group with its context ranks (ranks
+  /// numbered tensor, context, expert, data), which hold E / Ep experts
+  /// each and run them on the tokens of all Ep ranks: the same work per
+  /// rank under balanced routing, in products Ep times as tall. The tokens
+  /// go to their experts and the results come back in an all-to-all each
+  /// way (their gradients too, in backward), on the critical path, as
+  /// Megatron-Core's all-to-all token dispatcher runs them. The experts'
+  /// gradients are reduced, and ZeRO shards their states, over the Dp x Cp
+  /// / Ep ranks that hold the same experts. Ep must divide Dp x Cp and
+  /// every mixture's experts.
+  unsigned Ep = 1;
   bool SequenceParallel = false;
   int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
   int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
@@ -212,7 +225,11 @@ struct StageReport {
   /// stays exposed (in microBatchSeconds), its forward share, and what the
   /// attention hides.
   double CpCommSeconds = 0, CpForwardSeconds = 0, CpOverlappedSeconds = 0;
+  /// Expert parallelism's all-to-alls per micro-batch (exposed), and the
+  /// forward's share.
+  double EpCommSeconds = 0, EpForwardSeconds = 0;
   double Params = 0;       ///< Parameters held by one device of the stage.
+  double ExpertParams = 0; ///< Of Params, the experts' (their E / Ep).
   double ParamTensors = 0; ///< The tensors they are in.
   double WeightsBytes = 0, GradientsBytes = 0, OptimizerBytes = 0,
          ActivationsBytes = 0, WorkspaceBytes = 0;
@@ -223,7 +240,7 @@ struct StageReport {
   }
   double microBatchSeconds() const {
     return ForwardSeconds + BackwardSeconds + RecomputeSeconds + TpCommSeconds +
-           CpCommSeconds;
+           CpCommSeconds + EpCommSeconds;
   }
 };
 
@@ -274,6 +291,13 @@ struct TrainReport {
   /// step's time and ExposedCommSeconds), and those it hides (in
   /// CommSeconds only).
   double CpCommSeconds = 0, CpOverlappedSeconds = 0;
+  /// Under expert parallelism, per step on the slowest stage: the
+  /// all-to-alls that dispatch tokens to their experts and combine the
+  /// results, and their gradients' (exposed: in the step's time).
+  double EpCommSeconds = 0;
+  /// The experts' share of the data-parallel exchange (over the ranks
+  /// holding the same experts; in DpCommSeconds and DpExposedSeconds).
+  double DpExpertCommSeconds = 0;
   /// The data-parallel exchange's parts, for its explanation: the gradient
   /// bytes sent (after compression) and, under ZeRO, one reduce-scatter of
   /// them and one all-gather of the parameters (DpParamBytes).
@@ -354,13 +378,17 @@ struct UnitCost {
   /// in all (recomputation's included), exposed in the forward, and hidden
   /// behind the attention (the ring only).
   double CpComm = 0, CpForward = 0, CpOverlapped = 0;
+  /// Expert parallelism's all-to-alls (recomputation's included), and the
+  /// forward's share.
+  double EpComm = 0, EpForward = 0;
   double Params = 0;       ///< On one device (after tensor parallelism).
+  double ExpertParams = 0; ///< Of Params, the experts' (after Ep).
   double ParamTensors = 0; ///< The tensors those parameters are in.
   double Saved = 0;        ///< Activation bytes kept for backward.
   double InputBytes = 0;   ///< Bytes entering the unit (full recompute).
   double Largest = 0;      ///< Largest activation (workspace).
   double total() const {
-    return Forward + Backward + Recompute + TpComm + CpComm;
+    return Forward + Backward + Recompute + TpComm + CpComm + EpComm;
   }
 };
 
@@ -409,8 +437,9 @@ public:
     return U + 1 < CutBytes.size() ? CutBytes[U] : 0;
   }
 
-  using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
-                             uint8_t, uint8_t, bool, unsigned, uint8_t>;
+  using UnitKey =
+      std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t,
+                 uint8_t, bool, unsigned, uint8_t, unsigned>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);

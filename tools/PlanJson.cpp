@@ -170,6 +170,13 @@ public:
         return std::move(E);
       O.Cp = unsigned(Cp);
     }
+    // Optional: plans written before it have none (no expert split).
+    if (P.get("ep")) {
+      int64_t Ep = 1;
+      if (llvm::Error E = integer("ep", 1, int64_t(MaxPlanDegree), Ep))
+        return std::move(E);
+      O.Ep = unsigned(Ep);
+    }
     // Optional: plans written before it have none (the ring, or what the
     // command line gave).
     if (llvm::Error E = optionalString(

@@ -177,6 +177,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "after the attention core (DeepSpeed-Ulysses; the heads must "
                "split). Default: a2a with --framework deepspeed, else p2p"),
       cl::value_desc("p2p|a2a"), cl::cat(TrainCategory));
+  cl::opt<unsigned> Ep(
+      "ep",
+      cl::desc("With --train: expert-parallel degree (Megatron-Core's "
+               "--expert-model-parallel-size): each mixture of experts split "
+               "over N of the dp x cp ranks, tokens exchanged all-to-all"),
+      cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Vp("vp",
@@ -394,6 +400,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Dp = Dp;
     TrainOpts.Tp = Tp;
     TrainOpts.Cp = Cp;
+    TrainOpts.Ep = Ep;
     TrainOpts.Pp = Pp;
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
@@ -486,13 +493,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
              Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
-             GlobalBatch.getNumOccurrences() ||
+             Ep.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
     return fail(
-        "training options (--dp, --pp, --cp, --cp-comm, --global-batch, "
-        "--micro-batch, --recompute, --zero, --input-rate) need "
+        "training options (--dp, --pp, --cp, --cp-comm, --ep, "
+        "--global-batch, --micro-batch, --recompute, --zero, --input-rate) "
+        "need "
         "--train");
   } else if (Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.

@@ -48,6 +48,7 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("tp", int64_t(O.Tp));
   J.attribute("cp", int64_t(O.Cp));
   J.attribute("cp_comm", name(O.CpComm));
+  J.attribute("ep", int64_t(O.Ep));
   J.attribute("pp", int64_t(O.Pp));
   J.attribute("vp", int64_t(O.Vp));
   J.attribute("sp", O.SequenceParallel);
@@ -348,6 +349,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("tp_overlapped_s", T.TpOverlappedSeconds);
         J.attribute("cp_comm_s", T.CpCommSeconds);
         J.attribute("cp_overlapped_s", T.CpOverlappedSeconds);
+        J.attribute("ep_comm_s", T.EpCommSeconds);
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
@@ -393,6 +395,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             });
             J.attribute("blocks", int64_t(S.Blocks));
             J.attribute("params", S.Params);
+            J.attribute("expert_params", S.ExpertParams);
             J.attribute("forward_s", S.ForwardSeconds);
             J.attribute("backward_s", S.BackwardSeconds);
             J.attribute("recompute_s", S.RecomputeSeconds);
@@ -400,6 +403,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("tp_overlapped_s", S.TpOverlappedSeconds);
             J.attribute("cp_comm_s", S.CpCommSeconds);
             J.attribute("cp_overlapped_s", S.CpOverlappedSeconds);
+            J.attribute("ep_comm_s", S.EpCommSeconds);
             J.attribute("micro_batch_s", S.microBatchSeconds());
             J.attribute("in_flight", int64_t(S.InFlight));
             J.attribute("peak_bytes", S.peakBytes());

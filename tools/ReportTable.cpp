@@ -200,10 +200,11 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     const TrainOptions &O = *R.Strategy;
     const TrainReport &T = *R.Train;
     OS << fmt::format(
-        "\ntraining  dp {} x tp {}{} x pp {}{}{} on {} x {}, "
+        "\ntraining  dp {} x tp {}{} x pp {}{}{}{} on {} x {}, "
         "global batch {} = {} micro-batch{} of {}\n",
         O.Dp, O.Tp,
         O.Cp > 1 ? fmt::format(" x cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
+        O.Ep > 1 ? fmt::format(", ep {}", O.Ep) : "",
         O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
         O.SequenceParallel
             ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")
@@ -223,7 +224,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                       formatSeconds(T.StepSeconds), T.SamplesPerSecond,
                       T.TflopsPerDevice);
     OS << fmt::format(
-        "          compute {}, exposed comm {} (tp {}{}{}, p2p {}, "
+        "          compute {}, exposed comm {} (tp {}{}{}{}, p2p {}, "
         "dp {} of {}), bubble {}, optimizer {}\n",
         formatSeconds(T.ComputeSeconds), formatSeconds(T.ExposedCommSeconds),
         formatSeconds(T.TpCommSeconds),
@@ -234,6 +235,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                        ", cp {} of {}", formatSeconds(T.CpCommSeconds),
                        formatSeconds(T.CpCommSeconds + T.CpOverlappedSeconds))
                  : std::string(),
+        O.Ep > 1 ? ", ep " + formatSeconds(T.EpCommSeconds) : std::string(),
         formatSeconds(T.P2pSeconds), formatSeconds(T.DpExposedSeconds),
         formatSeconds(T.DpCommSeconds), formatSeconds(T.BubbleSeconds),
         formatSeconds(T.OptimizerSeconds));
@@ -255,7 +257,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                          T.DpExposedSeconds + T.OptimizerSeconds;
       OS << fmt::format(
           "          time = {} micro-batches x {} (stage {}: forward {} + "
-          "backward {} + recompute {} + tp comm {}{}) + bubble {} + p2p {} + "
+          "backward {} + recompute {} + tp comm {}{}{}) + bubble {} + p2p {} + "
           "gradient accumulation {} + exposed dp {} + optimizer {} = {}{}\n",
           T.MicroBatches, formatSeconds(Slowest->microBatchSeconds()),
           Slowest->Stage, formatSeconds(Slowest->ForwardSeconds),
@@ -263,6 +265,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
           formatSeconds(Slowest->RecomputeSeconds),
           formatSeconds(Slowest->TpCommSeconds),
           O.Cp > 1 ? " + cp comm " + formatSeconds(Slowest->CpCommSeconds)
+                   : std::string(),
+          O.Ep > 1 ? " + ep comm " + formatSeconds(Slowest->EpCommSeconds)
                    : std::string(),
           formatSeconds(T.BubbleSeconds), formatSeconds(T.P2pSeconds),
           formatSeconds(T.GradAccumSeconds), formatSeconds(T.DpExposedSeconds),

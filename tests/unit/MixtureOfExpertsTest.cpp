@@ -9,9 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "TrainingHelpers.h"
 
+#include "costmodels/Collectives.h"
+#include "hwdb/Loader.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
 #include "passes/Predict.h"
+#include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
 #include "tools/modelgen/TransformerGen.h"
 
@@ -51,6 +54,35 @@ double macsOf(const Report &R, llvm::StringRef Part) {
     if (llvm::StringRef(N.Name).contains(Part))
       Sum += N.Work.Macs;
   return Sum;
+}
+
+/// Parameters of the model's expert nodes (BlockInfo::Expert) and all.
+std::pair<double, double> expertAndAllParams(const ir::Graph &G) {
+  const GraphWork W = computeWork(G);
+  const BlockInfo Blocks = analyzeBlocks(G, W);
+  double Expert = 0, All = 0;
+  for (const auto &N : G.nodes()) {
+    All += W.Nodes[N->index()].Params;
+    if (Blocks.Expert[N->index()])
+      Expert += W.Nodes[N->index()].Params;
+  }
+  return {Expert, All};
+}
+
+TrainReport train(const ir::Graph &G, const hw::Cluster &C, TrainOptions O) {
+  auto R = predictTraining(G, C, O);
+  REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+  return std::move(*R);
+}
+
+std::string trainError(const ir::Graph &G, const hw::Cluster &C,
+                       const TrainOptions &O) {
+  auto R = predictTraining(G, C, O);
+  if (R) {
+    FAIL_CHECK("a bad strategy was accepted");
+    return "";
+  }
+  return llvm::toString(R.takeError());
 }
 
 std::string specError(const modelgen::TransformerSpec &S) {
@@ -165,5 +197,132 @@ TEST_SUITE("moe") {
     CHECK(Back.Work[Down->index()].Macs ==
           doctest::Approx(2 * W.Nodes[Down->index()].Macs));
     CHECK(Back.NeedsGrad[Router->index()]);
+  }
+
+  TEST_CASE("--ep: each rank holds E / ep experts, the same work, four "
+            "all-to-alls per mixture and micro-batch") {
+    const int64_t E = 8, K = 2, B = 2, S = 16, H = 64;
+    const frontend::ImportedModel M =
+        generated(moeSpec(Family::Llama, E, K, B));
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    const auto [ExpertParams, AllParams] = expertAndAllParams(M.Graph);
+    CHECK(ExpertParams == doctest::Approx(2.0 * E * 3 * H * 96));
+    TrainOptions O;
+    O.Dp = 8;
+    O.MicroBatch = B;
+    O.DType = ir::DType::BF16;
+    O.Zero = 1;
+    const TrainReport Whole = train(M.Graph, *C, O);
+    CHECK(Whole.EpCommSeconds == 0);
+    CHECK(Whole.Stages[0].ExpertParams == 0);
+    for (unsigned Ep : {2u, 4u, 8u}) {
+      CAPTURE(Ep);
+      O.Ep = Ep;
+      const TrainReport R = train(M.Graph, *C, O);
+      const StageReport &St = R.Stages[0];
+      CHECK(St.ExpertParams == doctest::Approx(ExpertParams / Ep));
+      CHECK(St.Params ==
+            doctest::Approx(AllParams - ExpertParams * (1 - 1.0 / Ep)));
+      // bf16 weights; Adam's 12 bytes sharded over dp for the dense
+      // parameters and over the dp / ep replicas of each expert: 1 / dp of
+      // all parameters either way.
+      CHECK(St.WeightsBytes == doctest::Approx(2 * St.Params));
+      CHECK(St.OptimizerBytes == doctest::Approx(12 * AllParams / 8));
+      // Two mixtures, each a dispatch and a combine of T*k rows of H
+      // each way: the two layers' 8 all-to-alls per micro-batch.
+      auto G = cost::groupOf(*C, Ep, 1);
+      REQUIRE(bool(G));
+      const double Bytes = double(B * S * K * H) * 2;
+      const double One =
+          cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, *G);
+      CHECK(St.EpCommSeconds == doctest::Approx(8 * One));
+      CHECK(St.EpForwardSeconds == doctest::Approx(4 * One));
+      CHECK(R.EpCommSeconds == doctest::Approx(St.EpCommSeconds));
+      CHECK(R.ExposedCommSeconds >= R.EpCommSeconds);
+      CHECK(St.microBatchSeconds() ==
+            doctest::Approx(St.ForwardSeconds + St.BackwardSeconds +
+                            St.EpCommSeconds));
+      // The experts' gradients: reduced over the dp / ep ranks holding
+      // them, not at all once ep spans the data-parallel group.
+      // (At this size each exchange is latency: two groups' buckets cost
+      // more than one group's, so only ep 8 is cheaper.)
+      if (Ep == 8) {
+        CHECK(R.DpExpertCommSeconds == 0);
+        CHECK(R.DpCommSeconds < Whole.DpCommSeconds);
+      } else {
+        CHECK(R.DpExpertCommSeconds > 0);
+        CHECK(R.DpCommSeconds > R.DpExpertCommSeconds);
+      }
+    }
+    // Full recomputation runs the forward's all-to-alls again.
+    O.Ep = 4;
+    const TrainReport None = train(M.Graph, *C, O);
+    O.Recomp = Recompute::Full;
+    const TrainReport Full = train(M.Graph, *C, O);
+    CHECK(Full.EpCommSeconds == doctest::Approx(1.5 * None.EpCommSeconds));
+  }
+
+  TEST_CASE("--ep errors name the constraint") {
+    const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Dp = 4;
+    O.MicroBatch = 2;
+    O.Ep = 3;
+    CHECK(trainError(M.Graph, *C, O) ==
+          "--ep 3 does not divide dp 4 x cp 1 = 4: expert parallelism splits "
+          "the experts over ranks of a data-parallel group (Megatron-Core's "
+          "expert-model-parallel size); use an ep that divides 4");
+    O.Dp = 8;
+    O.Ep = 8;
+    O.Zero = 3;
+    CHECK(trainError(M.Graph, *C, O)
+              .find("--ep 8 with --zero 3 is not "
+                    "modelled") != std::string::npos);
+    O.Zero = 1;
+    O.OverlapParamGather = true;
+    CHECK(trainError(M.Graph, *C, O)
+              .find("--overlap-param-gather is not "
+                    "modelled") != std::string::npos);
+    // Six experts do not split over four ranks.
+    modelgen::TransformerSpec Six = moeSpec(Family::Gpt, 6, 3);
+    const frontend::ImportedModel M6 = generated(Six);
+    TrainOptions O6;
+    O6.Dp = 4;
+    O6.Ep = 4;
+    O6.MicroBatch = 2;
+    CHECK(trainError(M6.Graph, *C, O6) ==
+          "--ep 4: a mixture of 6 experts does not split over 4 ranks; use an "
+          "ep that divides 6");
+    // A dense model has nothing to split.
+    modelgen::TransformerSpec Dense = moeSpec(Family::Gpt, 0, 0);
+    const frontend::ImportedModel D = generated(Dense);
+    CHECK(trainError(D.Graph, *C, O6)
+              .find("--ep 4: the model has no "
+                    "mixture of experts") != std::string::npos);
+  }
+
+  TEST_CASE("--ep with --tp: tensor ranks send 1 / tp of the tokens, "
+            "experts stay a tensor-parallel pair") {
+    const frontend::ImportedModel M = generated(moeSpec(Family::Gpt, 8, 2));
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Dp = 4;
+    O.Tp = 2;
+    O.Ep = 4;
+    O.SequenceParallel = true;
+    O.MicroBatch = 2;
+    const TrainReport R = train(M.Graph, *C, O);
+    auto G = cost::groupOf(*C, 4, 2);
+    REQUIRE(bool(G));
+    // [E, T*k/E, H] rows of fp32, a tensor rank's half.
+    const double Bytes = double(2 * 16 * 2 * 64) * 4 / 2;
+    CHECK(R.Stages[0].EpCommSeconds ==
+          doctest::Approx(8 * cost::collectiveSeconds(
+                                  cost::Collective::AllToAll, Bytes, *G)));
+    CHECK(R.TpCommSeconds > 0);
   }
 }
