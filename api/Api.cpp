@@ -241,8 +241,9 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   O.Pp = T.pp;
   O.Vp = T.vp;
   O.Cp = T.cp;
-  if (!O.Dp || !O.Tp || !O.Pp || !O.Vp || !O.Cp)
-    throwError("dp, tp, pp, vp and cp must be at least 1");
+  O.Ep = T.ep;
+  if (!O.Dp || !O.Tp || !O.Pp || !O.Vp || !O.Cp || !O.Ep)
+    throwError("dp, tp, pp, vp, cp and ep must be at least 1");
   O.SequenceParallel = T.sp;
   O.TpCommOverlap = T.tpCommOverlap;
   O.OverlapParamGather = T.overlapParamGather;

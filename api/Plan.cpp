@@ -147,6 +147,8 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     F.Tp = *Options.tp;
   if (Options.cp)
     F.Cp = *Options.cp;
+  if (Options.ep)
+    F.Ep = *Options.ep;
   if (Options.cpComm)
     F.CpComm = TrainOpts.CpComm;
   if (Options.pp)
@@ -218,6 +220,7 @@ TrainOptions Plan::strategy() const {
   T.vp = O.Vp;
   T.cp = O.Cp;
   T.cpComm = perfc::name(O.CpComm);
+  T.ep = O.Ep;
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
   T.overlapParamGather = O.OverlapParamGather;

@@ -47,6 +47,8 @@ std::string describe(const TrainOptions &O) {
   std::string S = llvm::formatv("dp {0}, tp {1}, pp {2}", O.Dp, O.Tp, O.Pp);
   if (O.Cp > 1)
     S += llvm::formatv(", cp {0}{1}", O.Cp, cpCommSuffix(O)).str();
+  if (O.Ep > 1)
+    S += llvm::formatv(", ep {0}", O.Ep).str();
   if (O.Vp > 1)
     S += llvm::formatv(", vp {0}", O.Vp).str();
   S += llvm::formatv(", micro-batch {0}", O.MicroBatch).str();
@@ -157,6 +159,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       F.Cp
           ? F.Cp
           : (R.Base.Cp != 1 ? llvm::Optional<unsigned>(R.Base.Cp) : llvm::None);
+  // Expert parallelism: for models with mixtures, pinned like cp.
+  const std::vector<int64_t> &ExpertCounts = (*FirstA)->Blocks.ExpertCounts;
+  const llvm::Optional<unsigned> PinEp =
+      F.Ep
+          ? F.Ep
+          : (R.Base.Ep != 1 ? llvm::Optional<unsigned>(R.Base.Ep) : llvm::None);
   // Mixed GPU types: pipeline stages on types (see the header).
   const bool Mixed = isMixedCluster(C);
   std::vector<GpuType> Types;
@@ -217,6 +225,26 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                                 "modelled on mixed GPU types (cluster '{1}'); "
                                 "use --cp 1",
                                 *PinCp, C.Name));
+  }
+  if (PinEp && *PinEp != 1) {
+    if (ExpertCounts.empty())
+      return fail(llvm::formatv("--ep {0}: the model has no mixture of "
+                                "experts; use --ep 1",
+                                *PinEp));
+    for (int64_t E : ExpertCounts)
+      if (*PinEp == 0 || E % *PinEp)
+        return fail(llvm::formatv("--ep {0}: a mixture of {1} experts does "
+                                  "not split over {0} ranks; use an ep that "
+                                  "divides {1}",
+                                  *PinEp, E));
+    if (*PinEp == 0 || N % *PinEp)
+      return fail(llvm::formatv("--ep {0} does not divide the {1} devices used",
+                                *PinEp, N));
+    if (Mixed)
+      return fail(llvm::formatv("--ep {0}: expert parallelism is not "
+                                "modelled on mixed GPU types (cluster '{1}'); "
+                                "use --ep 1",
+                                *PinEp, C.Name));
   }
   if (F.Dp && (*F.Dp == 0 || (!Mixed && N % *F.Dp)))
     return fail(llvm::formatv("--dp {0} does not divide the {1} devices used",
@@ -284,10 +312,17 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
         for (bool Sp : pick(F.Sp, {false, true})) {
           if (Sp && O.Tp == 1)
             continue;
+          // Megatron-Core's dispatcher needs sequence parallelism to split
+          // the tokens over tensor ranks.
+          if (O.Ep > 1 && O.Tp > 1 && !Sp)
+            continue;
           for (unsigned Z : pick(F.Zero, {0u, 1u, 2u, 3u})) {
             // ZeRO shards over the data-parallel ranks with their context
             // ranks.
             if (Z > 0 && O.Dp * O.Cp == 1 && !F.Zero)
+              continue;
+            // Expert parallelism with ZeRO 3 is not modelled.
+            if (Z == 3 && O.Ep > 1)
               continue;
             O.MicroBatch = Mb;
             O.GlobalBatch = R.GlobalBatch;
@@ -299,7 +334,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             // Likewise the parameters' gather, where ZeRO shards the
             // optimizer and keeps whole parameters.
             O.OverlapParamGather =
-                R.Base.OverlapParamGather && (Z == 1 || Z == 2);
+                R.Base.OverlapParamGather && (Z == 1 || Z == 2) && O.Ep == 1;
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself
@@ -309,6 +344,22 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           }
         }
     }
+  };
+  // Expert-parallel degrees for Ranks data-parallel ranks (with their
+  // context ranks): 1, and for models with mixtures the powers of two that
+  // divide Ranks and every mixture's experts.
+  auto expertDegrees = [&](unsigned Ranks) {
+    std::vector<unsigned> Eps = {1};
+    if (!ExpertCounts.empty())
+      for (unsigned Ep = 2; Ep <= Ranks && Ranks % Ep == 0; Ep *= 2) {
+        if (llvm::any_of(ExpertCounts, [&](int64_t E) { return E % Ep; }))
+          break;
+        Eps.push_back(Ep);
+      }
+    if (!PinEp)
+      return Eps;
+    return llvm::is_contained(Eps, *PinEp) ? std::vector<unsigned>{*PinEp}
+                                           : std::vector<unsigned>{};
   };
   // Adds the strategies of every micro-batch size in Mbs to Space.
   auto BuildSpace = [&] {
@@ -402,13 +453,16 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.Cp = Cp;
             O.Pp = Pp;
             O.Vp = Vp;
-            if (Cp == 1) {
-              AddRest(O, {});
-              continue;
-            }
-            for (ContextExchange E : Exchanges) {
-              O.CpComm = E;
-              AddRest(O, {});
+            for (unsigned Ep : expertDegrees(Dp * Cp)) {
+              O.Ep = Ep;
+              if (Cp == 1) {
+                AddRest(O, {});
+                continue;
+              }
+              for (ContextExchange E : Exchanges) {
+                O.CpComm = E;
+                AddRest(O, {});
+              }
             }
           }
         }

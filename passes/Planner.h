@@ -73,6 +73,10 @@ struct PlanFixed {
   /// default; Transformer Engine's context parallelism needs fused
   /// attention).
   llvm::Optional<ContextExchange> CpComm;
+  /// Expert parallelism (searched for models with mixtures of experts:
+  /// powers of two dividing dp x cp and every mixture's experts; 1
+  /// otherwise).
+  llvm::Optional<unsigned> Ep;
   llvm::Optional<bool> Sp;
   llvm::Optional<int64_t> MicroBatch;
   llvm::Optional<Recompute> Recomp;

@@ -256,6 +256,15 @@ private:
                                   "not split over {0} ranks; use an ep that "
                                   "divides {1}",
                                   O.Ep, E));
+    // The dispatcher's all-to-all sends each tensor rank's 1 / tp of the
+    // tokens, which sequence parallelism gives it (Megatron-Core refuses
+    // the pair without it).
+    if (O.Tp > 1 && !O.SequenceParallel)
+      return fail(llvm::formatv("--ep {0} with --tp {1} needs --sp: "
+                                "Megatron-Core's token dispatcher splits the "
+                                "tokens over the tensor ranks by sequence "
+                                "parallelism",
+                                O.Ep, O.Tp));
     if (O.Zero == 3)
       return fail(llvm::formatv("--ep {0} with --zero 3 is not modelled "
                                 "(Megatron-Core shards no parameters); use "

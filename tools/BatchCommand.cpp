@@ -185,7 +185,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         };
         std::optional<int64_t> I;
         std::optional<std::string> S;
-        if (K == "dp" || K == "tp" || K == "pp" || K == "vp" || K == "cp") {
+        if (K == "dp" || K == "tp" || K == "pp" || K == "vp" || K == "cp" ||
+            K == "ep") {
           // Above 2^32 - 1 the degree would wrap to another number.
           if (!(I = Int(1)) || *I > int64_t(UINT32_MAX))
             return Fail("'train." + K.str() +
@@ -194,6 +195,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
            : K == "tp" ? Tr.tp
            : K == "pp" ? Tr.pp
            : K == "cp" ? Tr.cp
+           : K == "ep" ? Tr.ep
                        : Tr.vp) = unsigned(*I);
         } else if (K == "zero") {
           if (!(I = Int(0)) || *I > 3)
@@ -237,7 +239,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         } else {
           return Fail(
               "unknown key 'train." + K.str() +
-              "': use dp, tp, pp, vp, cp, cp_comm, sp, tp_comm_overlap, "
+              "': use dp, tp, pp, vp, cp, cp_comm, ep, sp, tp_comm_overlap, "
               "overlap_param_gather, "
               "micro_batch, "
               "global_batch, recompute, dtype, optimizer, "

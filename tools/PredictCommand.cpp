@@ -705,6 +705,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       F.Cp = Cp;
     if (CpCommOpt.getNumOccurrences())
       F.CpComm = TrainOpts.CpComm;
+    if (Ep.getNumOccurrences())
+      F.Ep = Ep;
     if (Pp.getNumOccurrences())
       F.Pp = Pp;
     if (Vp.getNumOccurrences())

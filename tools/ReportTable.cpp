@@ -350,11 +350,11 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                               O.DataSplit[I].Device, O.DataSplit[I].Replicas,
                               O.DataSplit[I].MicroBatches);
       return fmt::format(
-          "dp {} tp {}{} pp {} vp {} mb {}{} recompute {} zero "
+          "dp {} tp {}{}{} pp {} vp {} mb {}{} recompute {} zero "
           "{}{}: {}, {}",
           O.Dp, O.Tp,
-          O.Cp > 1 ? fmt::format(" cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
-          O.Vp, O.MicroBatch,
+          O.Cp > 1 ? fmt::format(" cp {}{}", O.Cp, cpCommSuffix(O)) : "",
+          O.Ep > 1 ? fmt::format(" ep {}", O.Ep) : "", O.Pp, O.Vp, O.MicroBatch,
           O.SequenceParallel ? (O.TpCommOverlap ? " sp+overlap" : " sp") : "",
           name(O.Recomp), O.Zero, Stages, formatSeconds(C.StepSeconds),
           formatBytes(C.PeakBytes));

@@ -81,6 +81,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.vp = V.cast<unsigned>();
         else if (Key == "cp")
           TO.cp = V.cast<unsigned>();
+        else if (Key == "ep")
+          TO.ep = V.cast<unsigned>();
         else if (Key == "cp_comm")
           TO.cpComm = V.cast<std::string>();
         else if (Key == "sp")
@@ -112,7 +114,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
         else
           throw py::value_error(
               "unknown train option '" + Key +
-              "': use dp, tp, pp, vp, cp, cp_comm, sp, "
+              "': use dp, tp, pp, vp, cp, cp_comm, ep, sp, "
               "tp_comm_overlap, overlap_param_gather, global_batch, "
               "recompute, dtype, optimizer, partition, "
               "grad_compression, comm_protocol, zero, "
@@ -295,6 +297,8 @@ PlanOptions planOptions(py::dict Options) {
       O.tp = V.cast<unsigned>();
     else if (Key == "cp")
       O.cp = V.cast<unsigned>();
+    else if (Key == "ep")
+      O.ep = V.cast<unsigned>();
     else if (Key == "cp_comm")
       O.cpComm = V.cast<std::string>();
     else if (Key == "memory_reserve_bytes")
@@ -335,7 +339,7 @@ PlanOptions planOptions(py::dict Options) {
       throw py::value_error(
           "unknown plan option '" + Key +
           "': use global_batch, devices, planner, time_limit, top, pareto, "
-          "cross_node_tp, dp, tp, cp, cp_comm, pp, vp, zero, sp, "
+          "cross_node_tp, dp, tp, cp, cp_comm, ep, pp, vp, zero, sp, "
           "tp_comm_overlap, overlap_param_gather, "
           "flash_attention, "
           "micro_batch, recompute, "

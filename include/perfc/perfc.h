@@ -204,6 +204,9 @@ struct TrainOptions {
   /// As --cp-comm: p2p (ring attention; needs flashAttention) or a2a
   /// (DeepSpeed-Ulysses' all-to-all of heads).
   std::string cpComm = "p2p";
+  /// As --ep: each mixture of experts split over ep of the dp x cp ranks
+  /// (Megatron-Core's expert-model-parallel size).
+  unsigned ep = 1;
   bool sp = false;
   /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
   /// overlapped with their GEMMs, as Megatron-Core with userbuffers.
@@ -418,6 +421,10 @@ struct PlanOptions {
   /// to 32) where flashAttention is on or cpComm is a2a, unless pinned
   /// here.
   std::optional<unsigned> cp;
+  /// Expert parallelism, as --ep with --plan: searched (powers of two
+  /// dividing dp x cp and every mixture's experts) for models with
+  /// mixtures of experts, unless pinned here.
+  std::optional<unsigned> ep;
   /// As --cp-comm with --plan: p2p or a2a, pinned; unset: searched (both
   /// with flashAttention; without it the all-to-all under deepspeed).
   std::optional<std::string> cpComm;

@@ -1006,3 +1006,44 @@ set_tests_properties(cli.plan_context_parallel PROPERTIES PASS_REGULAR_EXPRESSIO
 perfc_expect_error(cp_plan_without_flash_attention
   "gpt2_small.onnx: --cp 2: context parallelism runs ring attention in FlashAttention-style kernels"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --cp 2 --plan --global-batch 8)
+# Mixtures of experts: perfc zoo --experts, trained with --ep.
+set(ZOO_MOE ${CMAKE_CURRENT_BINARY_DIR}/zoo_moe.onnx)
+add_test(NAME cli.zoo_moe_write
+         COMMAND $<TARGET_FILE:perfc> zoo llama --layers 2 --hidden 512
+                 --heads 8 --kv-heads 2 --ffn 1024 --experts 8 --top-k 2
+                 --seq 256 --vocab 32000 -o ${ZOO_MOE})
+set_tests_properties(cli.zoo_moe_write PROPERTIES FIXTURES_SETUP zoo_moe
+  PASS_REGULAR_EXPRESSION "ffn 1024 x 8 experts \\(top-2\\).*: 59,255,296 parameters")
+add_test(NAME cli.train_expert_parallel_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --zero 1 --global-batch 16
+                 --format json --ops 0 --explain)
+set_tests_properties(cli.train_expert_parallel_json PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"ep\": 4,.*\"ep_comm_s\": [0-9.e-]*[1-9].*ep 4, stage 0, per micro-batch: 8 all-to-alls.*experts' gradients over the dp 8 / ep 4 = 2 ranks holding the same experts")
+add_test(NAME cli.train_expert_parallel_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dp 8 --ep 8 --global-batch 8)
+set_tests_properties(cli.train_expert_parallel_table PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "training  dp 8 x tp 1 x pp 1, ep 8 on 8 x h100.*exposed comm [0-9.]+ [mun]?s \\(tp 0.0 ns, ep [0-9.]+ [mu]s,")
+add_test(NAME cli.plan_expert_parallel
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --plan --ep 4 --global-batch 16 --format json --ops 0)
+set_tests_properties(cli.plan_expert_parallel PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"plan\": {[ \n]+\"dp\": [0-9]+,[ \n]+\"tp\": [0-9]+,[ \n]+\"cp\": 1,[ \n]+\"cp_comm\": \"p2p\",[ \n]+\"ep\": 4,")
+perfc_expect_error(ep_not_dividing
+  "zoo_moe.onnx: --ep 3 does not divide dp 4 x cp 1 = 4"
+  ${ZOO_MOE} --hw dgx-h100 --train --dp 4 --ep 3 --global-batch 4)
+set_tests_properties(cli.error.ep_not_dividing PROPERTIES FIXTURES_REQUIRED zoo_moe)
+perfc_expect_error(ep_dense_model
+  "gpt2_small.onnx: --ep 2: the model has no mixture of experts"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --dp 2 --ep 2)
+perfc_expect_error(ep_without_train
+  "training options \\(--dp, --pp, --cp, --cp-comm, --ep, "
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --ep 2)
+perfc_expect_error(zoo_top_k_over_experts
+  "zoo: --top-k 9 is more than --experts 8"
+  zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --top-k 9 --seq 16
+  --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)

@@ -386,6 +386,9 @@ def test_training_json_explains_its_communication():
     assert a2a["step"]["cp_overlapped_s"] == 0
     with pytest.raises(perfc.Error, match="unknown cp comm 'ring'"):
         perfc.predict(m, dgx, train={"cp": 2, "cp_comm": "ring"})
+    # Expert parallelism (as --ep) needs a mixture of experts.
+    with pytest.raises(perfc.Error, match="no mixture of experts"):
+        perfc.predict(m, dgx, train={"dp": 2, "ep": 2})
     # As --overlap-param-gather: ZeRO 1's gather waited for less.
     z1 = {"dp": 8, "zero": 1, "global_batch": 8}
     after = json.loads(perfc.predict_json(m, dgx, train=z1))

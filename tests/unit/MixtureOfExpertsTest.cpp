@@ -275,6 +275,13 @@ TEST_SUITE("moe") {
           "--ep 3 does not divide dp 4 x cp 1 = 4: expert parallelism splits "
           "the experts over ranks of a data-parallel group (Megatron-Core's "
           "expert-model-parallel size); use an ep that divides 4");
+    O.Dp = 4;
+    O.Tp = 2;
+    O.Ep = 4;
+    CHECK(trainError(M.Graph, *C, O) ==
+          "--ep 4 with --tp 2 needs --sp: Megatron-Core's token dispatcher "
+          "splits the tokens over the tensor ranks by sequence parallelism");
+    O.Tp = 1;
     O.Dp = 8;
     O.Ep = 8;
     O.Zero = 3;

@@ -39,6 +39,9 @@ struct Model {
     S.Dropout = 0.1;
     Bytes = test::zooBytes(S);
   }
+  /// Any generated transformer (a mixture of experts, say).
+  explicit Model(const modelgen::TransformerSpec &S)
+      : Bytes(test::zooBytes(S)) {}
 
   llvm::Expected<const TrainingAnalysis *> at(int64_t Mb) {
     auto &A = Analyses[Mb];
@@ -372,6 +375,57 @@ TEST_SUITE("planner") {
     CHECK(HeadsPinned->Options.Cp == 4);
     CHECK(HeadsPinned->Report.CpCommSeconds > 0);
     CHECK(HeadsPinned->Report.CpOverlappedSeconds == 0);
+  }
+
+  TEST_CASE("expert parallelism: searched for mixtures of experts, or "
+            "pinned") {
+    const hw::Cluster C = cluster("dgx-h100");
+    modelgen::TransformerSpec S =
+        test::transformerSpec(modelgen::Family::Llama, 2, 512, 8, 256, 32000);
+    S.Experts = 8;
+    S.TopK = 2;
+    Model Moe(S);
+    PlanRequest R = request(Moe, C, 16);
+    R.TopK = 100000;
+    auto Z3 = planTraining(R);
+    REQUIRE_MESSAGE(bool(Z3), llvm::toString(Z3.takeError()));
+    for (unsigned Ep : {1u, 2u, 4u, 8u})
+      CHECK_MESSAGE(llvm::any_of(Z3->Top,
+                                 [&](const PlanCandidate &P) {
+                                   return P.Options.Ep == Ep;
+                                 }),
+                    Ep);
+    for (const PlanCandidate &P : Z3->Top) {
+      const TrainOptions &O = P.Options;
+      CHECK((O.Dp * O.Cp) % O.Ep == 0);
+      CHECK((O.Ep == 1 || O.Zero != 3));
+      CHECK((O.Ep == 1 || O.Tp == 1 || O.SequenceParallel));
+    }
+    R.Planner = PlannerKind::Exhaustive;
+    R.TopK = 1;
+    auto Ex = planTraining(R);
+    REQUIRE_MESSAGE(bool(Ex), llvm::toString(Ex.takeError()));
+    CHECK(Ex->Report.StepSeconds == doctest::Approx(Z3->Report.StepSeconds));
+    R.Fixed.Ep = 4;
+    auto Pinned = planTraining(R);
+    REQUIRE_MESSAGE(bool(Pinned), llvm::toString(Pinned.takeError()));
+    CHECK(Pinned->Options.Ep == 4);
+    CHECK(Pinned->Report.EpCommSeconds > 0);
+    R.Fixed.Ep = 3;
+    CHECK(planError(R) == "--ep 3: a mixture of 8 experts does not split "
+                          "over 3 ranks; use an ep that divides 8");
+    // A dense model: no candidate splits experts, and a pinned degree is
+    // refused.
+    Model Dense(2, 512, 8, 256);
+    PlanRequest D = request(Dense, C, 16);
+    D.TopK = 100000;
+    auto P = planTraining(D);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    CHECK(llvm::all_of(
+        P->Top, [](const PlanCandidate &X) { return X.Options.Ep == 1; }));
+    D.Fixed.Ep = 2;
+    CHECK(planError(D) ==
+          "--ep 2: the model has no mixture of experts; use --ep 1");
   }
 
   TEST_CASE("--framework: only strategies the framework runs") {
