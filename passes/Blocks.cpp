@@ -355,8 +355,15 @@ private:
       for (const ir::Node *X : Order)
         if (ReachesRow.count(X))
           Info.Tp[X->index()] = TpRole::Sharded;
+      // Column-parallel: the group's GEMMs that lead to a row GEMM (a
+      // mixture's router reads the same input as its shared expert's
+      // GEMMs, and leads only to the routing weights: it runs whole).
       for (const ir::Node *C : Gemms)
-        Info.Tp[C->index()] = TpRole::Column;
+        if (const ir::Value *Out = C->output(0))
+          if (llvm::any_of(Out->users(), [&](const ir::Node *U) {
+                return ReachesRow.count(U) != 0;
+              }))
+            Info.Tp[C->index()] = TpRole::Column;
       for (const ir::Node *R : Rows) {
         Info.Tp[R->index()] = TpRole::Row;
         if (const ir::Value *Out = R->output(0))

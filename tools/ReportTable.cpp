@@ -51,7 +51,15 @@ std::string explainDataParallel(const TrainReport &T, const TrainOptions &O) {
     return "";
   // The gradients are exchanged over the data-parallel ranks with their
   // context ranks.
-  const std::string Group = dataParallelGroupName(O);
+  std::string Group = dataParallelGroupName(O);
+  // Expert parallelism: the experts' share goes over the ranks holding the
+  // same experts, on the same stream.
+  if (O.Ep > 1)
+    Group += fmt::format(" (the experts' share over {} / ep {} = {} rank{}, "
+                         "{})",
+                         Group, O.Ep, uint64_t(O.Dp) * O.Cp / O.Ep,
+                         uint64_t(O.Dp) * O.Cp / O.Ep == 1 ? "" : "s",
+                         formatSeconds(T.DpExpertCommSeconds));
   const StageReport *S = &T.Stages.front();
   for (const StageReport &X : T.Stages)
     if (X.microBatchSeconds() > S->microBatchSeconds())

@@ -61,6 +61,25 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       cl::desc("Experts each token goes to (default 2; needs "
                "--experts)"),
       cl::value_desc("k"), cl::cat(Category));
+  cl::opt<std::string> MoeFfn(
+      "moe-ffn",
+      cl::desc("Each expert's MLP width (default --ffn, which "
+               "stays the dense layers' width)"),
+      cl::value_desc("F"), cl::cat(Category));
+  cl::opt<std::string> SharedFfn(
+      "shared-ffn",
+      cl::desc("Shared experts' MLP width, every token through it beside "
+               "the routed experts (DeepSeek-MoE, Qwen2-MoE; default none)"),
+      cl::value_desc("F"), cl::cat(Category));
+  cl::opt<std::string> MoeEvery(
+      "moe-every",
+      cl::desc("Layer i is a mixture when i % N == 0, the others dense "
+               "(Megatron-Core's --moe-layer-freq; default 1)"),
+      cl::value_desc("N"), cl::cat(Category));
+  cl::opt<std::string> DenseLayers(
+      "dense-layers",
+      cl::desc("The first K layers dense (DeepSeek's first_k_dense_replace)"),
+      cl::value_desc("K"), cl::cat(Category));
   cl::opt<std::string> Seq("seq", cl::desc("Sequence length (required)"),
                            cl::value_desc("S"), cl::cat(Category));
   cl::opt<std::string> Past(
@@ -142,12 +161,21 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   struct {
     const cl::opt<std::string> &Opt;
     int64_t &Value;
-  } Ints[] = {{Layers, Spec.Layers}, {Hidden, Spec.Hidden},
-              {Heads, Spec.Heads},   {KvHeads, Spec.KvHeads},
-              {Ffn, Spec.Ffn},       {Seq, Spec.Seq},
-              {Vocab, Spec.Vocab},   {MaxPositions, Spec.MaxPositions},
-              {Past, Spec.Past},     {Experts, Spec.Experts},
-              {TopK, Spec.TopK}};
+  } Ints[] = {{Layers, Spec.Layers},
+              {Hidden, Spec.Hidden},
+              {Heads, Spec.Heads},
+              {KvHeads, Spec.KvHeads},
+              {Ffn, Spec.Ffn},
+              {Seq, Spec.Seq},
+              {Vocab, Spec.Vocab},
+              {MaxPositions, Spec.MaxPositions},
+              {Past, Spec.Past},
+              {Experts, Spec.Experts},
+              {TopK, Spec.TopK},
+              {MoeFfn, Spec.MoeFfn},
+              {SharedFfn, Spec.SharedFfn},
+              {MoeEvery, Spec.MoeEvery},
+              {DenseLayers, Spec.DenseLayers}};
   for (const auto &I : Ints) {
     if (!I.Opt.getNumOccurrences())
       continue;
@@ -157,7 +185,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     // An explicit 0 is an error, not the default the spec reads it as.
     if (I.Value == 0 &&
         (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions ||
-         &I.Opt == &Experts || &I.Opt == &TopK))
+         &I.Opt == &Experts || &I.Opt == &TopK || &I.Opt == &MoeFfn ||
+         &I.Opt == &SharedFfn || &I.Opt == &MoeEvery))
       return fail("zoo: --" + I.Opt.ArgStr + " 0: must be positive");
   }
   if (DropoutOpt.getNumOccurrences()) {
@@ -216,8 +245,20 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";
   llvm::outs() << ", ffn " << S.Ffn;
-  if (S.Experts > 0)
-    llvm::outs() << " x " << S.Experts << " experts (top-" << S.TopK << ")";
+  if (S.Experts > 0) {
+    llvm::outs() << "; " << S.Experts << " experts";
+    if (S.MoeFfn != S.Ffn)
+      llvm::outs() << " of " << S.MoeFfn;
+    llvm::outs() << " (top-" << S.TopK << ")";
+    if (S.SharedFfn > 0)
+      llvm::outs() << " + shared " << S.SharedFfn;
+    if (S.MoeEvery > 1 || S.DenseLayers > 0) {
+      int64_t Mixtures = 0;
+      for (int64_t I = 0; I < S.Layers; ++I)
+        Mixtures += modelgen::isMoeLayer(S, I);
+      llvm::outs() << " in " << Mixtures << " layers";
+    }
+  }
   llvm::outs() << ", seq " << S.Seq;
   if (S.Past > 0)
     llvm::outs() << " after " << S.Past << " cached";

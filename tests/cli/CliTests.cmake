@@ -1013,7 +1013,7 @@ add_test(NAME cli.zoo_moe_write
                  --heads 8 --kv-heads 2 --ffn 1024 --experts 8 --top-k 2
                  --seq 256 --vocab 32000 -o ${ZOO_MOE})
 set_tests_properties(cli.zoo_moe_write PROPERTIES FIXTURES_SETUP zoo_moe
-  PASS_REGULAR_EXPRESSION "ffn 1024 x 8 experts \\(top-2\\).*: 59,255,296 parameters")
+  PASS_REGULAR_EXPRESSION "ffn 1024; 8 experts \\(top-2\\).*: 59,255,296 parameters")
 add_test(NAME cli.train_expert_parallel_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
                  --dtype bf16 --dp 8 --ep 4 --zero 1 --global-batch 16

@@ -170,6 +170,59 @@ TEST_SUITE("moe") {
           std::string::npos);
   }
 
+  TEST_CASE("zoo --moe-ffn, --shared-ffn, --moe-every, --dense-layers: "
+            "DeepSeek-MoE's and Megatron's layouts") {
+    modelgen::TransformerSpec S = moeSpec(Family::Llama, 8, 2);
+    S.Layers = 4;
+    S.MoeFfn = 32;
+    S.SharedFfn = 48;
+    S.DenseLayers = 1;
+    S.MoeEvery = 2;
+    const frontend::ImportedModel M = generated(S);
+    // Layers 0 (dense: the first), 1 and 3 (dense: odd) keep /mlp/; layer 2
+    // is the one mixture.
+    for (int I : {0, 1, 3})
+      CHECK(nodeNamed(M.Graph,
+                      "/layers." + std::to_string(I) + "/mlp/gate/MatMul"));
+    CHECK(nodeNamed(M.Graph, "/layers.2/moe/experts/gate/MatMul"));
+    CHECK(nodeNamed(M.Graph, "/layers.2/moe/shared/down/MatMul"));
+    CHECK_FALSE(nodeNamed(M.Graph, "/layers.1/moe/router/MatMul"));
+    const Report R = predictWork(M.Graph);
+    CHECK(R.Total.Params == modelgen::parameterCount(*modelgen::resolve(S)));
+    // Per token: k experts of width 32 and the shared 48, as MACs.
+    const double H = 64, Tokens = 2 * 16;
+    CHECK(macsOf(R, "/layers.2/moe/experts/") ==
+          doctest::Approx(Tokens * 2 * 3 * H * 32));
+    CHECK(macsOf(R, "/layers.2/moe/shared/") ==
+          doctest::Approx(Tokens * 3 * H * 48));
+    CHECK(macsOf(R, "/layers.1/mlp/") == doctest::Approx(Tokens * 3 * H * 96));
+    CHECK(modelgen::resolve(S)->Name ==
+          "llama_L4_H64_A4_F96_E8k2f32s48every2d1_S16_V128");
+    // The shared experts are a tensor-parallel pair of their own; the
+    // router reading the same input still runs whole.
+    const GraphWork W = computeWork(M.Graph);
+    const BlockInfo Blocks = analyzeBlocks(M.Graph, W);
+    const auto Role = [&](llvm::StringRef Name) {
+      const ir::Node *N = nodeNamed(M.Graph, Name);
+      REQUIRE(N);
+      return Blocks.Tp[N->index()];
+    };
+    CHECK(Role("/layers.2/moe/shared/gate/MatMul") == TpRole::Column);
+    CHECK(Role("/layers.2/moe/shared/down/MatMul") == TpRole::Row);
+    CHECK(Role("/layers.2/moe/router/MatMul") == TpRole::Replicated);
+    CHECK(Role("/layers.2/moe/experts/down/MatMul") == TpRole::Row);
+    CHECK(Blocks.ExpertCounts == std::vector<int64_t>{8});
+    // Errors name the flag.
+    modelgen::TransformerSpec Bad = moeSpec(Family::Llama, 0, 0);
+    Bad.SharedFfn = 16;
+    CHECK(specError(Bad).find("--shared-ffn 16 shapes a mixture of experts: "
+                              "add --experts") != std::string::npos);
+    Bad = moeSpec(Family::Llama, 4, 2);
+    Bad.DenseLayers = 2;
+    CHECK(specError(Bad).find("leave no layer of 2 a mixture of experts") !=
+          std::string::npos);
+  }
+
   TEST_CASE("the experts are a tensor-parallel pair, the router runs whole") {
     const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
     const GraphWork W = computeWork(M.Graph);

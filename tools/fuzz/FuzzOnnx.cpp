@@ -136,6 +136,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   O.Cp = (A.FlashAttention && Size % 5 == 1) || Size % 23 == 4 ? 2 : 1;
   if (Size % 23 == 4)
     O.CpComm = perfc::ContextExchange::AllToAll;
+  // Expert parallelism over the data-parallel pair, where the graph has
+  // weight stacks it takes for experts (else its one-line refusal).
+  O.Ep = O.Dp > 1 && Size % 29 == 5 ? 2 : 1;
+  O.SequenceParallel = O.SequenceParallel || (O.Ep > 1 && O.Tp > 1);
   // fp32, bf16 mixed precision, or FP8 (Transformer Engine's recipe).
   const perfc::ir::DType Types[] = {
       perfc::ir::DType::F32, perfc::ir::DType::BF16, perfc::ir::DType::F8E4M3};

@@ -62,6 +62,8 @@ fuzz_onnx)
   cp tests/data/zoo/*.onnx "$seeds/"
   # ONNX Runtime's com.microsoft ops (made by the script next to them).
   cp tools/fuzz/seeds/onnx_contrib/*.onnx "$seeds/"
+  # Mixtures of experts (perfc zoo --experts), for expert parallelism.
+  cp tools/fuzz/seeds/onnx_moe/*.onnx "$seeds/"
   for f in tests/data/bad/*; do
     [ -f "$f" ] && cp "$f" "$seeds/bad_$(basename "$f")"
   done

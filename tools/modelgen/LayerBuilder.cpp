@@ -272,23 +272,23 @@ std::string LayerBuilder::gelu(const std::string &X, const std::string &P) {
 }
 
 std::string LayerBuilder::mlp(const std::string &X, const std::string &P,
-                              const std::string &W, int64_t Experts) {
-  // A mixture drops out after combining its experts, not inside them.
+                              const std::string &W, int64_t Width,
+                              int64_t Experts, bool Drop) {
   const auto Out = [&](const std::string &Y, const std::string &Name) {
-    return Experts > 0 ? Y : dropout(Y, Name);
+    return Drop ? dropout(Y, Name) : Y;
   };
   if (S.Fam == Family::Llama) {
-    std::string Gate = linear(X, P + "/gate", W + "gate.", H, F, Experts);
+    std::string Gate = linear(X, P + "/gate", W + "gate.", H, Width, Experts);
     std::string Sg = B.node("Sigmoid", P + "/silu/Sigmoid", {Gate});
     Gate = B.node("Mul", P + "/silu/Mul", {Gate, Sg});
-    std::string Up = linear(X, P + "/up", W + "up.", H, F, Experts);
+    std::string Up = linear(X, P + "/up", W + "up.", H, Width, Experts);
     std::string M = B.node("Mul", P + "/Mul", {Gate, Up});
-    return Out(linear(M, P + "/down", W + "down.", F, H, Experts),
+    return Out(linear(M, P + "/down", W + "down.", Width, H, Experts),
                P + "/down/Dropout");
   }
-  std::string Y = linear(X, P + "/fc1", W + "fc1.", H, F, Experts);
+  std::string Y = linear(X, P + "/fc1", W + "fc1.", H, Width, Experts);
   Y = gelu(Y, P + "/gelu");
-  return Out(linear(Y, P + "/fc2", W + "fc2.", F, H, Experts),
+  return Out(linear(Y, P + "/fc2", W + "fc2.", Width, H, Experts),
              P + "/fc2/Dropout");
 }
 
@@ -312,7 +312,9 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
     Rows = B.node("Expand", P + "/dispatch/Expand",
                   {Rows, B.ints({1, 1, Top, 1})});
   Rows = B.node("Reshape", P + "/dispatch/Reshape", {Rows, B.ints({E, -1, H})});
-  std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", E);
+  // A mixture drops out after combining its experts, not inside them.
+  std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", S.MoeFfn, E,
+                      /*Drop=*/false);
   Y = B.node("Reshape", P + "/combine/Reshape", {Y, B.ints({-1, Seq, Top, H})});
   std::string Wt =
       B.node("Unsqueeze", P + "/combine/Unsqueeze", {Weights, B.ints({3})});
@@ -320,12 +322,18 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
   onnx::NodeProto &Sum =
       B.add("ReduceSum", P + "/combine/ReduceSum", {Y, B.ints({2})});
   GraphBuilder::attr(Sum, "keepdims", int64_t(0));
-  return dropout(Sum.output(0), P + "/Dropout");
+  std::string Combined = Sum.output(0);
+  // Shared experts: every token, beside the routed ones.
+  if (S.SharedFfn > 0)
+    Combined = B.node("Add", P + "/shared/Add",
+                      {Combined, mlp(X, P + "/shared", W + "moe.shared.",
+                                     S.SharedFfn, 0, /*Drop=*/false)});
+  return dropout(Combined, P + "/Dropout");
 }
 
 std::string LayerBuilder::ffn(const std::string &X, const std::string &L,
-                              const std::string &W) {
-  return S.Experts > 0 ? moe(X, L, W) : mlp(X, L + "/mlp", W + "mlp.");
+                              const std::string &W, int64_t I) {
+  return isMoeLayer(S, I) ? moe(X, L, W) : mlp(X, L + "/mlp", W + "mlp.", F);
 }
 
 std::string LayerBuilder::layer(const std::string &X, int64_t I) {
@@ -335,12 +343,13 @@ std::string LayerBuilder::layer(const std::string &X, int64_t I) {
     std::string Y =
         B.node("Add", L + "/attn/residual/Add", {X, attention(X, L, W, I)});
     Y = layerNorm(Y, L + "/ln1", W + "ln1.");
-    std::string Z = B.node("Add", L + "/mlp/residual/Add", {Y, ffn(Y, L, W)});
+    std::string Z =
+        B.node("Add", L + "/mlp/residual/Add", {Y, ffn(Y, L, W, I)});
     return layerNorm(Z, L + "/ln2", W + "ln2.");
   }
   std::string Y =
       B.node("Add", L + "/attn/residual/Add",
              {X, attention(norm(X, L + "/ln1", W + "ln1."), L, W, I)});
   return B.node("Add", L + "/mlp/residual/Add",
-                {Y, ffn(norm(Y, L + "/ln2", W + "ln2."), L, W)});
+                {Y, ffn(norm(Y, L + "/ln2", W + "ln2."), L, W, I)});
 }

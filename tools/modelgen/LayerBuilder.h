@@ -71,16 +71,18 @@ private:
   std::string attention(const std::string &X, const std::string &L,
                         const std::string &W, int64_t I);
   std::string dropout(const std::string &X, const std::string &Name);
-  /// The family's MLP, nodes P/..., weights W...; Experts > 0: E of them
-  /// at once on X [E, rows, H] (batched MatMuls), without dropout.
+  /// The family's MLP of width Width, nodes P/..., weights W...; Experts >
+  /// 0: E of them at once on X [E, rows, H] (batched MatMuls). Drop:
+  /// dropout on its output (a dense layer's residual branch).
   std::string mlp(const std::string &X, const std::string &P,
-                  const std::string &W, int64_t Experts = 0);
+                  const std::string &W, int64_t Width, int64_t Experts = 0,
+                  bool Drop = true);
   /// A mixture of S.Experts MLPs, top-S.TopK routing (TransformerGen.h).
   std::string moe(const std::string &X, const std::string &L,
                   const std::string &W);
-  /// The layer's MLP: a mixture when S.Experts > 0.
+  /// Layer I's MLP: a mixture where isMoeLayer says so.
   std::string ffn(const std::string &X, const std::string &L,
-                  const std::string &W);
+                  const std::string &W, int64_t I);
 
   const TransformerSpec &S;
   GraphBuilder &B;

@@ -129,9 +129,16 @@
 //   /layers.{i}/moe/combine/...     Reshape to [b, S, k, H], Mul by the
 //                                   routing weights, ReduceSum over k
 //
+//   /layers.{i}/moe/shared/...      with Spec.SharedFfn, a dense MLP of that
+//                                   width on every token, added to the
+//                                   combined output (shared experts)
+//
 // The experts' weights are `layers.{i}.moe.experts.gate.weight` etc., the
-// router's `layers.{i}.moe.router.weight`; the experts' first and last
-// MatMuls are a Megatron tensor-parallel pair like a dense MLP's.
+// router's `layers.{i}.moe.router.weight`, the shared experts'
+// `layers.{i}.moe.shared.gate.weight`; the experts' first and last MatMuls
+// are a Megatron tensor-parallel pair like a dense MLP's. Experts are
+// Spec.MoeFfn wide; layers that Spec.MoeEvery and Spec.DenseLayers leave
+// dense keep the /mlp/ of width Ffn.
 //
 // Each node's output is "<node name>_output_0" (Split: _0.._2), except the
 // graph outputs. Constants are shared initializers named by value
@@ -224,6 +231,19 @@ struct TransformerSpec {
   /// Experts each token is routed to (1 <= TopK <= Experts); 0: 2 when
   /// Experts is set (Mixtral, GShard).
   int64_t TopK = 0;
+  /// Each expert's MLP width; 0: Ffn. Ffn stays the dense layers' width
+  /// (DeepSeek-V3: 18432 dense, 2048 per expert).
+  int64_t MoeFfn = 0;
+  /// Width of the shared experts that every token goes through beside the
+  /// routed ones (DeepSeek-MoE, Qwen2-MoE; Megatron-Core's
+  /// --moe-shared-expert-intermediate-size: their widths summed); 0: none.
+  int64_t SharedFfn = 0;
+  /// Every MoeEvery-th layer is a mixture, the others dense (Megatron-Core's
+  /// --moe-layer-freq: layer i when i % MoeEvery == 0); 0: 1, every layer.
+  int64_t MoeEvery = 0;
+  /// The first DenseLayers layers are dense (DeepSeek's
+  /// first_k_dense_replace); 0: none.
+  int64_t DenseLayers = 0;
   /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257" (with a
   /// cache "..._S1_P1023_V50257").
   std::string Name;
@@ -236,6 +256,9 @@ struct TransformerSpec {
 /// option that is wrong (as the `perfc zoo` flag, e.g. "--heads 7 does not
 /// divide --hidden 768").
 llvm::Expected<TransformerSpec> resolve(const TransformerSpec &Spec);
+
+/// Whether layer I of a resolved spec is a mixture of experts.
+bool isMoeLayer(const TransformerSpec &S, int64_t I);
 
 /// Llama's MLP width rule: 256 * ceil(floor(8H/3) / 256).
 int64_t llamaFfn(int64_t Hidden);

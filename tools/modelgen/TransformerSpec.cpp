@@ -9,6 +9,8 @@
 
 #include "tools/modelgen/GraphBuilder.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
@@ -162,6 +164,8 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
                  ": rotary embeddings need an even head dimension");
   if (S.Ffn == 0)
     S.Ffn = IsLlama ? llamaFfn(S.Hidden) : 4 * S.Hidden;
+  if (S.Experts > 0 && S.MoeFfn == 0)
+    S.MoeFfn = S.Ffn;
   if (IsLlama && S.MaxPositions != 0)
     return error("--max-positions is for gpt and bert: llama has rotary "
                  "positions, no position table");
@@ -191,6 +195,26 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
                  "--experts out for a dense MLP)");
   if (S.Experts > 0 && S.TopK == 0)
     S.TopK = std::min<int64_t>(2, S.Experts);
+  for (const auto &[Flag, V] :
+       {std::make_pair("--moe-ffn", S.MoeFfn),
+        std::make_pair("--shared-ffn", S.SharedFfn),
+        std::make_pair("--moe-every", S.MoeEvery),
+        std::make_pair("--dense-layers", S.DenseLayers)}) {
+    if (auto E = checkDim(Flag, V, 0))
+      return std::move(E);
+    if (V > 0 && S.Experts == 0)
+      return error(llvm::Twine(Flag) + " " + llvm::Twine(V) +
+                   " shapes a mixture of experts: add --experts");
+  }
+  if (S.Experts > 0 && S.MoeEvery == 0)
+    S.MoeEvery = 1;
+  if (S.Experts > 0 &&
+      !llvm::any_of(llvm::seq<int64_t>(0, S.Layers),
+                    [&](int64_t I) { return isMoeLayer(S, I); }))
+    return error("--dense-layers " + llvm::Twine(S.DenseLayers) +
+                 " and --moe-every " + llvm::Twine(S.MoeEvery) +
+                 " leave no layer of " + llvm::Twine(S.Layers) +
+                 " a mixture of experts");
   if (S.TopK > S.Experts)
     return error("--top-k " + llvm::Twine(S.TopK) + " is more than --experts " +
                  llvm::Twine(S.Experts) + ": a token goes to distinct experts");
@@ -226,11 +250,11 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
        "the logits [batch, seq, vocab]: lower --seq or --vocab"},
       {Batch * Dbl(S.Seq) * Dbl(std::max(S.Ffn, 3 * S.Hidden)),
        "the MLP activations [batch, seq, ffn]: lower --seq or --ffn"},
-      {Dbl(S.Hidden) * Dbl(std::max(S.Ffn, S.Vocab)) *
+      {Dbl(S.Hidden) * Dbl(std::max({S.Ffn, S.Vocab, S.MoeFfn, S.SharedFfn})) *
            Dbl(std::max<int64_t>(S.Experts, 1)),
        "a weight: lower --hidden, --ffn, --vocab or --experts"},
       {Batch * Dbl(S.Seq) * Dbl(std::max<int64_t>(S.TopK, 1)) *
-           Dbl(std::max(S.Ffn, S.Hidden)),
+           Dbl(std::max({S.Ffn, S.Hidden, S.MoeFfn, S.SharedFfn})),
        "the experts' activations [batch, seq, top-k, ffn]: lower --seq, "
        "--ffn or --top-k"},
       // Under the MLP's bound without a cache (K*d <= H).
@@ -245,8 +269,11 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   // upper bound of parameterCount).
   const double H = Dbl(S.Hidden), F = Dbl(S.Ffn);
   const double Experts = Dbl(std::max<int64_t>(S.Experts, 1));
+  // The widest MLP, for every expert and the shared ones.
+  const double Wide = std::max({F, Dbl(S.MoeFfn), Dbl(S.SharedFfn)});
   const double Params =
-      Dbl(S.Layers) * (4 * H * H + Experts * (3 * H * F + 2 * H) + 13 * H) +
+      Dbl(S.Layers) *
+          (4 * H * H + (Experts + 1) * (3 * H * Wide + 2 * H) + 13 * H) +
       3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H + 3 * H * H;
   if (Params > std::ldexp(1.0, 53))
     return error("the model would have over 2^53 parameters: lower --layers, "
@@ -259,7 +286,12 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
       S.Name += "_K" + std::to_string(S.KvHeads);
     S.Name += "_F" + std::to_string(S.Ffn);
     if (S.Experts > 0)
-      S.Name += "_E" + std::to_string(S.Experts) + "k" + std::to_string(S.TopK);
+      S.Name += "_E" + std::to_string(S.Experts) + "k" +
+                std::to_string(S.TopK) +
+                (S.MoeFfn != S.Ffn ? "f" + std::to_string(S.MoeFfn) : "") +
+                (S.SharedFfn > 0 ? "s" + std::to_string(S.SharedFfn) : "") +
+                (S.MoeEvery > 1 ? "every" + std::to_string(S.MoeEvery) : "") +
+                (S.DenseLayers > 0 ? "d" + std::to_string(S.DenseLayers) : "");
     S.Name += "_S" + std::to_string(S.Seq);
     if (S.Past > 0)
       S.Name += "_P" + std::to_string(S.Past);
@@ -272,20 +304,33 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   return S;
 }
 
+bool perfc::modelgen::isMoeLayer(const TransformerSpec &S, int64_t I) {
+  return S.Experts > 0 && I >= S.DenseLayers &&
+         I % std::max<int64_t>(S.MoeEvery, 1) == 0;
+}
+
 uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
-  const uint64_t H = S.Hidden, F = S.Ffn, V = S.Vocab, L = S.Layers;
+  const uint64_t H = S.Hidden, V = S.Vocab, L = S.Layers;
   const uint64_t KvWidth = static_cast<uint64_t>(S.KvHeads) * headDim(S);
+  const bool Llama = S.Fam == Family::Llama;
+  // An MLP of width W: gate, up, down (llama) or fc1, fc2 with biases.
+  const auto Mlp = [&](uint64_t W) {
+    return Llama ? 3 * H * W : H * W + W + W * H + H;
+  };
+  // Every layer's MLP, or mixture: the router, E experts, shared experts.
   const uint64_t E = static_cast<uint64_t>(S.Experts);
-  // A mixture's router, then E copies of the MLP.
-  const uint64_t Router = E > 0 ? H * E : 0, Copies = E > 0 ? E : 1;
+  uint64_t Mlps = 0;
+  for (int64_t I = 0; I < S.Layers; ++I)
+    Mlps += isMoeLayer(S, I) ? H * E + E * Mlp(S.MoeFfn) +
+                                   (S.SharedFfn > 0 ? Mlp(S.SharedFfn) : 0)
+                             : Mlp(S.Ffn);
   uint64_t N = V * H; // token embedding
-  if (S.Fam == Family::Llama) {
-    uint64_t Layer = H                              // ln1
-                     + 2 * H * H                    // q, out
-                     + 2 * H * KvWidth              // k, v
-                     + H                            // ln2
-                     + Router + Copies * 3 * H * F; // gate, up, down
-    N += L * Layer + H;                             // + final norm
+  if (Llama) {
+    uint64_t Layer = H                 // ln1
+                     + 2 * H * H       // q, out
+                     + 2 * H * KvWidth // k, v
+                     + H;              // ln2
+    N += L * Layer + Mlps + H;         // + final norm
     if (!*S.TiedEmbeddings)
       N += H * V;
     return N;
@@ -295,9 +340,8 @@ uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
   uint64_t Layer = 2 * H                // ln1
                    + H * Qkv + Qkv      // qkv
                    + H * H + H          // out
-                   + 2 * H              // ln2
-                   + Router + Copies * (H * F + F + F * H + H); // fc1, fc2
-  N += L * Layer;
+                   + 2 * H;             // ln2
+  N += L * Layer + Mlps;
   if (S.Fam == Family::Bert) {
     N += 2 * H + 2 * H + H * H + H; // types, embed ln, pooler
     if (S.Head == BertHead::Pretraining)
