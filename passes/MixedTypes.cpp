@@ -283,6 +283,9 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
   if (O.Cp != 1)
     return fail("mixed GPU types: context parallelism (--cp) is not "
                 "modelled; use --cp 1");
+  if (O.Ep != 1)
+    return fail("mixed GPU types: expert parallelism (--ep) is not "
+                "modelled; use --ep 1");
   if (O.Schedule != PipelineSchedule::OneFOneB)
     return fail("mixed GPU types: only the 1F1B schedule is modelled");
   auto Types = gpuTypes(C);
@@ -567,6 +570,9 @@ llvm::Expected<TrainReport> predictDataSplit(const TrainingAnalysis &A,
   if (O.Cp != 1)
     return fail("an uneven data split: context parallelism (--cp) is not "
                 "modelled; use --cp 1");
+  if (O.Ep != 1)
+    return fail("an uneven data split: expert parallelism (--ep) is not "
+                "modelled; use --ep 1");
   auto Types = splitTypes(C, O);
   if (!Types)
     return Types.takeError();

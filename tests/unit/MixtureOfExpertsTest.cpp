@@ -13,6 +13,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Backward.h"
 #include "passes/Blocks.h"
+#include "passes/MixedTypes.h"
 #include "passes/Predict.h"
 #include "passes/TrainStep.h"
 #include "passes/WorkPass.h"
@@ -362,6 +363,31 @@ TEST_SUITE("moe") {
     CHECK(trainError(D.Graph, *C, O6)
               .find("--ep 4: the model has no "
                     "mixture of experts") != std::string::npos);
+  }
+
+  TEST_CASE("--ep on mixed GPU types is refused, not mispriced") {
+    const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
+    auto C = hw::loadHardware(std::string(PERFC_SOURCE_DIR) +
+                              "/tests/data/hwdb/mixed-a100-v100.yaml");
+    REQUIRE(bool(C));
+    const TrainingAnalysis A(M.Graph);
+    TrainOptions O;
+    O.Dp = 2;
+    O.Pp = 2;
+    O.Ep = 2;
+    O.MicroBatch = 2;
+    auto Mixed = predictMixed(A, *C, O, {"a100-sxm4-80gb", "v100-sxm2-32gb"});
+    REQUIRE_FALSE(bool(Mixed));
+    CHECK(llvm::toString(Mixed.takeError()) ==
+          "mixed GPU types: expert parallelism (--ep) is not modelled; use "
+          "--ep 1");
+    O.Pp = 1;
+    O.DataSplit = {{"a100-sxm4-80gb", 1, 1}, {"v100-sxm2-32gb", 1, 1}};
+    auto Split = predictDataSplit(A, *C, O);
+    REQUIRE_FALSE(bool(Split));
+    CHECK(llvm::toString(Split.takeError()) ==
+          "an uneven data split: expert parallelism (--ep) is not modelled; "
+          "use --ep 1");
   }
 
   TEST_CASE("--ep with --tp: tensor ranks send 1 / tp of the tokens, "
