@@ -334,7 +334,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             // Likewise the parameters' gather, where ZeRO shards the
             // optimizer and keeps whole parameters.
             O.OverlapParamGather =
-                R.Base.OverlapParamGather && (Z == 1 || Z == 2) && O.Ep == 1;
+                R.Base.OverlapParamGather && (Z == 1 || Z == 2);
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself

@@ -270,10 +270,6 @@ private:
                                 "(Megatron-Core shards no parameters); use "
                                 "--zero 0, 1 or 2",
                                 O.Ep));
-    if (O.OverlapParamGather)
-      return fail(llvm::formatv("--ep {0} with --overlap-param-gather is not "
-                                "modelled; drop one of them",
-                                O.Ep));
     return llvm::Error::success();
   }
 
@@ -1474,17 +1470,30 @@ private:
       if (O.OverlapParamGather && (O.Zero == 1 || O.Zero == 2)) {
         // The next step's first forward through the stage, unit by unit,
         // each waiting for its parameters' bucket.
-        std::vector<cost::LayerBackward> Forward;
+        std::vector<cost::LayerBackward> Forward, ExpertForward;
         for (const auto &C : SS.Chunks)
           for (unsigned U = C.first; U <= C.second; ++U) {
             const UnitCost &UC = (*Units)[U];
+            const double Seconds =
+                UC.Forward + UC.TpForward + UC.CpForward + UC.EpForward;
             Forward.push_back(
-                {UC.Forward + UC.TpForward + UC.CpForward, UC.Params * Wbytes});
+                {Seconds, (UC.Params - UC.ExpertParams) * Wbytes});
+            ExpertForward.push_back({Seconds, UC.ExpertParams * Wbytes});
           }
         Buckets = cost::overlapParameterGather(Forward, O.BucketBytes, DpGroup);
         Gather = Buckets->CommSeconds;
         GatherExposed = Buckets->ExposedSeconds;
         R.DpGatherBuckets = Buckets->Buckets.size();
+        // The experts' buckets gather over their own ranks, beside the
+        // dense ones (Megatron-Core's expert buffer has its own bucket
+        // group): the forward waits for the later of the two.
+        if (ExpertReplicas) {
+          const cost::OverlapTime E = cost::overlapParameterGather(
+              ExpertForward, O.BucketBytes, ExpertDpGroup);
+          R.DpExpertCommSeconds += E.CommSeconds - ExpertGather;
+          Gather += E.CommSeconds;
+          GatherExposed = std::max(GatherExposed, E.ExposedSeconds);
+        }
       }
       R.DpScatterSeconds = T.CommSeconds;
       R.DpScatterExposedSeconds = T.ExposedSeconds;
