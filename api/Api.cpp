@@ -242,6 +242,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   O.Vp = T.vp;
   O.Cp = T.cp;
   O.Ep = T.ep;
+  O.ExpertCapacity = T.moeCapacity;
   if (!O.Dp || !O.Tp || !O.Pp || !O.Vp || !O.Cp || !O.Ep)
     throwError("dp, tp, pp, vp, cp and ep must be at least 1");
   O.SequenceParallel = T.sp;

@@ -221,6 +221,7 @@ TrainOptions Plan::strategy() const {
   T.cp = O.Cp;
   T.cpComm = perfc::name(O.CpComm);
   T.ep = O.Ep;
+  T.moeCapacity = O.ExpertCapacity;
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
   T.overlapParamGather = O.OverlapParamGather;

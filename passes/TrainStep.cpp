@@ -47,7 +47,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           O.TpCommOverlap,
           O.Cp,
           uint8_t(O.CpComm),
-          O.Ep};
+          O.Ep,
+          O.ExpertCapacity};
 }
 
 const std::vector<UnitCost> *
@@ -235,6 +236,19 @@ private:
   /// Expert parallelism splits each mixture's experts over Ep of the
   /// DataWithContext ranks that see different tokens.
   llvm::Error checkExpertParallel(uint64_t DataWithContext) const {
+    if (O.ExpertCapacity != 1) {
+      if (!(O.ExpertCapacity > 0 && O.ExpertCapacity <= 1e6))
+        return fail(llvm::formatv("--moe-capacity {0}: give the experts' "
+                                  "tokens over their balanced share, a "
+                                  "number above 0 (1: balanced)",
+                                  formatCount(O.ExpertCapacity)));
+      if (Blocks.ExpertCounts.empty())
+        return fail(llvm::formatv(
+            "--moe-capacity {0}: the model has no mixture of experts (a "
+            "batched MatMul on a weight stack [experts, in, out], as perfc "
+            "zoo --experts writes it); drop the flag",
+            formatCount(O.ExpertCapacity)));
+    }
     if (O.Ep == 1)
       return llvm::Error::success();
     if (Blocks.ExpertCounts.empty())
@@ -483,9 +497,30 @@ private:
         shardWork(W, Blocks.Tp[Node], O.Tp, tpScale(Node), byteScale(W.Type));
     if (O.Cp > 1)
       shardContext(S, Node);
-    if (O.Ep > 1 && Blocks.Expert[Node])
-      shardExperts(S);
+    if (Blocks.Expert[Node]) {
+      if (O.ExpertCapacity != 1)
+        scaleExpertTokens(S);
+      if (O.Ep > 1)
+        shardExperts(S);
+    }
     return S;
+  }
+
+  /// An expert node at O.ExpertCapacity times its balanced tokens: its
+  /// products' rows, arithmetic and activations scaled, its weights read
+  /// once as before.
+  void scaleExpertTokens(OpWork &S) const {
+    const double F = O.ExpertCapacity;
+    const double Weight = weightBytes(S);
+    S.Macs *= F;
+    S.Flops *= F;
+    S.BytesRead = (S.BytesRead - Weight) * F + Weight;
+    S.BytesWritten *= F;
+    S.SideBytesRead *= F;
+    S.SideBytesWritten *= F;
+    S.LayoutBytes *= F;
+    if (S.Gemm.valid())
+      S.Gemm.M *= F;
   }
 
   /// The weight bytes W reads: a GEMM's K x N per product, or all it
@@ -902,7 +937,8 @@ private:
   /// gathers them over the tensor ranks after it; the row GEMMs'
   /// reductions, priced as tensor parallelism's, do that work).
   double expertExchangeBytes(const ir::Value *V) const {
-    return double(V->numElements()) * elementBytes() / O.Tp / O.Cp;
+    return double(V->numElements()) * elementBytes() * O.ExpertCapacity / O.Tp /
+           O.Cp;
   }
 
   /// Expert parallelism's all-to-alls of unit I, per micro-batch: each
@@ -1089,7 +1125,11 @@ private:
       if (P && Blocks.AttentionCore[Owner] &&
           (O.Recomp == Recompute::Selective || inFlashKernel(Owner)))
         continue;
-      const double Scale = activationScale(Owner);
+      // An expert's tokens, and its results, at the experts' capacity.
+      const double Tokens = Blocks.Expert[Owner] || Blocks.Expert[S.Node]
+                                ? O.ExpertCapacity
+                                : 1.0;
+      const double Scale = activationScale(Owner) * Tokens;
       const double Bytes =
           S.Mask ? S.bytes() * Scale : valueBytes(S.Value, Scale);
       Units[Blocks.UnitOf[S.Node]].Saved += Bytes;

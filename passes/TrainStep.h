@@ -123,6 +123,14 @@ struct TrainOptions {
   /// / Ep ranks that hold the same experts. Ep must divide Dp x Cp and
   /// every mixture's experts.
   unsigned Ep = 1;
+  /// The tokens each expert processes over its balanced share T*k/E
+  /// (--moe-capacity): Megatron-Core's --moe-expert-capacity-factor with
+  /// --moe-pad-expert-input-to-capacity (every expert padded, or cut, to
+  /// that capacity), or under dropless routing the busiest expert's load
+  /// over the mean, which the step waits for. It scales the experts'
+  /// products, the activations they keep and the all-to-alls' bytes; model
+  /// FLOPs stay the routed tokens' (as Megatron counts them). 1: balanced.
+  double ExpertCapacity = 1;
   bool SequenceParallel = false;
   int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
   int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
@@ -439,7 +447,7 @@ public:
 
   using UnitKey =
       std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t,
-                 uint8_t, bool, unsigned, uint8_t, unsigned>;
+                 uint8_t, bool, unsigned, uint8_t, unsigned, double>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);

@@ -215,6 +215,11 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             return Fail("'train.input_rate' must be a number of samples per "
                         "second");
           Tr.inputRate = *R;
+        } else if (K == "moe_capacity") {
+          auto R = V.getAsNumber();
+          if (!R)
+            return Fail("'train.moe_capacity' must be a number");
+          Tr.moeCapacity = *R;
         } else if (K == "sp" || K == "flash_attention" ||
                    K == "tp_comm_overlap" || K == "overlap_param_gather") {
           auto B = V.getAsBoolean();
@@ -239,7 +244,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         } else {
           return Fail(
               "unknown key 'train." + K.str() +
-              "': use dp, tp, pp, vp, cp, cp_comm, ep, sp, tp_comm_overlap, "
+              "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
+              "tp_comm_overlap, "
               "overlap_param_gather, "
               "micro_batch, "
               "global_batch, recompute, dtype, optimizer, "

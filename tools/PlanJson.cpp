@@ -223,6 +223,13 @@ public:
     // FlashAttention training (--flash-attention).
     if (llvm::Error E = optionalBool("flash_attention", O.FlashAttention))
       return std::move(E);
+    // Optional (plans written before it have none): the experts' capacity.
+    if (const llvm::json::Value *V = P.get("moe_capacity")) {
+      const llvm::Optional<double> F = V->getAsNumber();
+      if (!F || !(*F > 0 && *F <= 1e6))
+        return fail("moe_capacity", "is not a number above 0 (at most 1e6)");
+      O.ExpertCapacity = *F;
+    }
 
     if (llvm::Error E = stages(F))
       return std::move(E);

@@ -183,6 +183,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "--expert-model-parallel-size): each mixture of experts split "
                "over N of the dp x cp ranks, tokens exchanged all-to-all"),
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
+  cl::opt<std::string> MoeCapacity(
+      "moe-capacity",
+      cl::desc("With --train on a mixture of experts: the tokens each expert "
+               "processes over its balanced share (Megatron-Core's "
+               "--moe-expert-capacity-factor with padding, or a dropless "
+               "router's busiest expert over the mean; default 1)"),
+      cl::value_desc("F"), cl::cat(TrainCategory));
   cl::opt<unsigned> Pp("pp", cl::desc("Pipeline-parallel degree"), cl::init(1),
                        cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<unsigned> Vp("vp",
@@ -401,6 +408,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.Tp = Tp;
     TrainOpts.Cp = Cp;
     TrainOpts.Ep = Ep;
+    if (MoeCapacity.getNumOccurrences() &&
+        !llvm::to_float(MoeCapacity, TrainOpts.ExpertCapacity))
+      return fail("--moe-capacity '" + MoeCapacity +
+                  "': expected a number, the experts' tokens over their "
+                  "balanced share (1: balanced)");
     TrainOpts.Pp = Pp;
     TrainOpts.Vp = Vp;
     TrainOpts.SequenceParallel = Sp;
@@ -493,14 +505,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
              Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
-             Ep.getNumOccurrences() || GlobalBatch.getNumOccurrences() ||
+             Ep.getNumOccurrences() || MoeCapacity.getNumOccurrences() ||
+             GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
     return fail(
         "training options (--dp, --pp, --cp, --cp-comm, --ep, "
-        "--global-batch, --micro-batch, --recompute, --zero, --input-rate) "
-        "need "
+        "--moe-capacity, --global-batch, --micro-batch, --recompute, --zero, "
+        "--input-rate) need "
         "--train");
   } else if (Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.

@@ -111,6 +111,7 @@ void writePlan(llvm::json::OStream &J, const Report::PlanInfo &P,
     J.attribute("optimizer", name(O.Optimizer));
     J.attribute("partition", name(O.Split));
     J.attribute("flash_attention", O.FlashAttention);
+    J.attribute("moe_capacity", O.ExpertCapacity);
     J.attribute("global_batch", T.GlobalBatch);
     J.attribute("devices", int64_t(T.Devices));
     J.attributeObject("model", [&] {
@@ -331,6 +332,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("schedule", name(O.Schedule));
         J.attribute("partition", name(O.Split));
         J.attribute("flash_attention", O.FlashAttention);
+        J.attribute("moe_capacity", O.ExpertCapacity);
         J.attribute("devices", int64_t(T.Devices));
         J.attribute("blocks", int64_t(T.ModelBlocks));
         J.attribute("blocks_from",

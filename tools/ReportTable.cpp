@@ -212,7 +212,13 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         "global batch {} = {} micro-batch{} of {}\n",
         O.Dp, O.Tp,
         O.Cp > 1 ? fmt::format(" x cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
-        O.Ep > 1 ? fmt::format(", ep {}", O.Ep) : "",
+        O.Ep > 1 || O.ExpertCapacity != 1
+            ? fmt::format(
+                  ", ep {}{}", O.Ep,
+                  O.ExpertCapacity != 1
+                      ? fmt::format(" (capacity {:g})", O.ExpertCapacity)
+                      : std::string())
+            : std::string(),
         O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
         O.SequenceParallel
             ? (O.TpCommOverlap ? ", sp, tp-comm-overlap" : ", sp")

@@ -83,6 +83,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.cp = V.cast<unsigned>();
         else if (Key == "ep")
           TO.ep = V.cast<unsigned>();
+        else if (Key == "moe_capacity")
+          TO.moeCapacity = V.cast<double>();
         else if (Key == "cp_comm")
           TO.cpComm = V.cast<std::string>();
         else if (Key == "sp")
@@ -114,7 +116,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
         else
           throw py::value_error(
               "unknown train option '" + Key +
-              "': use dp, tp, pp, vp, cp, cp_comm, ep, sp, "
+              "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
               "tp_comm_overlap, overlap_param_gather, global_batch, "
               "recompute, dtype, optimizer, partition, "
               "grad_compression, comm_protocol, zero, "

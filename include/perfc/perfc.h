@@ -207,6 +207,9 @@ struct TrainOptions {
   /// As --ep: each mixture of experts split over ep of the dp x cp ranks
   /// (Megatron-Core's expert-model-parallel size).
   unsigned ep = 1;
+  /// As --moe-capacity: the tokens each expert processes over its
+  /// balanced share (1: balanced).
+  double moeCapacity = 1;
   bool sp = false;
   /// As --tp-comm-overlap (needs sp): the tensor-parallel exchanges
   /// overlapped with their GEMMs, as Megatron-Core with userbuffers.

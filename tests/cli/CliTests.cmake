@@ -1047,3 +1047,24 @@ perfc_expect_error(zoo_top_k_over_experts
   "zoo: --top-k 9 is more than --experts 8"
   zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --top-k 9 --seq 16
   --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
+# --moe-capacity: the experts' tokens over their balanced share.
+add_test(NAME cli.train_moe_capacity
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dp 8 --ep 4 --moe-capacity 1.25 --global-batch 8 --format json --ops 0)
+set_tests_properties(cli.train_moe_capacity PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"flash_attention\": false,[ \n]+\"moe_capacity\": 1.25,")
+add_test(NAME cli.train_moe_capacity_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dp 8 --ep 4 --moe-capacity 1.25 --global-batch 8)
+set_tests_properties(cli.train_moe_capacity_table PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "training  dp 8 x tp 1 x pp 1, ep 4 \\(capacity 1.25\\) on 8 x h100")
+perfc_expect_error(moe_capacity_word
+  "--moe-capacity 'lots': expected a number, the experts' tokens over their balanced share \\(1: balanced\\)"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --moe-capacity lots)
+perfc_expect_error(moe_capacity_dense_model
+  "gpt2_small.onnx: --moe-capacity 1.50: the model has no mixture of experts"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --moe-capacity 1.5)
+perfc_expect_plan_error(plan_moe_capacity_negative moe_capacity_negative.json
+  ": 'plan.moe_capacity' is not a number above 0 \\(at most 1e6\\)$")

@@ -389,6 +389,9 @@ def test_training_json_explains_its_communication():
     # Expert parallelism (as --ep) needs a mixture of experts.
     with pytest.raises(perfc.Error, match="no mixture of experts"):
         perfc.predict(m, dgx, train={"dp": 2, "ep": 2})
+    with pytest.raises(perfc.Error, match="--moe-capacity 2: the model has "
+                                          "no mixture of experts"):
+        perfc.predict(m, dgx, train={"moe_capacity": 2.0})
     # As --overlap-param-gather: ZeRO 1's gather waited for less.
     z1 = {"dp": 8, "zero": 1, "global_batch": 8}
     after = json.loads(perfc.predict_json(m, dgx, train=z1))

@@ -369,6 +369,60 @@ TEST_SUITE("moe") {
                     "mixture of experts") != std::string::npos);
   }
 
+  TEST_CASE("--moe-capacity: the experts' tokens scaled, the model FLOPs "
+            "not") {
+    const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Dp = 8;
+    O.Ep = 4;
+    O.MicroBatch = 2;
+    O.DType = ir::DType::BF16;
+    const TrainReport One = train(M.Graph, *C, O);
+    O.ExpertCapacity = 2;
+    const TrainReport Two = train(M.Graph, *C, O);
+    CHECK(Two.ModelFlops == doctest::Approx(One.ModelFlops));
+    CHECK(Two.ComputeSeconds > One.ComputeSeconds);
+    CHECK(Two.StepSeconds > One.StepSeconds);
+    // The all-to-alls carry twice the rows: 8 a step (one micro-batch).
+    auto G = cost::groupOf(*C, 4, 1);
+    REQUIRE(bool(G));
+    const double Rows = double(2 * 16 * 2 * 64) * 2; // T*k rows of H, bf16
+    for (const auto &[R, F] : {std::make_pair(&One, 1.0), {&Two, 2.0}})
+      CHECK(R->EpCommSeconds ==
+            doctest::Approx(8 * cost::collectiveSeconds(
+                                    cost::Collective::AllToAll, F * Rows, *G)));
+    // The tensors the experts keep for backward (their inputs and the
+    // products' outputs) double; everything else is as before.
+    const GraphWork W = computeWork(M.Graph);
+    const BlockInfo Blocks = analyzeBlocks(M.Graph, W);
+    const BackwardInfo Back = computeBackward(M.Graph, W);
+    double ExpertKept = 0;
+    for (const SavedTensor &T : Back.Saved) {
+      const ir::Node *P = T.Value->producer();
+      if (Blocks.Expert[T.Node] || (P && Blocks.Expert[P->index()]))
+        ExpertKept += T.bytes() / 2; // fp32 graph, bf16 training
+    }
+    CHECK(ExpertKept > 0);
+    CHECK(Two.Stages[0].ActivationsBytes - One.Stages[0].ActivationsBytes ==
+          doctest::Approx(ExpertKept));
+    CHECK(Two.Stages[0].WeightsBytes == One.Stages[0].WeightsBytes);
+    // Errors: a capacity that is no share, a model without experts.
+    O.ExpertCapacity = 0;
+    CHECK(trainError(M.Graph, *C, O)
+              .find("--moe-capacity 0: give the "
+                    "experts' tokens over their "
+                    "balanced share") != std::string::npos);
+    const frontend::ImportedModel D = generated(moeSpec(Family::Gpt, 0, 0));
+    TrainOptions Dense;
+    Dense.MicroBatch = 2;
+    Dense.ExpertCapacity = 1.25;
+    CHECK(trainError(D.Graph, *C, Dense)
+              .find("--moe-capacity 1.25: the model has no mixture of "
+                    "experts") != std::string::npos);
+  }
+
   TEST_CASE("--ep on mixed GPU types is refused, not mispriced") {
     const frontend::ImportedModel M = generated(moeSpec(Family::Llama, 8, 2));
     auto C = hw::loadHardware(std::string(PERFC_SOURCE_DIR) +
