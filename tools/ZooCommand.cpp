@@ -53,8 +53,9 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       cl::value_desc("F"), cl::cat(Category));
   cl::opt<std::string> Experts(
       "experts",
-      cl::desc("Experts per MLP: every layer's MLP becomes a mixture of E "
-               "experts of width F with top-k routing (gpt, llama)"),
+      cl::desc("Experts per MLP: every layer's MLP (or those --moe-every and "
+               "--dense-layers choose) becomes a mixture of E experts with "
+               "top-k routing (gpt, llama)"),
       cl::value_desc("E"), cl::cat(Category));
   cl::opt<std::string> TopK(
       "top-k",
