@@ -160,6 +160,22 @@ perfc::cost::overlapParameterGather(llvm::ArrayRef<LayerBackward> Layers,
   return R;
 }
 
+double perfc::cost::sharedStreamExposed(llvm::ArrayRef<BucketTime> A,
+                                        llvm::ArrayRef<BucketTime> B,
+                                        double ComputeSeconds) {
+  std::vector<std::pair<double, double>> Ready; // (ready, duration)
+  for (llvm::ArrayRef<BucketTime> Set : {A, B})
+    for (const BucketTime &T : Set)
+      Ready.push_back({T.ReadySeconds, T.EndSeconds - T.StartSeconds});
+  std::stable_sort(
+      Ready.begin(), Ready.end(),
+      [](const auto &X, const auto &Y) { return X.first < Y.first; });
+  double End = 0;
+  for (const auto &[At, Seconds] : Ready)
+    End = std::max(End, At) + Seconds;
+  return std::max(0.0, End - ComputeSeconds);
+}
+
 std::string perfc::cost::explain(const OverlapTime &T, double BucketBytes,
                                  const Compression &C, Collective K) {
   using hw::Quantity;

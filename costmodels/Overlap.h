@@ -114,6 +114,15 @@ OverlapTime overlapGradientExchange(llvm::ArrayRef<LayerBackward> Layers,
                                     const Compression &C, CommAlgorithm A,
                                     Collective K);
 
+/// Two bucket sequences simulated apart (each by overlapGradientExchange,
+/// say the dense gradients and a mixture's experts', over different
+/// groups) sharing one communication stream: each bucket starts when it is
+/// ready and the stream is free, in the order they become ready, and lasts
+/// as long as it did alone. Returns what outlasts ComputeSeconds (the
+/// backward's end), at least 0.
+double sharedStreamExposed(llvm::ArrayRef<BucketTime> A,
+                           llvm::ArrayRef<BucketTime> B, double ComputeSeconds);
+
 /// The updated parameters' all-gather of a sharded optimizer, overlapped
 /// with the next step's first forward, as Megatron-Core runs it under
 /// --overlap-param-gather (distributed/param_and_grad_buffer.py): Layers in

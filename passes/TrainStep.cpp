@@ -64,26 +64,6 @@ llvm::Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
-/// What the step waits for when buckets A and B, each simulated on a
-/// stream of its own, share one: each starts when it is ready and the
-/// stream is free, in the order they become ready; the exposed time is
-/// what outlasts the backward's compute (ComputeSeconds).
-double oneStreamExposed(llvm::ArrayRef<cost::BucketTime> A,
-                        llvm::ArrayRef<cost::BucketTime> B,
-                        double ComputeSeconds) {
-  std::vector<std::pair<double, double>> Ready; // (ready, duration)
-  for (llvm::ArrayRef<cost::BucketTime> Set : {A, B})
-    for (const cost::BucketTime &T : Set)
-      Ready.push_back({T.ReadySeconds, T.EndSeconds - T.StartSeconds});
-  std::stable_sort(
-      Ready.begin(), Ready.end(),
-      [](const auto &X, const auto &Y) { return X.first < Y.first; });
-  double End = 0;
-  for (const auto &[At, Seconds] : Ready)
-    End = std::max(End, At) + Seconds;
-  return std::max(0.0, End - ComputeSeconds);
-}
-
 /// A count that may be fractional: "3", or "2.50".
 std::string formatCount(double N) {
   return N == std::floor(N) ? std::to_string(int64_t(N))
@@ -1494,7 +1474,7 @@ private:
                                     SS.ExpertParams * Wbytes, ExpertDpGroup);
       R.DpExpertCommSeconds += ExpertGather;
       T.ExposedSeconds =
-          oneStreamExposed(T.Buckets, TE.Buckets, T.ComputeSeconds);
+          cost::sharedStreamExposed(T.Buckets, TE.Buckets, T.ComputeSeconds);
       T.CommSeconds += TE.CommSeconds;
     }
     R.DpWireBytes = cost::compressedBytes(GradBytes, O.GradCompression);

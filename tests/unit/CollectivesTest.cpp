@@ -702,4 +702,28 @@ TEST_SUITE("collectives.published") {
     }
   }
 
+  TEST_CASE("two bucket sequences on one stream: in ready order, each as "
+            "long as alone") {
+    // Dense buckets ready at 1 and 2 ms lasting 1 ms each; an expert bucket
+    // ready at 1.5 ms lasting 2 ms; the backward ends at 2 ms.
+    const auto Bucket = [](double Ready, double Seconds) {
+      BucketTime B;
+      B.ReadySeconds = Ready;
+      B.StartSeconds = Ready;
+      B.EndSeconds = Ready + Seconds;
+      return B;
+    };
+    const double ms = 1e-3;
+    const BucketTime Dense[] = {Bucket(1 * ms, 1 * ms), Bucket(2 * ms, 1 * ms)};
+    const BucketTime Experts[] = {Bucket(1.5 * ms, 2 * ms)};
+    // 1-2 dense, 2-4 experts, 4-5 dense: 3 ms after the backward.
+    CHECK(sharedStreamExposed(Dense, Experts, 2 * ms) ==
+          doctest::Approx(3 * ms));
+    // Alone the dense buckets end at 3 ms: 1 ms exposed.
+    CHECK(sharedStreamExposed(Dense, {}, 2 * ms) == doctest::Approx(1 * ms));
+    // Nothing outlasts a long backward.
+    CHECK(sharedStreamExposed(Dense, Experts, 10 * ms) == 0);
+    CHECK(sharedStreamExposed({}, {}, 1 * ms) == 0);
+  }
+
 } // TEST_SUITE
