@@ -233,10 +233,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
                                 *PinEp));
     for (int64_t E : ExpertCounts)
       if (*PinEp == 0 || E % *PinEp)
-        return fail(llvm::formatv("--ep {0}: a mixture of {1} experts does "
-                                  "not split over {0} ranks; use an ep that "
-                                  "divides {1}",
-                                  *PinEp, E));
+        return expertsDoNotSplit(*PinEp, E);
     if (*PinEp == 0 || N % *PinEp)
       return fail(llvm::formatv("--ep {0} does not divide the {1} devices used",
                                 *PinEp, N));
@@ -347,8 +344,12 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   };
   // Expert-parallel degrees for Ranks data-parallel ranks (with their
   // context ranks): 1, and for models with mixtures the powers of two that
-  // divide Ranks and every mixture's experts.
+  // divide Ranks and every mixture's experts; a pinned degree (checked
+  // against the experts above) where it divides Ranks.
   auto expertDegrees = [&](unsigned Ranks) {
+    if (PinEp)
+      return Ranks % *PinEp == 0 ? std::vector<unsigned>{*PinEp}
+                                 : std::vector<unsigned>{};
     std::vector<unsigned> Eps = {1};
     if (!ExpertCounts.empty())
       for (unsigned Ep = 2; Ep <= Ranks && Ranks % Ep == 0; Ep *= 2) {
@@ -356,10 +357,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
           break;
         Eps.push_back(Ep);
       }
-    if (!PinEp)
-      return Eps;
-    return llvm::is_contained(Eps, *PinEp) ? std::vector<unsigned>{*PinEp}
-                                           : std::vector<unsigned>{};
+    return Eps;
   };
   // Adds the strategies of every micro-batch size in Mbs to Space.
   auto BuildSpace = [&] {

@@ -64,6 +64,12 @@ llvm::Error fail(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
+/// How perfc recognises a mixture of experts, for the errors of options
+/// that need one.
+constexpr const char *MixtureOfExpertsShape =
+    "a batched MatMul on a weight stack [experts, in, out], as perfc zoo "
+    "--experts writes it";
+
 /// A count that may be fractional: "3", or "2.50".
 std::string formatCount(double N) {
   return N == std::floor(N) ? std::to_string(int64_t(N))
@@ -223,20 +229,17 @@ private:
                                   "number above 0 (1: balanced)",
                                   formatCount(O.ExpertCapacity)));
       if (Blocks.ExpertCounts.empty())
-        return fail(llvm::formatv(
-            "--moe-capacity {0}: the model has no mixture of experts (a "
-            "batched MatMul on a weight stack [experts, in, out], as perfc "
-            "zoo --experts writes it); drop the flag",
-            formatCount(O.ExpertCapacity)));
+        return fail(llvm::formatv("--moe-capacity {0}: the model has no "
+                                  "mixture of experts ({1}); drop the flag",
+                                  formatCount(O.ExpertCapacity),
+                                  MixtureOfExpertsShape));
     }
     if (O.Ep == 1)
       return llvm::Error::success();
     if (Blocks.ExpertCounts.empty())
-      return fail(llvm::formatv(
-          "--ep {0}: the model has no mixture of experts (a batched MatMul "
-          "on a weight stack [experts, in, out], as perfc zoo --experts "
-          "writes it); use --ep 1",
-          O.Ep));
+      return fail(llvm::formatv("--ep {0}: the model has no mixture of "
+                                "experts ({1}); use --ep 1",
+                                O.Ep, MixtureOfExpertsShape));
     if (DataWithContext % O.Ep != 0)
       return fail(llvm::formatv(
           "--ep {0} does not divide dp {1} x cp {2} = {3}: expert "
@@ -246,10 +249,7 @@ private:
           O.Ep, O.Dp, O.Cp, DataWithContext));
     for (int64_t E : Blocks.ExpertCounts)
       if (E % O.Ep != 0)
-        return fail(llvm::formatv("--ep {0}: a mixture of {1} experts does "
-                                  "not split over {0} ranks; use an ep that "
-                                  "divides {1}",
-                                  O.Ep, E));
+        return expertsDoNotSplit(O.Ep, E);
     // The dispatcher's all-to-all sends each tensor rank's 1 / tp of the
     // tokens, which sequence parallelism gives it (Megatron-Core refuses
     // the pair without it).
@@ -921,6 +921,12 @@ private:
            O.Cp;
   }
 
+  /// Whether backward reruns unit U's forward: full recomputation, in a
+  /// block.
+  bool rerunsForward(unsigned U) const {
+    return O.Recomp == Recompute::Full && Blocks.isBlock(U);
+  }
+
   /// Expert parallelism's all-to-alls of unit I, per micro-batch: each
   /// mixture's tokens to their experts and the results back, forward; their
   /// gradients the other way, backward; the forward's again where full
@@ -930,8 +936,7 @@ private:
     for (const ir::Value *V : Blocks.ExpertExchanged[I])
       Fwd += cost::collectiveSeconds(cost::Collective::AllToAll,
                                      expertExchangeBytes(V), EpGroup);
-    const bool Again = O.Recomp == Recompute::Full && Blocks.isBlock(I);
-    U.EpComm = (Again ? 2 : 1) * Fwd + Fwd;
+    U.EpComm = (rerunsForward(I) ? 2 : 1) * Fwd + Fwd;
     U.EpForward = Fwd;
   }
 
@@ -943,8 +948,7 @@ private:
     for (const auto &[From, To] : St.Chunks)
       for (unsigned U = From; U <= To; ++U)
         for (const ir::Value *V : Blocks.ExpertExchanged[U]) {
-          const bool Again = O.Recomp == Recompute::Full && Blocks.isBlock(U);
-          Calls += Again ? 3 : 2;
+          Calls += rerunsForward(U) ? 3 : 2;
           First = First ? First : V;
         }
     if (!First)
@@ -1456,7 +1460,6 @@ private:
     cost::OverlapTime T = cost::overlapGradientExchange(
         Layers, O.BucketBytes, DpGroup, O.GradCompression,
         cost::CommAlgorithm::Auto, Kind);
-    const cost::OverlapTime Dense = O.Explain ? T : cost::OverlapTime();
     // The experts' gradients: over the ranks holding the same experts, in
     // buckets of their own on the same stream (Megatron-Core keeps an
     // expert buffer beside the dense one).
@@ -1539,8 +1542,9 @@ private:
     R.DpCommSeconds = Comm;
     R.DpExposedSeconds = Exposed;
     if (O.Explain) {
+      // T's buckets are the dense ones still (the experts' are TE's).
       for (std::string &Line : explainDataParallelCollectives(
-               Dense, O, (SS.Params - SS.ExpertParams) * Wbytes, DpGroup,
+               T, O, (SS.Params - SS.ExpertParams) * Wbytes, DpGroup,
                Buckets ? &*Buckets : nullptr))
         R.CommExplain.push_back(std::move(Line));
       if (ExpertReplicas)
@@ -1700,6 +1704,12 @@ llvm::Error headExchangeNeedsAttention(unsigned Cp) {
                             "of activations) to exchange heads around; use "
                             "--cp 1",
                             Cp));
+}
+
+llvm::Error expertsDoNotSplit(unsigned Ep, int64_t Experts) {
+  return fail(llvm::formatv("--ep {0}: a mixture of {1} experts does not "
+                            "split over {0} ranks; use an ep that divides {1}",
+                            Ep, Experts));
 }
 
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,

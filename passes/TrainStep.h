@@ -471,6 +471,9 @@ llvm::Error contextParallelNeedsFlashAttention(unsigned Cp);
 /// The error of --cp with --cp-comm a2a on a model without an attention
 /// core.
 llvm::Error headExchangeNeedsAttention(unsigned Cp);
+/// The error of an expert-parallel degree Ep that does not divide a
+/// mixture's Experts (the step and the planner refuse it alike).
+llvm::Error expertsDoNotSplit(unsigned Ep, int64_t Experts);
 
 /// Predicts one step from an analysis (the graph it was made from must
 /// still exist).

@@ -414,6 +414,19 @@ TEST_SUITE("planner") {
     R.Fixed.Ep = 3;
     CHECK(planError(R) == "--ep 3: a mixture of 8 experts does not split "
                           "over 3 ranks; use an ep that divides 8");
+    // A pinned degree need not be a power of two: six experts over three
+    // of six devices.
+    modelgen::TransformerSpec Six = S;
+    Six.Experts = 6;
+    Six.TopK = 1;
+    Six.Seq = 48;
+    Model Moe6(Six);
+    PlanRequest R6 = request(Moe6, C, 12, /*Devices=*/6);
+    R6.Fixed.Ep = 3;
+    auto Three = planTraining(R6);
+    REQUIRE_MESSAGE(bool(Three), llvm::toString(Three.takeError()));
+    CHECK(Three->Options.Ep == 3);
+    CHECK((Three->Options.Dp * Three->Options.Cp) % 3 == 0);
     // A dense model: no candidate splits experts, and a pinned degree is
     // refused.
     Model Dense(2, 512, 8, 256);
