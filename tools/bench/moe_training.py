@@ -23,6 +23,8 @@ EP) on the bundled dgx-h100-superpod. Nothing is fitted.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
+from recorded_command import stable
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "tools", "bench", "results")
 SOURCE = "https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/transformer/moe/README.md"
@@ -66,12 +68,6 @@ def run(perfc, args):
     if r.returncode != 0:
         sys.exit("perfc failed: perfc %s\n%s" % (" ".join(args), r.stderr))
     return json.loads(r.stdout)
-
-
-def stable(arg, tmp):
-    if arg.startswith(tmp):
-        return os.path.basename(arg)
-    return os.path.relpath(arg, ROOT) if arg.startswith(ROOT) else arg
 
 
 def main():

@@ -22,6 +22,8 @@ GPUs / (TP x PP). Nothing is fitted.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
+from recorded_command import stable
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "tools", "bench", "results")
 SOURCE = "https://docs.nvidia.com/nemo-framework/user-guide/24.09/performance/performance_summary.html"
@@ -109,15 +111,6 @@ def plan_rank(perfc, model, reserve):
             return dict(reserve=reserve, rank=i + 1, step_s=q["step_time_s"],
                         best=best, cmd=cmd)
     return dict(reserve=reserve, rank=None, step_s=None, best=best, cmd=cmd)
-
-
-def stable(arg, tmp):
-    """One argument of a perfc command as the results record it: the
-    temporary model as its file name, repository paths relative, so that
-    the same run writes the same bytes."""
-    if arg.startswith(tmp):
-        return os.path.basename(arg)
-    return os.path.relpath(arg, ROOT) if arg.startswith(ROOT) else arg
 
 
 def main():
