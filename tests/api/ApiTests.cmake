@@ -7,6 +7,7 @@ target_link_libraries(perfc_api_tests PRIVATE perfc_api_obj doctest::doctest
                       Threads::Threads)
 target_compile_definitions(perfc_api_tests PRIVATE
   PERFC_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+perfc_test_code(perfc_api_tests)
 doctest_discover_tests(perfc_api_tests TEST_PREFIX "api.")
 perfc_check_test_names(perfc_api_tests)
 
