@@ -38,6 +38,27 @@ bool isParameter(const ir::Value *V) {
          V->numElements() >= 2;
 }
 
+bool slicesExperts(const ir::Node &N) {
+  if (N.opType() != "Slice" || N.numInputs() < 3 || !N.input(0) ||
+      N.input(0)->shape().rank() != 3)
+    return false;
+  // One start and end; along axis 0 (given, or the default for one), step 1.
+  const auto Ints = [&](unsigned I) -> llvm::Optional<llvm::ArrayRef<int64_t>> {
+    if (N.numInputs() <= I || !N.input(I))
+      return llvm::None;
+    const auto &D = N.input(I)->data();
+    if (!D || !D->isInt())
+      return llvm::ArrayRef<int64_t>();
+    return llvm::ArrayRef<int64_t>(D->Ints);
+  };
+  const auto Is = [&](unsigned I, int64_t Want) {
+    auto V = Ints(I);
+    return !V || (V->size() == 1 && V->front() == Want);
+  };
+  const auto Starts = Ints(1);
+  return Starts && Starts->size() == 1 && Is(3, 0) && Is(4, 1);
+}
+
 const ir::Value *parameterBehind(const ir::Value *V) {
   if (!V)
     return nullptr;
@@ -46,7 +67,8 @@ const ir::Value *parameterBehind(const ir::Value *V) {
       [](const ir::Node &P) {
         const llvm::StringRef Op = P.opType();
         return Op == "Transpose" || Op == "Reshape" || Op == "Identity" ||
-               Op == "Cast" || Op == "Squeeze" || Op == "Unsqueeze";
+               Op == "Cast" || Op == "Squeeze" || Op == "Unsqueeze" ||
+               slicesExperts(P);
       },
       /*MaxHops=*/7);
   return isParameter(Root) ? Root : nullptr;

@@ -93,8 +93,14 @@ struct BlockInfo {
 /// or more elements (as the work pass counts parameters).
 bool isParameter(const ir::Value *V);
 
+/// Whether N takes some experts of a stack [E, in, out]: a Slice along
+/// axis 0 alone (perfc zoo's stand-in for the experts a step's few tokens
+/// reach). The slice is part of the parameter, as a view is all of it.
+bool slicesExperts(const ir::Node &N);
+
 /// The parameter V reads, looking through views and transposes (a tied
-/// output head's transposed embedding); null if V is an activation.
+/// output head's transposed embedding) and slices of expert stacks; null
+/// if V is an activation.
 const ir::Value *parameterBehind(const ir::Value *V);
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);

@@ -1,6 +1,8 @@
 //===- InferenceMemory.cpp - Peak memory of one inference run -------------===//
 #include "passes/InferenceMemory.h"
 
+#include "passes/Blocks.h"
+
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
 #include "passes/Fusion.h"
@@ -52,6 +54,12 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
   auto use = [&](const ir::Value *V, int K, bool Write) {
     if (!V || V->index() >= Lives.size())
       return;
+    // Some experts of a stack, sliced at load: the whole stack stays
+    // resident (the router picks others at the next step).
+    if (const ir::Value *Whole = parameterBehind(V);
+        Whole && !Write && isWeight(*V, Plan) &&
+        Whole->numElements() > V->numElements())
+      V = Whole;
     const bool Returned = V->isGraphOutput();
     if (auto It = SharedWith.find(V); It != SharedWith.end()) {
       V = It->second;

@@ -250,7 +250,19 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     llvm::outs() << "; " << S.Experts << " experts";
     if (S.MoeFfn != S.Ffn)
       llvm::outs() << " of " << S.MoeFfn;
-    llvm::outs() << " (top-" << S.TopK << ")";
+    llvm::outs() << " (top-" << S.TopK;
+    // Where a step's tokens reach fewer experts, or pad their rows.
+    const modelgen::ExpertRouting R = modelgen::expertRouting(S);
+    if (R.Rows > 0 && (R.Active < S.Experts || R.Padding > 0)) {
+      const int64_t Tokens = *S.Batch * S.Seq;
+      llvm::outs() << "; " << Tokens
+                   << (Tokens == 1 ? " token reaches " : " tokens reach ")
+                   << R.Active << ", " << R.Rows
+                   << (R.Rows == 1 ? " row" : " rows") << " each";
+      if (R.Padding > 0)
+        llvm::outs() << ", " << R.Padding << " padded";
+    }
+    llvm::outs() << ")";
     if (S.SharedFfn > 0)
       llvm::outs() << " + shared " << S.SharedFfn;
     if (S.MoeEvery > 1 || S.DenseLayers > 0) {

@@ -1043,6 +1043,24 @@ perfc_expect_error(ep_dense_model
 perfc_expect_error(ep_without_train
   "training options \\(--dp, --pp, --cp, --cp-comm, --ep, "
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --ep 2)
+# Decoding a mixture: one token reaches its 2 experts, and only their
+# weights are read; all 8 stay resident (half on each of 2 ranks).
+set(ZOO_MOE_DECODE ${CMAKE_CURRENT_BINARY_DIR}/zoo_moe_decode.onnx)
+add_test(NAME cli.zoo_moe_decode_write
+         COMMAND $<TARGET_FILE:perfc> zoo llama --layers 2 --hidden 512
+                 --heads 8 --kv-heads 2 --ffn 1024 --experts 8 --top-k 2
+                 --seq 1 --past 255 --batch 1 --vocab 32000 -o ${ZOO_MOE_DECODE})
+set_tests_properties(cli.zoo_moe_decode_write PROPERTIES FIXTURES_SETUP zoo_moe_decode
+  PASS_REGULAR_EXPRESSION "8 experts \\(top-2\; 1 token reaches 2, 1 row each\\).*: 59,255,296 parameters")
+add_test(NAME cli.moe_decode_tensor_parallel
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE_DECODE} --hw dgx-h100 --tp 2)
+set_tests_properties(cli.moe_decode_tensor_parallel PROPERTIES
+  FIXTURES_REQUIRED zoo_moe_decode
+  PASS_REGULAR_EXPRESSION "memory    [0-9.]+ MB at peak per rank \\(weights 118.5 MB,.*/layers.0/moe/experts/up/MatMul  MatMul  +1.049 M ")
+perfc_expect_error(zoo_moe_decode_symbolic_batch
+  "zoo: --experts 8 at --seq 1 x --top-k 2 needs --batch: how many experts a step's tokens reach"
+  zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --seq 1 --past 15
+  --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
 perfc_expect_error(zoo_top_k_over_experts
   "zoo: --top-k 9 is more than --experts 8"
   zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --top-k 9 --seq 16

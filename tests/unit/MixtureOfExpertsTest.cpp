@@ -163,12 +163,113 @@ TEST_SUITE("moe") {
           std::string::npos);
     S = moeSpec(Family::Llama, 0, 2);
     CHECK(specError(S).find("--top-k 2 needs --experts") != std::string::npos);
-    S = moeSpec(Family::Llama, 3, 2, 1); // 16 x 2 tokens over 3 experts
-    CHECK(specError(S).find("is not a multiple of --experts 3") !=
-          std::string::npos);
+    // A symbolic batch: 16 x 2 rows a sequence do not split over 3 experts.
+    S = moeSpec(Family::Llama, 3, 2);
+    S.Batch = llvm::None;
+    CHECK(specError(S).find("--experts 3 at --seq 16 x --top-k 2 needs "
+                            "--batch") != std::string::npos);
+    // ... nor does one token reach all 8.
+    S = moeSpec(Family::Llama, 8, 2);
+    S.Batch = llvm::None;
+    S.Seq = 1;
+    CHECK(specError(S).find("needs --batch") != std::string::npos);
     S = moeSpec(Family::Bert, 4, 2);
     CHECK(specError(S).find("--experts is for gpt and llama") !=
           std::string::npos);
+  }
+
+  TEST_CASE("zoo --experts: few tokens reach few experts, padded to equal "
+            "rows, and every expert stays resident") {
+    // E (1 - (1 - k/E)^T): k at one token, E for a training batch.
+    CHECK(modelgen::expectedActiveExperts(8, 2, 1) == doctest::Approx(2));
+    CHECK(modelgen::expectedActiveExperts(8, 2, 3) == doctest::Approx(4.625));
+    const auto Routing = [](int64_t Batch, int64_t Seq) {
+      modelgen::TransformerSpec S = moeSpec(Family::Llama, 8, 2, Batch);
+      S.Seq = Seq;
+      S.Past = Seq == 1 ? 15 : 0;
+      return modelgen::expertRouting(*modelgen::resolve(S));
+    };
+    const auto Is = [](modelgen::ExpertRouting R, int64_t A, int64_t Rows,
+                       int64_t Pad) {
+      return R.Active == A && R.Rows == Rows && R.Padding == Pad;
+    };
+    CHECK(Is(Routing(1, 1), 2, 1, 0));  // decoding one sequence
+    CHECK(Is(Routing(3, 1), 5, 2, 4));  // 4.625 -> 5 experts, 6 rows
+    CHECK(Is(Routing(16, 1), 8, 4, 0)); // 7.92 -> all 8
+    CHECK(Is(Routing(2, 16), 8, 8, 0)); // a training batch
+    CHECK(Is(Routing(1, 3), 5, 2, 4));  // tokens are tokens
+
+    const int64_t H = 64, Ffn = 96, E = 8;
+    const double ExpertBytes = 3.0 * H * Ffn * 4; // gate, up, down in fp32
+    for (int64_t Batch : {1, 3}) {
+      CAPTURE(Batch);
+      modelgen::TransformerSpec S = moeSpec(Family::Llama, E, 2, Batch);
+      S.Seq = 1;
+      S.Past = 15;
+      const frontend::ImportedModel M = generated(S);
+      const modelgen::ExpertRouting R =
+          modelgen::expertRouting(*modelgen::resolve(S));
+      for (const auto &V : M.Graph.values())
+        CHECK_MESSAGE(V->shape().isStatic(), V->name().str());
+      const ir::Value *Rows =
+          M.Graph.lookup("/layers.0/moe/dispatch/Reshape_output_0");
+      REQUIRE(Rows);
+      CHECK(Rows->shape() == ir::Shape({R.Active, R.Rows, H}));
+      CHECK(bool(nodeNamed(M.Graph, "/layers.0/moe/dispatch/Pad")) ==
+            (R.Padding > 0));
+      if (R.Padding > 0) {
+        const ir::Value *Kept =
+            M.Graph.lookup("/layers.0/moe/combine/Slice_output_0");
+        REQUIRE(Kept);
+        CHECK(Kept->shape() == ir::Shape({Batch * 2, H}));
+      }
+      // The products run the padded rows and read the reached experts'
+      // weights; the stacks' parameters are all E experts'.
+      const Report Work = predictWork(M.Graph);
+      CHECK(Work.Total.Params ==
+            modelgen::parameterCount(*modelgen::resolve(S)));
+      CHECK(macsOf(Work, "/layers.0/moe/experts/") ==
+            doctest::Approx(double(R.Active * R.Rows) * 3 * H * Ffn));
+      auto C = hw::loadHardware("dgx-a100");
+      REQUIRE(bool(C));
+      PredictOptions O;
+      O.Device = &C->primaryDevice();
+      const Report Timed = predict(M.Graph, O);
+      REQUIRE(Timed.Memory);
+      // Memory holds every expert: as the same model at a training batch,
+      // whose experts are all reached (up to the Pad's and Slices' few
+      // index constants).
+      modelgen::TransformerSpec All = S;
+      All.Batch = 16;
+      const Report Full = predict(generated(All).Graph, O);
+      REQUIRE(Full.Memory);
+      CHECK(Timed.Memory->Usage.WeightsBytes ==
+            doctest::Approx(Full.Memory->Usage.WeightsBytes).epsilon(1e-4));
+      // The kernels read R.Active experts' weights a layer, not E: the
+      // step moves (E - A) experts' weights per layer less than at 16.
+      REQUIRE(Timed.Kernels);
+      REQUIRE(Full.Kernels);
+      CHECK(Full.Kernels->KernelBytes - Timed.Kernels->KernelBytes >
+            2 * (E - R.Active) * ExpertBytes);
+      // A tensor-parallel pair as before: the slices are the parameter.
+      const GraphWork W = computeWork(M.Graph);
+      const BlockInfo Blocks = analyzeBlocks(M.Graph, W);
+      const ir::Node *Gate =
+          nodeNamed(M.Graph, "/layers.0/moe/experts/gate/MatMul");
+      const ir::Node *Down =
+          nodeNamed(M.Graph, "/layers.0/moe/experts/down/MatMul");
+      REQUIRE(Gate);
+      REQUIRE(Down);
+      CHECK(Blocks.Tp[Gate->index()] == TpRole::Column);
+      CHECK(Blocks.Tp[Down->index()] == TpRole::Row);
+    }
+    // A symbolic batch whose every batch reaches all experts keeps one
+    // layout, without slices.
+    modelgen::TransformerSpec S = moeSpec(Family::Gpt, 8, 2);
+    S.Batch = llvm::None;
+    const frontend::ImportedModel M = generated(S);
+    CHECK_FALSE(nodeNamed(M.Graph, "/layers.0/moe/experts/fc1/Slice"));
+    CHECK_FALSE(nodeNamed(M.Graph, "/layers.0/moe/dispatch/Pad"));
   }
 
   TEST_CASE("zoo --moe-ffn, --shared-ffn, --moe-every, --dense-layers: "

@@ -95,18 +95,27 @@ std::string LayerBuilder::norm(const std::string &X, const std::string &P,
 
 std::string LayerBuilder::linear(const std::string &X, const std::string &P,
                                  const std::string &W, int64_t In, int64_t Out,
-                                 int64_t Experts) {
+                                 int64_t Experts, int64_t Active) {
   const std::vector<int64_t> Dims = Experts > 0
                                         ? std::vector<int64_t>{Experts, In, Out}
                                         : std::vector<int64_t>{In, Out};
   const std::vector<int64_t> BiasDims =
       Experts > 0 ? std::vector<int64_t>{Experts, 1, Out}
                   : std::vector<int64_t>{Out};
+  // The experts the step reaches: the first Active of the stack.
+  const auto Reached = [&](const std::string &Stack, const std::string &Name) {
+    if (Active <= 0 || Active >= Experts)
+      return Stack;
+    return B.node("Slice", Name,
+                  {Stack, B.ints({0}), B.ints({Active}), B.ints({0})});
+  };
   std::string Y =
-      B.node("MatMul", P + "/MatMul", {X, B.weight(W + "weight", Dims)});
+      B.node("MatMul", P + "/MatMul",
+             {X, Reached(B.weight(W + "weight", Dims), P + "/Slice")});
   if (S.Fam == Family::Llama)
     return Y;
-  return B.node("Add", P + "/Add", {B.weight(W + "bias", BiasDims), Y});
+  return B.node("Add", P + "/Add",
+                {Reached(B.weight(W + "bias", BiasDims), P + "/Slice_1"), Y});
 }
 
 /// [b, S, N*d] -> [b, N, S, d] (Perm {0, 2, 1, 3}) or [b, N, d, S]
@@ -273,22 +282,23 @@ std::string LayerBuilder::gelu(const std::string &X, const std::string &P) {
 
 std::string LayerBuilder::mlp(const std::string &X, const std::string &P,
                               const std::string &W, int64_t Width,
-                              int64_t Experts, bool Drop) {
+                              int64_t Experts, int64_t Active, bool Drop) {
   const auto Out = [&](const std::string &Y, const std::string &Name) {
     return Drop ? dropout(Y, Name) : Y;
   };
   if (S.Fam == Family::Llama) {
-    std::string Gate = linear(X, P + "/gate", W + "gate.", H, Width, Experts);
+    std::string Gate =
+        linear(X, P + "/gate", W + "gate.", H, Width, Experts, Active);
     std::string Sg = B.node("Sigmoid", P + "/silu/Sigmoid", {Gate});
     Gate = B.node("Mul", P + "/silu/Mul", {Gate, Sg});
-    std::string Up = linear(X, P + "/up", W + "up.", H, Width, Experts);
+    std::string Up = linear(X, P + "/up", W + "up.", H, Width, Experts, Active);
     std::string M = B.node("Mul", P + "/Mul", {Gate, Up});
-    return Out(linear(M, P + "/down", W + "down.", Width, H, Experts),
+    return Out(linear(M, P + "/down", W + "down.", Width, H, Experts, Active),
                P + "/down/Dropout");
   }
-  std::string Y = linear(X, P + "/fc1", W + "fc1.", H, Width, Experts);
+  std::string Y = linear(X, P + "/fc1", W + "fc1.", H, Width, Experts, Active);
   Y = gelu(Y, P + "/gelu");
-  return Out(linear(Y, P + "/fc2", W + "fc2.", Width, H, Experts),
+  return Out(linear(Y, P + "/fc2", W + "fc2.", Width, H, Experts, Active),
              P + "/fc2/Dropout");
 }
 
@@ -305,16 +315,30 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
   GraphBuilder::attr(TopK, "axis", int64_t(-1));
   const std::string Weights = TopK.output(0);
   // Each token once per expert it goes to, grouped by expert: balanced
-  // routing gives each of the E experts T*k/E rows.
+  // routing gives each of the A experts reached R rows (expertRouting).
+  const ExpertRouting R = expertRouting(S);
   std::string Rows =
       B.node("Unsqueeze", P + "/dispatch/Unsqueeze", {X, B.ints({2})});
   if (Top > 1)
     Rows = B.node("Expand", P + "/dispatch/Expand",
                   {Rows, B.ints({1, 1, Top, 1})});
-  Rows = B.node("Reshape", P + "/dispatch/Reshape", {Rows, B.ints({E, -1, H})});
+  if (R.Padding > 0) {
+    Rows =
+        B.node("Reshape", P + "/dispatch/Reshape_1", {Rows, B.ints({-1, H})});
+    Rows = B.node("Pad", P + "/dispatch/Pad",
+                  {Rows, B.ints({0, 0, R.Padding, 0})});
+  }
+  Rows = B.node("Reshape", P + "/dispatch/Reshape",
+                {Rows, B.ints({R.Active, -1, H})});
   // A mixture drops out after combining its experts, not inside them.
   std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", S.MoeFfn, E,
-                      /*Drop=*/false);
+                      R.Active, /*Drop=*/false);
+  if (R.Padding > 0) {
+    Y = B.node("Reshape", P + "/combine/Reshape_1", {Y, B.ints({-1, H})});
+    Y = B.node(
+        "Slice", P + "/combine/Slice",
+        {Y, B.ints({0}), B.ints({R.Active * R.Rows - R.Padding}), B.ints({0})});
+  }
   Y = B.node("Reshape", P + "/combine/Reshape", {Y, B.ints({-1, Seq, Top, H})});
   std::string Wt =
       B.node("Unsqueeze", P + "/combine/Unsqueeze", {Weights, B.ints({3})});
@@ -327,7 +351,7 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
   if (S.SharedFfn > 0)
     Combined = B.node("Add", P + "/shared/Add",
                       {Combined, mlp(X, P + "/shared", W + "moe.shared.",
-                                     S.SharedFfn, 0, /*Drop=*/false)});
+                                     S.SharedFfn, 0, 0, /*Drop=*/false)});
   return dropout(Combined, P + "/Dropout");
 }
 

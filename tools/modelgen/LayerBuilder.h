@@ -49,10 +49,12 @@ public:
   std::string norm(const std::string &X, const std::string &P,
                    const std::string &W);
   /// X @ W (+ bias for gpt and bert), named P/MatMul and P/Add; with
-  /// Experts > 0, W is [Experts, In, Out] and the bias [Experts, 1, Out].
+  /// Experts > 0, W is [Experts, In, Out] and the bias [Experts, 1, Out],
+  /// of which the first Active (0: all) are read, through P/Slice and
+  /// P/Slice_1.
   std::string linear(const std::string &X, const std::string &P,
                      const std::string &W, int64_t In, int64_t Out,
-                     int64_t Experts = 0);
+                     int64_t Experts = 0, int64_t Active = 0);
   /// GELU: erf form for bert, tanh approximation for gpt.
   std::string gelu(const std::string &X, const std::string &P);
 
@@ -72,11 +74,12 @@ private:
                         const std::string &W, int64_t I);
   std::string dropout(const std::string &X, const std::string &Name);
   /// The family's MLP of width Width, nodes P/..., weights W...; Experts >
-  /// 0: E of them at once on X [E, rows, H] (batched MatMuls). Drop:
-  /// dropout on its output (a dense layer's residual branch).
+  /// 0: E of them at once on X [E, rows, H] (batched MatMuls), or the first
+  /// Active of them on X [Active, rows, H]. Drop: dropout on its output (a
+  /// dense layer's residual branch).
   std::string mlp(const std::string &X, const std::string &P,
                   const std::string &W, int64_t Width, int64_t Experts = 0,
-                  bool Drop = true);
+                  int64_t Active = 0, bool Drop = true);
   /// A mixture of S.Experts MLPs, top-S.TopK routing (TransformerGen.h).
   std::string moe(const std::string &X, const std::string &L,
                   const std::string &W);

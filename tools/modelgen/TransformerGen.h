@@ -113,21 +113,39 @@
 // routing: every expert receives T*k/E of the T = batch*S tokens (capacity
 // factor 1, no token dropped), the load that the auxiliary balancing loss
 // aims for and that analytical models (Calculon, Megatron's own estimates)
-// assume; T*k must be a multiple of E.
+// assume.
+//
+// Few tokens (decoding, small batches) reach only some experts, and only
+// theirs are read: under uniform routing a step's T tokens reach
+// A = E (1 - (1 - k/E)^T) experts on average (each token picks k distinct
+// experts; an expert misses a token with probability 1 - k/E), rounded, k
+// at T = 1 and E for a training batch. Each of the A runs R = ceil(T*k/A)
+// rows; where A*R exceeds T*k the rows are padded, as grouped-GEMM MoE
+// kernels (vLLM's fused_moe, Megatron-Core's capacity buffers) pad each
+// expert's rows. The graph then takes the first A experts of each weight
+// stack (a Slice along the experts, a stand-in of the same cost for
+// whichever A the router picks; perfc holds the whole stack in memory) and
+// pads the dispatched rows (Pad) and drops the padding after (Slice). With
+// a symbolic batch (no --batch) the layout must hold for every batch: all
+// E experts reached at batch 1, S*k a multiple of E.
 //
 //   /layers.{i}/moe/router/MatMul   [H, E] router (gate) logits
 //   /layers.{i}/moe/router/Softmax  routing probabilities
 //   /layers.{i}/moe/router/TopK     the k largest: weights [b, S, k]
 //   /layers.{i}/moe/dispatch/...    Unsqueeze, Expand to [b, S, k, H] (k > 1)
-//                                   and Reshape to [E, T*k/E, H]: the
+//                                   and Reshape to [A, R, H] (with padding:
+//                                   Reshape to [T*k, H], Pad, Reshape): the
 //                                   permutation copy that groups each
 //                                   expert's tokens
-//   /layers.{i}/moe/experts/...     the family's MLP on [E, T*k/E, H] with
+//   /layers.{i}/moe/experts/...     the family's MLP on [A, R, H] with
 //                                   weights [E, in, out] (batched MatMuls,
-//                                   biases [E, 1, out] for gpt): gate, up,
-//                                   down (llama) or fc1, gelu, fc2 (gpt)
-//   /layers.{i}/moe/combine/...     Reshape to [b, S, k, H], Mul by the
-//                                   routing weights, ReduceSum over k
+//                                   biases [E, 1, out] for gpt; each through
+//                                   a .../Slice to [A, ...] when A < E):
+//                                   gate, up, down (llama) or fc1, gelu, fc2
+//                                   (gpt)
+//   /layers.{i}/moe/combine/...     Reshape to [b, S, k, H] (padding dropped
+//                                   by a Slice first), Mul by the routing
+//                                   weights, ReduceSum over k
 //
 //   /layers.{i}/moe/shared/...      with Spec.SharedFfn, a dense MLP of that
 //                                   width on every token, added to the
@@ -259,6 +277,21 @@ llvm::Expected<TransformerSpec> resolve(const TransformerSpec &Spec);
 
 /// Whether layer I of a resolved spec is a mixture of experts.
 bool isMoeLayer(const TransformerSpec &S, int64_t I);
+
+/// How a mixture's routed rows meet its experts (see the top of this file).
+struct ExpertRouting {
+  int64_t Active = 0;  ///< A: the experts a step's tokens reach.
+  int64_t Rows = 0;    ///< R: the rows each of them runs.
+  int64_t Padding = 0; ///< A*R - T*k: rows padded, 0 if none.
+};
+
+/// The average number of experts, of E with top-k routing, that T tokens
+/// reach under uniform routing: E (1 - (1 - k/E)^T).
+double expectedActiveExperts(int64_t E, int64_t K, double T);
+
+/// The layout of a resolved spec with experts; with a symbolic batch, that
+/// of every batch (all experts, S*k/E rows per sequence; Rows 0).
+ExpertRouting expertRouting(const TransformerSpec &S);
 
 /// Llama's MLP width rule: 256 * ceil(floor(8H/3) / 256).
 int64_t llamaFfn(int64_t Hidden);

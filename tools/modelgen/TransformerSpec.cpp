@@ -218,11 +218,16 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   if (S.TopK > S.Experts)
     return error("--top-k " + llvm::Twine(S.TopK) + " is more than --experts " +
                  llvm::Twine(S.Experts) + ": a token goes to distinct experts");
-  if (S.Experts > 0 && S.Batch && (*S.Batch * S.Seq * S.TopK) % S.Experts != 0)
-    return error("--batch " + llvm::Twine(*S.Batch) + " x --seq " +
+  // A symbolic batch gets one layout for every batch: all experts, the
+  // same rows each (expertRouting).
+  if (S.Experts > 0 && !S.Batch &&
+      ((S.Seq * S.TopK) % S.Experts != 0 ||
+       std::llround(expectedActiveExperts(S.Experts, S.TopK, S.Seq)) <
+           S.Experts))
+    return error("--experts " + llvm::Twine(S.Experts) + " at --seq " +
                  llvm::Twine(S.Seq) + " x --top-k " + llvm::Twine(S.TopK) +
-                 " is not a multiple of --experts " + llvm::Twine(S.Experts) +
-                 ": balanced routing gives every expert the same tokens");
+                 " needs --batch: how many experts a step's tokens reach, "
+                 "and the rows each runs, depend on the batch");
   if (S.Fam != Family::Bert && S.Head != BertHead::Pooler)
     return error("--head " + name(S.Head) + " is for bert: " + name(S.Fam) +
                  " ends in its LM head");
@@ -307,6 +312,29 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
 bool perfc::modelgen::isMoeLayer(const TransformerSpec &S, int64_t I) {
   return S.Experts > 0 && I >= S.DenseLayers &&
          I % std::max<int64_t>(S.MoeEvery, 1) == 0;
+}
+
+double perfc::modelgen::expectedActiveExperts(int64_t E, int64_t K, double T) {
+  return double(E) * (1 - std::pow(1 - double(K) / double(E), T));
+}
+
+perfc::modelgen::ExpertRouting
+perfc::modelgen::expertRouting(const TransformerSpec &S) {
+  ExpertRouting R;
+  if (S.Experts <= 0)
+    return R;
+  R.Active = S.Experts;
+  if (!S.Batch)
+    return R;
+  const int64_t T = *S.Batch * S.Seq, Routed = T * S.TopK;
+  // At least k (one token's experts), at most E; the average can round to
+  // neither bound only in between.
+  R.Active = std::clamp<int64_t>(
+      std::llround(expectedActiveExperts(S.Experts, S.TopK, double(T))), S.TopK,
+      S.Experts);
+  R.Rows = (Routed + R.Active - 1) / R.Active;
+  R.Padding = R.Active * R.Rows - Routed;
+  return R;
 }
 
 uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
