@@ -386,8 +386,11 @@ private:
   /// Operand checks ONNX's shape inference leaves out, where a mismatch
   /// would otherwise give a silently wrong count.
   static llvm::Error checkOperands(const ir::Node &N) {
-    if (!N.domain().empty() ||
-        (N.opType() != "Conv" && N.opType() != "ConvTranspose"))
+    if (!N.domain().empty())
+      return llvm::Error::success();
+    if (N.opType() == "Reshape")
+      return checkReshape(N);
+    if (N.opType() != "Conv" && N.opType() != "ConvTranspose")
       return llvm::Error::success();
     const ir::Value *X = N.input(0), *W = N.input(1);
     if (!X || !W || X->shape().rank() < 2 || W->shape().rank() < 2)
@@ -407,6 +410,23 @@ private:
         " with group " + llvm::Twine(Group) + " expects " +
         (Overflow ? std::string("more than 2^63") : std::to_string(Expected)) +
         "; check the weight shape or the group attribute");
+  }
+
+  /// ONNX's inference takes a Reshape's target as given where it has no
+  /// -1 to solve for: a target of other size (a graph written for another
+  /// batch, rebound with --batch) would run on elements that do not exist.
+  static llvm::Error checkReshape(const ir::Node &N) {
+    const ir::Value *X = N.input(0), *Y = N.output(0);
+    if (!X || !Y || !X->shape().isStatic() || !Y->shape().isStatic() ||
+        X->numElements() == Y->numElements())
+      return llvm::Error::success();
+    return makeError("node '" + N.name() + "' (Reshape): reshapes " +
+                     X->shape().str() + " (" + llvm::Twine(X->numElements()) +
+                     " elements) into " + Y->shape().str() + " (" +
+                     llvm::Twine(Y->numElements()) +
+                     "); its shape constant was written for other input "
+                     "shapes: export the model for these (or drop the "
+                     "--batch/--dim that rebinds them)");
   }
 
   static void setConstantData(const ir::Node &N, ir::Value &Out) {

@@ -1057,6 +1057,11 @@ add_test(NAME cli.moe_decode_tensor_parallel
 set_tests_properties(cli.moe_decode_tensor_parallel PROPERTIES
   FIXTURES_REQUIRED zoo_moe_decode
   PASS_REGULAR_EXPRESSION "memory    [0-9.]+ MB at peak per rank \\(weights 118.5 MB,.*/layers.0/moe/experts/up/MatMul  MatMul  +1.049 M ")
+# Its layout is this batch's: rebinding it is refused at the dispatch.
+perfc_expect_error(moe_decode_rebound_batch
+  "zoo_moe_decode.onnx: node '/layers.0/moe/dispatch/Reshape' \\(Reshape\\): reshapes \\[4, 1, 2, 512\\] \\(4096 elements\\) into \\[2, 1, 512\\] \\(1024\\); its shape constant was written for other input shapes"
+  ${ZOO_MOE_DECODE} --batch 4)
+set_tests_properties(cli.error.moe_decode_rebound_batch PROPERTIES FIXTURES_REQUIRED zoo_moe_decode)
 perfc_expect_error(zoo_moe_decode_symbolic_batch
   "zoo: --experts 8 at --seq 1 x --top-k 2 needs --batch: how many experts a step's tokens reach"
   zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --seq 1 --past 15

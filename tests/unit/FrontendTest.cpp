@@ -261,6 +261,26 @@ TEST_CASE("shapes: overflow, negative and uninferable dims are errors") {
     REQUIRE(IM.Warnings.size() == 1);
     CHECK(IM.Warnings[0].Node == "reshape");
   }
+  SUBCASE("Reshape to a constant shape of another size") {
+    // ONNX's inference takes a target without -1 as given: 12 elements
+    // would silently become 8.
+    onnx::ModelProto M = makeModel();
+    addInput(M, "x", {2, 6});
+    addInts(M, "shape", {2, 4});
+    addNode(M, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+    addOutput(M, "y");
+    CHECK(contains(importError(M),
+                   "node 'reshape' (Reshape): reshapes [2, 6] (12 elements) "
+                   "into [2, 4] (8); its shape constant was written for "
+                   "other input shapes"));
+    // The same size is fine.
+    onnx::ModelProto Ok = makeModel();
+    addInput(Ok, "x", {2, 6});
+    addInts(Ok, "shape", {3, 4});
+    addNode(Ok, "Reshape", {"x", "shape"}, {"y"}, "reshape");
+    addOutput(Ok, "y");
+    CHECK(importOk(Ok).Graph.lookup("y")->shape() == ir::Shape({3, 4}));
+  }
   SUBCASE("an absurd Conv group is an error, not an overflow") {
     // Cin/group * group overflowed int64_t in the channel check (UBSan).
     onnx::ModelProto M = makeModel();

@@ -328,8 +328,12 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
     Rows = B.node("Pad", P + "/dispatch/Pad",
                   {Rows, B.ints({0, 0, R.Padding, 0})});
   }
+  // A layout that only this batch has (some experts, or padding) is
+  // spelled out, so that rebinding the batch (perfc --batch) fails here
+  // instead of running other tokens on these experts.
+  const bool ForThisBatch = R.Active < E || R.Padding > 0;
   Rows = B.node("Reshape", P + "/dispatch/Reshape",
-                {Rows, B.ints({R.Active, -1, H})});
+                {Rows, B.ints({R.Active, ForThisBatch ? R.Rows : -1, H})});
   // A mixture drops out after combining its experts, not inside them.
   std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", S.MoeFfn, E,
                       R.Active, /*Drop=*/false);
