@@ -33,6 +33,17 @@ bool isWeight(const ir::Value &V, const KernelPlan &Plan) {
   return V.isConstant() || (P && Plan.Exec[P->index()] == NodeExec::Folded);
 }
 
+/// What reading V keeps in memory: V, or for some experts of a stack
+/// sliced at load the whole stack (the router picks others at the next
+/// step). Runs for every operand of every kernel: the cheap tests first.
+const ir::Value *heldFor(const ir::Value *V, const KernelPlan &Plan) {
+  const ir::Node *P = V->producer();
+  if (!P || Plan.Exec[P->index()] != NodeExec::Folded || !slicesExperts(*P))
+    return V;
+  const ir::Value *Whole = parameterBehind(V);
+  return Whole && Whole->numElements() > V->numElements() ? Whole : V;
+}
+
 } // namespace
 
 InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
@@ -54,12 +65,8 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
   auto use = [&](const ir::Value *V, int K, bool Write) {
     if (!V || V->index() >= Lives.size())
       return;
-    // Some experts of a stack, sliced at load: the whole stack stays
-    // resident (the router picks others at the next step).
-    if (const ir::Value *Whole = parameterBehind(V);
-        Whole && !Write && isWeight(*V, Plan) &&
-        Whole->numElements() > V->numElements())
-      V = Whole;
+    if (!Write)
+      V = heldFor(V, Plan);
     const bool Returned = V->isGraphOutput();
     if (auto It = SharedWith.find(V); It != SharedWith.end()) {
       V = It->second;
