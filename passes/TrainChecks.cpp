@@ -11,8 +11,8 @@ namespace {
 /// How perfc recognises a mixture of experts, for the errors of options
 /// that need one.
 constexpr const char *MixtureOfExpertsShape =
-    "a batched MatMul on a weight stack [experts, in, out], as perfc zoo "
-    "--experts writes it";
+    "a batched MatMul on a whole weight stack [experts, in, out], as perfc "
+    "zoo --experts writes it for a batch whose tokens reach every expert";
 
 } // namespace
 

@@ -12,6 +12,7 @@
 // | Gather GatherElements GatherND            | indices + output| output   |
 // | Slice                                     | output + starts,| output   |
 // |                                           | ends, axes, steps|         |
+// | Slice of an expert stack (slicesExperts)  | 0 (view)        | 0        |
 // | ConstantOfShape EyeLike                   | 0 (write-only)  | output   |
 // | everything else                           | every input     | outputs  |
 //
@@ -38,6 +39,7 @@
 // (8, as in MiscOps.cpp), compares it (1) and scales the kept value (1).
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Blocks.h"
 #include "passes/OpRegistry.h"
 #include "passes/ops/OpCounts.h"
 
@@ -159,6 +161,10 @@ static void transposeWork(const ir::Node &N, OpWork &W) {
 }
 
 static void sliceWork(const ir::Node &N, OpWork &W) {
+  // The experts of a stack a step reaches (perfc zoo's stand-in for the
+  // router's pick): the expert kernels read their weights where they lie.
+  if (slicesExperts(N) && parameterBehind(N.input(0)))
+    return viewWork(N, W);
   W.BytesRead = bytesOf(N.output(0));
   for (unsigned I = 1; I < N.numInputs(); ++I)
     W.BytesRead += bytesOf(N.input(I));
