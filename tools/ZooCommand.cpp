@@ -55,7 +55,9 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       "experts",
       cl::desc("Experts per MLP: every layer's MLP (or those --moe-every and "
                "--dense-layers choose) becomes a mixture of E experts with "
-               "top-k routing (gpt, llama)"),
+               "top-k routing (gpt, llama); a step's tokens reach the "
+               "experts uniform routing gives them, fewer than E for few "
+               "tokens (decoding: give --batch)"),
       cl::value_desc("E"), cl::cat(Category));
   cl::opt<std::string> TopK(
       "top-k",
