@@ -247,7 +247,14 @@ def main(argv=None):
     micro = ["", "## Micro-benchmarks", "", "| item | measured |", "|---|---|"]
     for key, v in sorted(s.get("gemm", {}).items()):
         if "tflops" in v:
-            micro.append("| GEMM %s | %.1f TFLOPS |" % (key, v["tflops"]))
+            # Skinny products (decoding) are judged by how fast they stream
+            # their operands: GB/s of A, B and C at the type's size.
+            stream = ""
+            if v.get("m", 0) <= 64 and v.get("median_s"):
+                size = 2 if v.get("dtype") in ("bf16", "fp16") else 4
+                moved = size * (v["m"] * v["k"] + v["k"] * v["n"] + v["m"] * v["n"])
+                stream = ", %.0f GB/s of operands" % (moved / v["median_s"] / 1e9)
+            micro.append("| GEMM %s | %.1f TFLOPS%s |" % (key, v["tflops"], stream))
     for key, v in sorted(s.get("copy", {}).items(), key=lambda kv: kv[1].get("bytes_each_way", 0)):
         if "gbps" in v:
             micro.append("| copy %s | %.0f GB/s (read + written) |" % (key, v["gbps"]))

@@ -14,7 +14,13 @@ TRAIN_RUNS = [("resnet50", 256, "amp"), ("resnet50", 256, "tf32"),
 GEMM_SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
 # BERT-base / BERT-large shapes (tokens x in -> out) at the batches measured.
 GEMM_SHAPES = [(128, 768, 768), (128, 768, 3072), (8192, 768, 3072), (8192, 3072, 768),
-               (6912, 1024, 4096), (6912, 4096, 1024), (6912, 1024, 1024)]
+               (6912, 1024, 4096), (6912, 4096, 1024), (6912, 1024, 1024),
+               # A decoding step's products (Llama-3-8B's MLP at batch 1 to
+               # 64): whether 16-bit skinny GEMMs stream their weights near
+               # the memory roofline, where H100/H200's FP8-measured curve
+               # prices them compute-bound (gpu_edge_plausibility item 16).
+               (1, 4096, 14336), (8, 4096, 14336), (32, 4096, 14336), (64, 4096, 14336),
+               (8, 14336, 4096)]
 COPY_MB = [0.25, 1, 4, 16, 32, 64, 256, 1024, 4096]
 # Memory-bound kernels of eager BERT-large training (micro-batch 64 x seq
 # 128), forward and backward, in each storage type: whether fp16 kernels
