@@ -425,8 +425,8 @@ private:
                      " elements) into " + Y->shape().str() + " (" +
                      llvm::Twine(Y->numElements()) +
                      "); its shape constant was written for other input "
-                     "shapes: export the model for these (or drop the "
-                     "--batch/--dim that rebinds them)");
+                     "shapes: export the model for these, or drop the "
+                     "--batch, --micro-batch or --dim that rebinds them");
   }
 
   static void setConstantData(const ir::Node &N, ir::Value &Out) {
