@@ -763,9 +763,11 @@ private:
     auto Extra = ExtraN.find(K.Head);
     if (Extra != ExtraN.end())
       K.Work.Gemm.N += Extra->second;
-    if (!Head.Formula.empty())
-      K.Work.Formula = Head.Formula + " + " +
-                       std::to_string(K.Members.size() - 1) + " fused op(s)";
+    // Appended in place to the head's copy: this runs for every kernel.
+    if (!K.Work.Formula.empty())
+      (K.Work.Formula += " + ")
+          .append(std::to_string(K.Members.size() - 1))
+          .append(" fused op(s)");
   }
 
   const ir::Graph &G;

@@ -449,17 +449,18 @@ Report predict(const ir::Graph &G, const PredictOptions &Options) {
   const GraphWork &Work = Own ? *Own : Options.Split->Work;
   Report R;
   R.Total = Work.Total;
-  R.Nodes.reserve(G.numNodes());
-  for (const auto &N : G.nodes()) {
-    NodeReport NR;
-    NR.Work = Work.Nodes[N->index()];
-    R.Nodes.push_back(std::move(NR));
-  }
+  R.Nodes.resize(G.numNodes());
   if (Options.NodeNames)
     describeNodes(G, R);
   R.Warnings = Own ? std::move(Own->Warnings) : Work.Warnings;
   if (Options.Device)
     addTime(G, Work, Options, R);
+  // Each node's work, once addTime is done with the graph's: moved out of
+  // the work made here (no copy of every formula string), copied from a
+  // split's, which its caller keeps.
+  for (const auto &N : G.nodes())
+    R.Nodes[N->index()].Work =
+        Own ? std::move(Own->Nodes[N->index()]) : Work.Nodes[N->index()];
   return R;
 }
 
