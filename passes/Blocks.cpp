@@ -59,6 +59,10 @@ bool slicesExperts(const ir::Node &N) {
   return Starts && Starts->size() == 1 && Is(3, 0) && Is(4, 1);
 }
 
+const ir::Value *stackSliced(const ir::Node &N) {
+  return slicesExperts(N) ? parameterBehind(N.input(0)) : nullptr;
+}
+
 const ir::Value *parameterBehind(const ir::Value *V) {
   if (!V)
     return nullptr;

@@ -98,6 +98,9 @@ bool isParameter(const ir::Value *V);
 /// reach). The slice is part of the parameter, as a view is all of it.
 bool slicesExperts(const ir::Node &N);
 
+/// The parameter stack N takes some experts of (slicesExperts), or null.
+const ir::Value *stackSliced(const ir::Node &N);
+
 /// The parameter V reads, looking through views and transposes (a tied
 /// output head's transposed embedding) and slices of expert stacks; null
 /// if V is an activation.

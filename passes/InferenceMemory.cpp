@@ -38,10 +38,10 @@ bool isWeight(const ir::Value &V, const KernelPlan &Plan) {
 /// step). Runs for every operand of every kernel: the cheap tests first.
 const ir::Value *heldFor(const ir::Value *V, const KernelPlan &Plan) {
   const ir::Node *P = V->producer();
-  if (!P || Plan.Exec[P->index()] != NodeExec::Folded || !slicesExperts(*P))
+  if (!P || Plan.Exec[P->index()] != NodeExec::Folded)
     return V;
-  const ir::Value *Whole = parameterBehind(V);
-  return Whole && Whole->numElements() > V->numElements() ? Whole : V;
+  const ir::Value *Whole = stackSliced(*P);
+  return Whole ? Whole : V;
 }
 
 } // namespace

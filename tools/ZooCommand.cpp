@@ -255,7 +255,7 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     llvm::outs() << " (top-" << S.TopK;
     // Where a step's tokens reach fewer experts, or pad their rows.
     const modelgen::ExpertRouting R = modelgen::expertRouting(S);
-    if (R.Rows > 0 && (R.Active < S.Experts || R.Padding > 0)) {
+    if (R.ForThisBatch) {
       const int64_t Tokens = *S.Batch * S.Seq;
       llvm::outs() << "; " << Tokens
                    << (Tokens == 1 ? " token reaches " : " tokens reach ")

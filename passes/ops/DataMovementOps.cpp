@@ -163,7 +163,7 @@ static void transposeWork(const ir::Node &N, OpWork &W) {
 static void sliceWork(const ir::Node &N, OpWork &W) {
   // The experts of a stack a step reaches (perfc zoo's stand-in for the
   // router's pick): the expert kernels read their weights where they lie.
-  if (slicesExperts(N) && parameterBehind(N.input(0)))
+  if (stackSliced(N))
     return viewWork(N, W);
   W.BytesRead = bytesOf(N.output(0));
   for (unsigned I = 1; I < N.numInputs(); ++I)

@@ -331,9 +331,8 @@ std::string LayerBuilder::moe(const std::string &X, const std::string &L,
   // A layout that only this batch has (some experts, or padding) is
   // spelled out, so that rebinding the batch (perfc --batch) fails here
   // instead of running other tokens on these experts.
-  const bool ForThisBatch = R.Active < E || R.Padding > 0;
   Rows = B.node("Reshape", P + "/dispatch/Reshape",
-                {Rows, B.ints({R.Active, ForThisBatch ? R.Rows : -1, H})});
+                {Rows, B.ints({R.Active, R.ForThisBatch ? R.Rows : -1, H})});
   // A mixture drops out after combining its experts, not inside them.
   std::string Y = mlp(Rows, P + "/experts", W + "moe.experts.", S.MoeFfn, E,
                       R.Active, /*Drop=*/false);

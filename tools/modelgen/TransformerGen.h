@@ -283,6 +283,8 @@ struct ExpertRouting {
   int64_t Active = 0;  ///< A: the experts a step's tokens reach.
   int64_t Rows = 0;    ///< R: the rows each of them runs.
   int64_t Padding = 0; ///< A*R - T*k: rows padded, 0 if none.
+  /// Some experts, or padding: a layout only this batch has.
+  bool ForThisBatch = false;
 };
 
 /// The average number of experts, of E with top-k routing, that T tokens

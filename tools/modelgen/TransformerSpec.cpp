@@ -218,12 +218,14 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   if (S.TopK > S.Experts)
     return error("--top-k " + llvm::Twine(S.TopK) + " is more than --experts " +
                  llvm::Twine(S.Experts) + ": a token goes to distinct experts");
-  // A symbolic batch gets one layout for every batch: all experts, the
-  // same rows each (expertRouting).
-  if (S.Experts > 0 && !S.Batch &&
-      ((S.Seq * S.TopK) % S.Experts != 0 ||
-       std::llround(expectedActiveExperts(S.Experts, S.TopK, S.Seq)) <
-           S.Experts))
+  // A symbolic batch gets one layout for every batch: batch 1's must need
+  // no padding and reach every expert (then so does every larger batch's).
+  const auto AtBatchOne = [&] {
+    TransformerSpec One = S;
+    One.Batch = 1;
+    return expertRouting(One);
+  };
+  if (S.Experts > 0 && !S.Batch && AtBatchOne().ForThisBatch)
     return error("--experts " + llvm::Twine(S.Experts) + " at --seq " +
                  llvm::Twine(S.Seq) + " x --top-k " + llvm::Twine(S.TopK) +
                  " needs --batch: how many experts a step's tokens reach, "
@@ -327,13 +329,14 @@ perfc::modelgen::expertRouting(const TransformerSpec &S) {
   if (!S.Batch)
     return R;
   const int64_t T = *S.Batch * S.Seq, Routed = T * S.TopK;
-  // At least k (one token's experts), at most E; the average can round to
-  // neither bound only in between.
+  // The average lies between k (one token) and E; the clamp keeps its
+  // rounding there.
   R.Active = std::clamp<int64_t>(
       std::llround(expectedActiveExperts(S.Experts, S.TopK, double(T))), S.TopK,
       S.Experts);
   R.Rows = (Routed + R.Active - 1) / R.Active;
   R.Padding = R.Active * R.Rows - Routed;
+  R.ForThisBatch = R.Active < S.Experts || R.Padding > 0;
   return R;
 }
 
