@@ -35,6 +35,10 @@ namespace perfc {
 /// it for tile and wave quantisation; all zero for other ops.
 struct GemmDims {
   double Batch = 0, M = 0, N = 0, K = 0;
+  /// The size of the left operand's innermost batch axis where M folds it
+  /// in (the heads of a query that read one shared key: [b, A, s, d] x
+  /// [b, 1, d, t] is b products of A*s rows); 1 where it stays in Batch.
+  double FoldedHeads = 1;
   bool valid() const { return Batch > 0 && M > 0 && N > 0 && K > 0; }
 };
 

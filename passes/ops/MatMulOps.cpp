@@ -59,6 +59,11 @@ static int64_t broadcastDim(int64_t A, int64_t B) {
 namespace {
 struct MatMulDims {
   double Batch = 0, M = 0, K = 0, N = 0;
+  /// The part of Batch over which B is broadcast (its size-1 or missing
+  /// batch dimensions): those products share one right-hand matrix.
+  double SharedB = 1;
+  /// A's innermost batch dimension where B is broadcast over it, else 1.
+  double InnerShared = 1;
   double macs() const { return Batch * M * K * N; }
 };
 } // namespace
@@ -114,6 +119,11 @@ static MatMulDims matMulDims(const ir::Value *A, const ir::Value *B,
     int64_t DA = I < BatchA ? SA[BatchA - 1 - I] : 1;
     int64_t DB = I < BatchB ? SB[BatchB - 1 - I] : 1;
     D.Batch *= static_cast<double>(broadcastDim(DA, DB));
+    if (DB == 1) {
+      D.SharedB *= static_cast<double>(DA);
+      if (I == 0)
+        D.InnerShared = static_cast<double>(DA);
+    }
   }
   return D;
 }
@@ -122,15 +132,22 @@ static GemmDims gemmDims(const MatMulDims &D) {
   return {D.Batch, D.M, D.N, D.K};
 }
 
-/// The GEMM a runtime runs for A x B: where B has no batch dimensions (a
-/// weight), A's batch dimensions are rows of one product ([b, s, h] x
-/// [h, n] is a [b*s, h] x [h, n] GEMM: ONNX Runtime's MatMul helper,
-/// cuBLAS callers, torch.matmul all fold them), not b products of s rows.
+/// The GEMM a runtime runs for A x B: the products that share B's matrix
+/// (all of them where B has no batch dimensions, a weight) are rows of one
+/// product ([b, s, h] x [h, n] is a [b*s, h] x [h, n] GEMM: ONNX Runtime's
+/// MatMul helper, cuBLAS callers, torch.matmul all fold them), not b
+/// products of s rows. So are the heads of a query that share one key
+/// ([b, A, s, d] x [b, 1, d, t]: FlashMLA and FlashInfer's decoding
+/// kernels take a group's heads as the rows of one tile).
 static GemmDims runtimeGemm(const MatMulDims &D, const ir::Value *B) {
   GemmDims G = gemmDims(D);
-  if (G.Batch > 1 && B && B->shape().isRanked() && B->shape().rank() <= 2) {
-    G.M *= G.Batch;
-    G.Batch = 1;
+  if (G.Batch > 1 && D.SharedB > 1) {
+    G.M *= D.SharedB;
+    G.Batch /= D.SharedB;
+    // Not a weight's (whose rows are tokens): the innermost batch axis of
+    // an attention product holds the heads.
+    if (B && B->shape().isRanked() && B->shape().rank() > 2)
+      G.FoldedHeads = D.InnerShared;
   }
   return G;
 }
