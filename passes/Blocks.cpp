@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -330,74 +331,165 @@ private:
     return nullptr;
   }
 
+  /// A GEMM by a weight matrix viewed as one matrix per head (a 2-D
+  /// weight [in, A*out] reshaped to [A, in, out]: latent attention's k_b
+  /// and v_b absorbed into the query and the output). Each head's product
+  /// runs where the head is, between a column and a row GEMM.
+  bool isPerHeadGemm(const ir::Node &N) const {
+    if (!isGemmOp(N))
+      return false;
+    for (const ir::Value *In : N.inputs()) {
+      const ir::Value *P = In ? parameterBehind(In) : nullptr;
+      if (P && P != In && In->shape().isRanked() && In->shape().rank() >= 3 &&
+          P->shape().isRanked() && P->shape().rank() == 2)
+        return true;
+    }
+    return false;
+  }
+
+  /// A GEMM that tensor parallelism splits by columns or rows.
+  bool isProjection(const ir::Node &N) const {
+    return isParamGemm(N) && !isPerHeadGemm(N);
+  }
+
+  /// Megatron's column/row pairs of one block (BlockInfo::Tp). A
+  /// projection's closure is what is computed from its output alone (with
+  /// constants, parameters, values of the graph's inputs alone such as a
+  /// cache or a mask, and shared operands), stopping at projections: the
+  /// row GEMMs. A column GEMM is a projection whose closure reaches a row
+  /// GEMM; the nodes between them are sharded (the heads). Projections
+  /// that narrow their input and whose closure meets only projections that
+  /// widen theirs are low-rank down projections (latent attention's q_a and
+  /// kv_a): Megatron-Core runs them, and what follows them up to the
+  /// widening GEMMs, whole on every rank; the widening GEMMs are columns.
   void findTensorParallel(unsigned Unit) {
-    // Parameter GEMMs of the block, grouped by the tensor they read.
-    llvm::MapVector<const ir::Value *, std::vector<const ir::Node *>> Groups;
+    std::vector<const ir::Node *> Nodes;
     for (const auto &N : G.nodes())
-      if (Info.UnitOf[N->index()] == Unit && isParamGemm(*N))
-        if (const ir::Value *In = activationInput(*N))
-          Groups[In].push_back(N);
-    for (auto &[Input, Gemms] : Groups) {
-      // Forward: nodes of the block computed only from the group's outputs,
-      // constants and values of the graph's inputs alone (a cache, a
-      // mask), stopping at parameter GEMMs.
-      llvm::DenseSet<const ir::Node *> Visited(Gemms.begin(), Gemms.end());
-      std::vector<const ir::Node *> Rows, Order;
-      for (const auto &N : G.nodes()) {
-        const ir::Node *X = N;
-        if (Info.UnitOf[X->index()] != Unit || Visited.count(X))
-          continue;
-        bool FromGroup = false, Only = true;
+      if (Info.UnitOf[N->index()] == Unit)
+        Nodes.push_back(N);
+    auto Trivial = [&](const ir::Value *In) {
+      return !In || Constants.contains(In) || parameterBehind(In) ||
+             isInputOnly(In);
+    };
+    // Down projections and the nodes computed from them alone.
+    llvm::DenseSet<const ir::Node *> Down, Replicated;
+    for (size_t I = 0; I < Nodes.size(); ++I) {
+      const ir::Node *N = Nodes[I];
+      const GemmDims &D = Work.Nodes[N->index()].Gemm;
+      if (!isProjection(*N) || !D.valid() || !(D.N < D.K))
+        continue;
+      llvm::SmallPtrSet<const ir::Node *, 32> Reached{N};
+      llvm::SmallVector<const ir::Node *, 32> Closure;
+      bool AnyRow = false, AllWiden = true;
+      for (size_t J = I + 1; J < Nodes.size() && AllWiden; ++J) {
+        const ir::Node *X = Nodes[J];
+        const ir::Value *Shared = sharedOperand(*X);
+        bool From = false, Only = true;
         for (const ir::Value *In : X->inputs()) {
-          if (!In || Constants.contains(In) || parameterBehind(In))
+          if (Trivial(In) || In == Shared)
             continue;
-          const ir::Node *P = In->producer();
-          if (P && Visited.count(P))
-            FromGroup = true;
-          else if (!isInputOnly(In))
+          if (In->producer() && Reached.count(In->producer()))
+            From = true;
+          else
             Only = false;
         }
-        if (!FromGroup || !Only)
+        if (!From || !Only)
           continue;
-        if (isParamGemm(*X)) {
-          Rows.push_back(X);
+        if (isProjection(*X)) {
+          const GemmDims &R = Work.Nodes[X->index()].Gemm;
+          AnyRow = true;
+          AllWiden = R.valid() && R.N > R.K;
           continue;
         }
-        Visited.insert(X);
+        Reached.insert(X);
+        Closure.push_back(X);
+      }
+      if (AnyRow && AllWiden) {
+        Down.insert(N);
+        Replicated.insert(Closure.begin(), Closure.end());
+      }
+    }
+    // The other projections, grouped by the tensor they read (the order of
+    // the exchanges below).
+    llvm::MapVector<const ir::Value *, std::vector<const ir::Node *>> Groups;
+    for (const ir::Node *N : Nodes)
+      if (isProjection(*N) && !Down.count(N))
+        if (const ir::Value *In = activationInput(*N))
+          Groups[In].push_back(N);
+    // Forward, in node order: each node of a closure with the first group
+    // whose closure it is in; the row GEMMs with theirs.
+    llvm::DenseMap<const ir::Node *, unsigned> GroupOf;
+    std::vector<const ir::Node *> Order;
+    std::vector<std::pair<unsigned, const ir::Node *>> Rows;
+    llvm::DenseSet<const ir::Node *> RowSet;
+    for (const ir::Node *X : Nodes) {
+      if (Down.count(X) || Replicated.count(X))
+        continue;
+      const ir::Value *Shared = sharedOperand(*X);
+      unsigned Group = ~0u;
+      bool Only = true;
+      for (const ir::Value *In : X->inputs()) {
+        if (Trivial(In) || In == Shared)
+          continue;
+        const ir::Node *P = In->producer();
+        if (auto It = P ? GroupOf.find(P) : GroupOf.end(); It != GroupOf.end())
+          Group = std::min(Group, It->second);
+        else if (!P || !(Down.count(P) || Replicated.count(P)))
+          Only = false;
+      }
+      const bool FromClosure = Group != ~0u && Only;
+      if (isProjection(*X)) {
+        if (FromClosure) {
+          Rows.push_back({Group, X});
+          RowSet.insert(X);
+        } else if (const ir::Value *In = activationInput(*X)) {
+          GroupOf[X] = Groups.find(In) - Groups.begin();
+          Order.push_back(X);
+        }
+        continue;
+      }
+      if (FromClosure) {
+        GroupOf[X] = Group;
         Order.push_back(X);
       }
-      if (Rows.empty())
-        continue;
-      // Between: visited nodes from which a row GEMM is reachable.
-      llvm::DenseSet<const ir::Node *> ReachesRow(Rows.begin(), Rows.end());
-      for (auto It = Order.rbegin(); It != Order.rend(); ++It)
-        for (const ir::Value *Out : (*It)->outputs())
-          if (Out && llvm::any_of(Out->users(), [&](const ir::Node *U) {
-                return ReachesRow.count(U) != 0;
-              })) {
-            ReachesRow.insert(*It);
-            break;
-          }
-      for (const ir::Node *X : Order)
-        if (ReachesRow.count(X))
-          Info.Tp[X->index()] = TpRole::Sharded;
-      // Column-parallel: the group's GEMMs that lead to a row GEMM (a
-      // mixture's router reads the same input as its shared expert's
-      // GEMMs, and leads only to the routing weights: it runs whole).
-      for (const ir::Node *C : Gemms)
-        if (const ir::Value *Out = C->output(0))
-          if (llvm::any_of(Out->users(), [&](const ir::Node *U) {
-                return ReachesRow.count(U) != 0;
-              }))
-            Info.Tp[C->index()] = TpRole::Column;
-      for (const ir::Node *R : Rows) {
-        Info.Tp[R->index()] = TpRole::Row;
-        if (const ir::Value *Out = R->output(0))
-          Info.ForwardReduced[Unit].push_back(Out);
-      }
-      Info.BackwardReduced[Unit].push_back(Input);
-      Info.HasTensorParallelPattern = true;
     }
+    if (Rows.empty())
+      return;
+    // Backward: the closure's nodes from which a row GEMM is reachable
+    // (not through an operand every head shares).
+    llvm::DenseSet<const ir::Node *> ReachesRow(RowSet.begin(), RowSet.end());
+    for (auto It = Order.rbegin(); It != Order.rend(); ++It)
+      for (const ir::Value *Out : (*It)->outputs())
+        if (Out && llvm::any_of(Out->users(), [&](const ir::Node *U) {
+              return ReachesRow.count(U) != 0 && sharedOperand(*U) != Out;
+            })) {
+          ReachesRow.insert(*It);
+          break;
+        }
+    llvm::DenseSet<unsigned> GroupsWithColumns;
+    for (const ir::Node *X : Order) {
+      if (!ReachesRow.count(X))
+        continue;
+      if (isProjection(*X)) {
+        // A mixture's router reads the same input as its shared expert's
+        // GEMMs and leads only to the routing weights: it runs whole.
+        Info.Tp[X->index()] = TpRole::Column;
+        GroupsWithColumns.insert(GroupOf[X]);
+      } else {
+        Info.Tp[X->index()] = TpRole::Sharded;
+      }
+    }
+    llvm::stable_sort(
+        Rows, [](const auto &L, const auto &R) { return L.first < R.first; });
+    for (const auto &[Group, R] : Rows) {
+      Info.Tp[R->index()] = TpRole::Row;
+      if (const ir::Value *Out = R->output(0))
+        Info.ForwardReduced[Unit].push_back(Out);
+    }
+    for (unsigned I = 0; I < Groups.size(); ++I)
+      if (GroupsWithColumns.count(I))
+        Info.BackwardReduced[Unit].push_back((Groups.begin() + I)->first);
+    Info.HasTensorParallelPattern = true;
   }
 
   /// Megatron's vocabulary-parallel embedding and output layer: the
@@ -552,6 +644,23 @@ private:
 };
 
 } // namespace
+
+const ir::Value *sharedOperand(const ir::Node &N) {
+  if (!isGemmOp(N) || N.numInputs() < 2 || !N.input(0) || !N.input(1))
+    return nullptr;
+  const ir::Shape &A = N.input(0)->shape(), &B = N.input(1)->shape();
+  if (!A.isRanked() || !B.isRanked() || A.rank() < 3 || B.rank() < 3)
+    return nullptr;
+  const int RA = static_cast<int>(A.rank()), RB = static_cast<int>(B.rank());
+  for (int I = 3; I <= std::min(RA, RB); ++I) {
+    const int64_t DA = A.size(RA - I), DB = B.size(RB - I);
+    if (DB == 1 && DA > 1)
+      return N.input(1);
+    if (DA == 1 && DB > 1)
+      return N.input(0);
+  }
+  return nullptr;
+}
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
   return Analyzer(G, Work).run();

@@ -7,7 +7,11 @@
 //  * Megatron-style tensor parallelism shards MatMul pairs: a
 //    column-parallel MatMul (weights split by output columns) whose output
 //    flows, through non-GEMM ops only, into a row-parallel MatMul (split by
-//    input rows), which ends with an all-reduce (Shoeybi et al. 2019);
+//    input rows), which ends with an all-reduce (Shoeybi et al. 2019); a
+//    projection that narrows its input into projections that widen theirs
+//    is a low-rank down projection (latent attention's q_a and kv_a), which
+//    runs whole on every rank, and an operand that a product's heads all
+//    share (the cached latent) is read whole by every rank;
 //  * selective recomputation recomputes the attention core: the ops from
 //    the Q.K^T product to the P.V product (Korthikanti et al. 2022).
 // analyzeBlocks finds them in any graph, by structure, with one naming
@@ -105,6 +109,13 @@ const ir::Value *stackSliced(const ir::Node &N);
 /// output head's transposed embedding) and slices of expert stacks; null
 /// if V is an activation.
 const ir::Value *parameterBehind(const ir::Value *V);
+
+/// For a product of two activations, the operand that the other's heads
+/// share: size 1 on a batch axis where the other has more (latent
+/// attention's cached latent, which every head reads); null if none. Tensor
+/// parallelism splits the heads, not this operand: every rank reads it
+/// whole.
+const ir::Value *sharedOperand(const ir::Node &N);
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
 

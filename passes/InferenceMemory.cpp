@@ -58,9 +58,15 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
   // A cache appended in place (Kernel::AppendsTo) and the next step's
   // cache are one buffer: the graph input's, alive to the end.
   llvm::DenseMap<const ir::Value *, const ir::Value *> SharedWith;
-  for (const Kernel &Ker : Plan.Kernels)
-    if (Ker.AppendsTo)
+  // Each such cache is split as the kernel that appends to it splits its
+  // rows (by heads, or whole where every head reads one latent), whichever
+  // kernel reads it.
+  llvm::DenseMap<const ir::Value *, int> AppendedBy;
+  for (int K = 0; K < N; ++K)
+    if (const Kernel &Ker = Plan.Kernels[K]; Ker.AppendsTo) {
       SharedWith[G.nodes()[Ker.Head]->output(0)] = Ker.AppendsTo;
+      AppendedBy[Ker.AppendsTo] = K;
+    }
   M.SharedCaches = SharedWith.size();
   auto use = [&](const ir::Value *V, int K, bool Write) {
     if (!V || V->index() >= Lives.size())
@@ -88,8 +94,10 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       // One rank's share: of a weight as its reader splits it, of what a
       // kernel writes and of a floating-point graph input as the kernel
       // splits its activations; the largest any kernel asks.
+      const auto Appender = AppendedBy.find(V);
       const double Share =
-          L.Weight ? Shares[K].Weights
+          L.Weight                       ? Shares[K].Weights
+          : Appender != AppendedBy.end() ? Shares[Appender->second].Activations
           : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
               ? Shares[K].Activations
               : 1;

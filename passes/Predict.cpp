@@ -211,7 +211,10 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
       Shares[I] = {Share, Role == TpRole::Column || Role == TpRole::Sharded
                               ? Share
                               : 1.0};
-      return storedWork(shardWork(Own, Role, Tp, Share, 1.0), O.StorageType);
+      OpWork Rank = shardWork(Own, Role, Tp, Share, 1.0);
+      if (Role == TpRole::Sharded)
+        Rank.BytesRead += (1 - Share) * wholeReadBytes(G, Plan, K);
+      return storedWork(Rank, O.StorageType);
     }();
     if (!Residency.empty())
       TO.LevelShare = Residency[I];

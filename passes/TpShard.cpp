@@ -1,6 +1,10 @@
 //===- TpShard.cpp - One tensor-parallel rank's share of an op ------------===//
 #include "passes/TpShard.h"
 
+#include "ir/Graph.h"
+
+#include "llvm/ADT/STLExtras.h"
+
 namespace perfc {
 
 double tpShare(const BlockInfo &Blocks, unsigned Node, unsigned Tp,
@@ -38,7 +42,13 @@ OpWork shardWork(const OpWork &W, TpRole Role, unsigned Tp, double Share,
       S.Gemm.K /= Tp;
       break;
     case TpRole::Sharded:
-      S.Gemm.Batch /= Tp;
+      // The heads: the batch of products, or rows sharing one key.
+      if (S.Gemm.FoldedHeads > 1) {
+        S.Gemm.M /= Tp;
+        S.Gemm.FoldedHeads /= Tp;
+      } else {
+        S.Gemm.Batch /= Tp;
+      }
       break;
     case TpRole::Replicated:
       if (Share < 1)
@@ -47,6 +57,37 @@ OpWork shardWork(const OpWork &W, TpRole Role, unsigned Tp, double Share,
     }
   }
   return S;
+}
+
+double wholeReadBytes(const ir::Graph &G, const KernelPlan &Plan,
+                      const Kernel &K) {
+  static constexpr llvm::StringLiteral LayoutOps[] = {
+      "Transpose", "Slice", "Reshape", "Squeeze", "Unsqueeze", "Identity"};
+  double Bytes = 0;
+  llvm::SmallVector<const ir::Value *, 2> Counted;
+  for (unsigned M : K.Members) {
+    const ir::Value *Shared = sharedOperand(*G.nodes()[M]);
+    if (!Shared)
+      continue;
+    // Back through the kernel's own layout ops (a Transpose, a Slice it
+    // applies as it loads) to the tensor it reads.
+    const ir::Value *V = Shared;
+    for (unsigned Hop = 0; Hop < 8; ++Hop) {
+      const ir::Node *P = V->producer();
+      if (!P || !P->input(0) || !llvm::is_contained(K.Members, P->index()) ||
+          !llvm::is_contained(LayoutOps, P->opType()))
+        break;
+      V = P->input(0);
+    }
+    const ir::Value *Root = Plan.dataRoot(V);
+    if (llvm::is_contained(Counted, Root))
+      continue;
+    Counted.push_back(Root);
+    for (const TensorUse &U : K.Reads)
+      if (U.V == Root)
+        Bytes += U.Bytes;
+  }
+  return Bytes;
 }
 
 } // namespace perfc

@@ -14,6 +14,7 @@
 
 #include "costmodels/OpWork.h"
 #include "passes/Blocks.h"
+#include "passes/Fusion.h"
 
 namespace perfc {
 
@@ -30,6 +31,13 @@ double tpShare(const BlockInfo &Blocks, unsigned Node, unsigned Tp,
 /// by sequence, its rows), so that tiling sees the rank's GEMM.
 OpWork shardWork(const OpWork &W, TpRole Role, unsigned Tp, double Share,
                  double BytesScale);
+
+/// Of what kernel K reads, the bytes every rank reads whole although K is
+/// split by heads: the operands its products share across heads
+/// (sharedOperand: latent attention's cache). shardWork splits all of a
+/// kernel's bytes; a sharded kernel adds these back.
+double wholeReadBytes(const ir::Graph &G, const KernelPlan &Plan,
+                      const Kernel &K);
 
 } // namespace perfc
 

@@ -48,6 +48,29 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       cl::desc("Key/value heads: grouped-query attention, 1 multi-query "
                "(gpt, llama; default A)"),
       cl::value_desc("K"), cl::cat(Category));
+  cl::opt<std::string> KvLoraRank(
+      "kv-lora-rank",
+      cl::desc("Multi-head latent attention (llama; DeepSeek-V2/V3's MLA): "
+               "keys and values from a shared latent of rank C, which the "
+               "cache holds (C + rotary channels per token and layer)"),
+      cl::value_desc("C"), cl::cat(Category));
+  cl::opt<std::string> QLoraRank(
+      "q-lora-rank",
+      cl::desc("MLA: queries through a latent of rank Q too (DeepSeek-V3: "
+               "1536; default none)"),
+      cl::value_desc("Q"), cl::cat(Category));
+  cl::opt<std::string> QkNopeHeadDim(
+      "qk-nope-head-dim",
+      cl::desc("MLA: query/key channels per head without positions "
+               "(default 128)"),
+      cl::value_desc("D"), cl::cat(Category));
+  cl::opt<std::string> QkRopeHeadDim(
+      "qk-rope-head-dim",
+      cl::desc("MLA: rotary channels, one key for all heads (default 64)"),
+      cl::value_desc("D"), cl::cat(Category));
+  cl::opt<std::string> VHeadDim(
+      "v-head-dim", cl::desc("MLA: value channels per head (default 128)"),
+      cl::value_desc("D"), cl::cat(Category));
   cl::opt<std::string> Ffn(
       "ffn", cl::desc("MLP width (default 4H; llama: 8H/3 rounded up to 256)"),
       cl::value_desc("F"), cl::cat(Category));
@@ -137,7 +160,7 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
           "perfc zoo: writes a graph-only transformer (no weight data) of any "
           "size\n\n"
           "  perfc zoo gpt|bert|llama --layers L --hidden H --heads A "
-          "[--kv-heads K]\n"
+          "[--kv-heads K | --kv-lora-rank C]\n"
           "            [--ffn F] [--experts E [--top-k k]] --seq S [--past "
           "P]\n"
           "            --vocab V [--batch B] -o FILE.onnx\n"))
@@ -178,7 +201,12 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
               {MoeFfn, Spec.MoeFfn},
               {SharedFfn, Spec.SharedFfn},
               {MoeEvery, Spec.MoeEvery},
-              {DenseLayers, Spec.DenseLayers}};
+              {DenseLayers, Spec.DenseLayers},
+              {KvLoraRank, Spec.KvLoraRank},
+              {QLoraRank, Spec.QLoraRank},
+              {QkNopeHeadDim, Spec.QkNopeHeadDim},
+              {QkRopeHeadDim, Spec.QkRopeHeadDim},
+              {VHeadDim, Spec.VHeadDim}};
   for (const auto &I : Ints) {
     if (!I.Opt.getNumOccurrences())
       continue;
@@ -189,7 +217,9 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
     if (I.Value == 0 &&
         (&I.Opt == &KvHeads || &I.Opt == &Ffn || &I.Opt == &MaxPositions ||
          &I.Opt == &Experts || &I.Opt == &TopK || &I.Opt == &MoeFfn ||
-         &I.Opt == &SharedFfn || &I.Opt == &MoeEvery))
+         &I.Opt == &SharedFfn || &I.Opt == &MoeEvery || &I.Opt == &KvLoraRank ||
+         &I.Opt == &QLoraRank || &I.Opt == &QkNopeHeadDim ||
+         &I.Opt == &QkRopeHeadDim || &I.Opt == &VHeadDim))
       return fail("zoo: --" + I.Opt.ArgStr + " 0: must be positive");
   }
   if (DropoutOpt.getNumOccurrences()) {
@@ -247,6 +277,13 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
                << " heads";
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";
+  if (modelgen::isMla(S)) {
+    llvm::outs() << " (latent attention, kv rank " << S.KvLoraRank;
+    if (S.QLoraRank > 0)
+      llvm::outs() << ", q rank " << S.QLoraRank;
+    llvm::outs() << "; " << S.KvLoraRank + S.QkRopeHeadDim
+                 << " cached per token and layer)";
+  }
   llvm::outs() << ", ffn " << S.Ffn;
   if (S.Experts > 0) {
     llvm::outs() << "; " << S.Experts << " experts";

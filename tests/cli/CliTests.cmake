@@ -1066,6 +1066,35 @@ perfc_expect_error(zoo_moe_decode_symbolic_batch
   "zoo: --experts 8 at --seq 1 x --top-k 2 needs --batch: how many experts a step's tokens reach"
   zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --seq 1 --past 15
   --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
+# DeepSeek's multi-head latent attention: decoding caches the 512-channel
+# latent and the 64-channel rotary key, which every tensor-parallel rank
+# holds whole.
+set(ZOO_MLA_DECODE ${CMAKE_CURRENT_BINARY_DIR}/zoo_mla_decode.onnx)
+add_test(NAME cli.zoo_mla_decode_write
+         COMMAND $<TARGET_FILE:perfc> zoo llama --layers 2 --hidden 1024
+                 --heads 16 --kv-lora-rank 512 --q-lora-rank 384 --seq 1
+                 --past 1023 --batch 4 --vocab 32000 --dtype bf16
+                 -o ${ZOO_MLA_DECODE})
+set_tests_properties(cli.zoo_mla_decode_write PROPERTIES FIXTURES_SETUP zoo_mla_decode
+  PASS_REGULAR_EXPRESSION "16 heads \\(latent attention, kv rank 512, q rank 384\; 576 cached per token and layer\\), ffn 2816, seq 1 after 1023 cached.*: 95,558,400 parameters")
+add_test(NAME cli.mla_decode_tensor_parallel
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MLA_DECODE} --hw dgx-h100 --tp 2
+                 --explain)
+set_tests_properties(cli.mla_decode_tensor_parallel PROPERTIES
+  FIXTURES_REQUIRED zoo_mla_decode
+  PASS_REGULAR_EXPRESSION "graph inputs 9.428 MB, the largest 'past.0.latent' 4.714 MB")
+perfc_expect_error(zoo_mla_gpt
+  "zoo: --kv-lora-rank is for llama \\(DeepSeek's multi-head latent attention"
+  zoo gpt --layers 2 --hidden 512 --heads 8 --kv-lora-rank 64 --seq 16
+  --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
+perfc_expect_error(zoo_mla_rope_without_latent
+  "zoo: --qk-rope-head-dim 32 shapes multi-head latent attention: add --kv-lora-rank"
+  zoo llama --layers 2 --hidden 512 --heads 8 --qk-rope-head-dim 32 --seq 16
+  --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
+perfc_expect_error(zoo_mla_zero_rank
+  "zoo: --q-lora-rank 0: must be positive"
+  zoo llama --layers 2 --hidden 512 --heads 8 --kv-lora-rank 64 --q-lora-rank 0
+  --seq 16 --vocab 100 -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
 perfc_expect_error(zoo_top_k_over_experts
   "zoo: --top-k 9 is more than --experts 8"
   zoo llama --layers 2 --hidden 512 --heads 8 --experts 8 --top-k 9 --seq 16

@@ -64,6 +64,8 @@ fuzz_onnx)
   cp tools/fuzz/seeds/onnx_contrib/*.onnx "$seeds/"
   # Mixtures of experts (perfc zoo --experts), for expert parallelism.
   cp tools/fuzz/seeds/onnx_moe/*.onnx "$seeds/"
+  # Multi-head latent attention (perfc zoo --kv-lora-rank).
+  cp tools/fuzz/seeds/onnx_mla/*.onnx "$seeds/"
   for f in tests/data/bad/*; do
     [ -f "$f" ] && cp "$f" "$seeds/bad_$(basename "$f")"
   done

@@ -11,7 +11,7 @@ using TP = onnx::TensorProto;
 
 LayerBuilder::LayerBuilder(const TransformerSpec &S, GraphBuilder &B)
     : S(S), B(B), H(S.Hidden), A(S.Heads), K(S.KvHeads), D(headDim(S)),
-      F(S.Ffn), Seq(S.Seq), Past(S.Past) {}
+      F(S.Ffn), Seq(S.Seq), R(isMla(S) ? S.QkRopeHeadDim : D), Past(S.Past) {}
 
 void LayerBuilder::causalMask(const std::string &Pos) {
   // One new token after the cache is the last position: it sees every key,
@@ -38,11 +38,11 @@ void LayerBuilder::rotary(const std::string &Pos) {
   const double Theta = 10000.0;
   std::string PosF = cast(Pos, TP::FLOAT, "/rotary/Cast");
   std::string J = B.node("Range", "/rotary/Range",
-                         {B.intScalar(0), B.intScalar(D / 2), B.intScalar(1)});
+                         {B.intScalar(0), B.intScalar(R / 2), B.intScalar(1)});
   std::string JF = cast(J, TP::FLOAT, "/rotary/Cast_1");
   std::string E =
       B.node("Mul", "/rotary/Mul",
-             {JF, B.scalar(-2.0 * std::log(Theta) / static_cast<double>(D),
+             {JF, B.scalar(-2.0 * std::log(Theta) / static_cast<double>(R),
                            /*Fp32=*/true)});
   std::string InvFreq = B.node("Exp", "/rotary/Exp", {E});
   std::string P2 =
@@ -76,7 +76,7 @@ std::string LayerBuilder::layerNorm(const std::string &X, const std::string &P,
 }
 
 std::string LayerBuilder::rmsNorm(const std::string &X, const std::string &P,
-                                  const std::string &W) {
+                                  const std::string &W, int64_t Width) {
   std::string Sq = B.node("Pow", P + "/Pow", {X, B.scalar(2.0)});
   onnx::NodeProto &M = B.add("ReduceMean", P + "/ReduceMean", {Sq});
   GraphBuilder::attr(M, "axes", llvm::ArrayRef<int64_t>{-1});
@@ -85,7 +85,8 @@ std::string LayerBuilder::rmsNorm(const std::string &X, const std::string &P,
   std::string R = B.node("Sqrt", P + "/Sqrt", {V});
   R = B.node("Reciprocal", P + "/Reciprocal", {R});
   std::string Y = B.node("Mul", P + "/Mul", {X, R});
-  return B.node("Mul", P + "/Mul_1", {Y, B.weight(W + "weight", {H})});
+  return B.node("Mul", P + "/Mul_1",
+                {Y, B.weight(W + "weight", {Width > 0 ? Width : H})});
 }
 
 std::string LayerBuilder::norm(const std::string &X, const std::string &P,
@@ -121,10 +122,11 @@ std::string LayerBuilder::linear(const std::string &X, const std::string &P,
 /// [b, S, N*d] -> [b, N, S, d] (Perm {0, 2, 1, 3}) or [b, N, d, S]
 /// ({0, 2, 3, 1}).
 std::string LayerBuilder::splitHeads(const std::string &X, const std::string &P,
-                                     int64_t N, llvm::ArrayRef<int64_t> Perm) {
-  std::string R =
-      B.node("Reshape", P + "/Reshape", {X, B.ints({0, Seq, N, D})});
-  onnx::NodeProto &T = B.add("Transpose", P + "/Transpose", {R});
+                                     int64_t N, llvm::ArrayRef<int64_t> Perm,
+                                     int64_t Dim) {
+  std::string Y = B.node("Reshape", P + "/Reshape",
+                         {X, B.ints({0, Seq, N, Dim > 0 ? Dim : D})});
+  onnx::NodeProto &T = B.add("Transpose", P + "/Transpose", {Y});
   GraphBuilder::attr(T, "perm", Perm);
   return T.output(0);
 }
@@ -134,9 +136,9 @@ std::string LayerBuilder::rope(const std::string &X, const std::string &P) {
   std::string XC = B.node("Mul", P + "/Mul", {X, Cos});
   std::string Axes = B.ints({-1});
   std::string X1 =
-      B.node("Slice", P + "/Slice", {X, B.ints({0}), B.ints({D / 2}), Axes});
+      B.node("Slice", P + "/Slice", {X, B.ints({0}), B.ints({R / 2}), Axes});
   std::string X2 =
-      B.node("Slice", P + "/Slice_1", {X, B.ints({D / 2}), B.ints({D}), Axes});
+      B.node("Slice", P + "/Slice_1", {X, B.ints({R / 2}), B.ints({R}), Axes});
   std::string N = B.node("Neg", P + "/Neg", {X2});
   onnx::NodeProto &C = B.add("Concat", P + "/Concat", {N, X1});
   GraphBuilder::attr(C, "axis", int64_t(-1));
@@ -187,6 +189,8 @@ std::string LayerBuilder::keysTransposed(std::string Kx, std::string &V,
 
 std::string LayerBuilder::attention(const std::string &X, const std::string &L,
                                     const std::string &W, int64_t I) {
+  if (isMla(S))
+    return latentAttention(X, L, W, I);
   const std::string P = L + "/attn";
   std::string Q, Kt, V;
   if (S.Fam == Family::Llama) {
@@ -232,21 +236,125 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
       Kt = T.output(0);
     }
   }
+  return project(
+      attend(Q, Kt, V, P, W, 1.0 / std::sqrt(static_cast<double>(D))), P, W, D);
+}
+
+std::string LayerBuilder::attend(const std::string &Q, const std::string &Kt,
+                                 const std::string &V, const std::string &P,
+                                 const std::string &W, double Scale) {
   std::string Scores = B.node("MatMul", P + "/qk/MatMul", {Q, Kt});
-  Scores = B.node("Mul", P + "/scale/Mul",
-                  {Scores, B.scalar(1.0 / std::sqrt(static_cast<double>(D)))});
+  Scores = B.node("Mul", P + "/scale/Mul", {Scores, B.scalar(Scale)});
   if (!Mask.empty())
     Scores = B.node("Add", P + "/mask/Add", {Scores, Mask});
   onnx::NodeProto &Sm = B.add("Softmax", P + "/Softmax", {Scores});
   GraphBuilder::attr(Sm, "axis", int64_t(-1));
   std::string Probs = dropout(Sm.output(0), P + "/dropout/Dropout");
-  std::string O = B.node("MatMul", P + "/pv/MatMul", {Probs, V});
+  return B.node("MatMul", P + "/pv/MatMul", {Probs, V});
+}
+
+std::string LayerBuilder::project(const std::string &O, const std::string &P,
+                                  const std::string &W, int64_t Width) {
   onnx::NodeProto &T = B.add("Transpose", P + "/merge/Transpose", {O});
   GraphBuilder::attr(T, "perm", llvm::ArrayRef<int64_t>{0, 2, 1, 3});
-  O = B.node("Reshape", P + "/merge/Reshape",
-             {T.output(0), B.ints({0, Seq, H})});
-  return dropout(linear(O, P + "/out", W + "attn.out.", H, H),
+  std::string Merged = B.node("Reshape", P + "/merge/Reshape",
+                              {T.output(0), B.ints({0, Seq, A * Width})});
+  return dropout(linear(Merged, P + "/out", W + "attn.out.", A * Width, H),
                  P + "/out/Dropout");
+}
+
+onnx::NodeProto &LayerBuilder::splitLast(const std::string &X,
+                                         const std::string &P,
+                                         llvm::ArrayRef<int64_t> Sizes) {
+  onnx::NodeProto &Sp = B.add("Split", P, {X, B.ints(Sizes)}, Sizes.size());
+  GraphBuilder::attr(Sp, "axis", int64_t(-1));
+  return Sp;
+}
+
+std::string LayerBuilder::concatLast(llvm::ArrayRef<std::string> Xs,
+                                     const std::string &P) {
+  onnx::NodeProto &C = B.add("Concat", P, Xs);
+  GraphBuilder::attr(C, "axis", int64_t(-1));
+  return C.output(0);
+}
+
+std::string LayerBuilder::perHead(const std::string &Weight,
+                                  const std::string &P, int64_t In, int64_t N,
+                                  int64_t Out, llvm::ArrayRef<int64_t> Perm) {
+  std::string Y =
+      B.node("Reshape", P + "/Reshape", {Weight, B.ints({In, N, Out})});
+  onnx::NodeProto &T = B.add("Transpose", P + "/Transpose", {Y});
+  GraphBuilder::attr(T, "perm", Perm);
+  return T.output(0);
+}
+
+std::string LayerBuilder::latentAttention(const std::string &X,
+                                          const std::string &L,
+                                          const std::string &W, int64_t I) {
+  const std::string P = L + "/attn";
+  const int64_t C = S.KvLoraRank, Dn = S.QkNopeHeadDim, Dv = S.VHeadDim;
+  const int64_t Dq = Dn + R;
+  // Queries [b, A, S, dn + r], through a latent of their own where the
+  // model has one; rotary positions on their last r channels.
+  std::string Q;
+  if (S.QLoraRank > 0) {
+    Q = linear(X, P + "/q_a", W + "attn.q_a.", H, S.QLoraRank);
+    Q = rmsNorm(Q, P + "/q_norm", W + "attn.q_norm.", S.QLoraRank);
+    Q = linear(Q, P + "/q_b", W + "attn.q_b.", S.QLoraRank, A * Dq);
+  } else {
+    Q = linear(X, P + "/q", W + "attn.q.", H, A * Dq);
+  }
+  Q = splitHeads(Q, P + "/q_heads", A, {0, 2, 1, 3}, Dq);
+  onnx::NodeProto &QSplit = splitLast(Q, P + "/q_split/Split", {Dn, R});
+  const std::string QNope = QSplit.output(0);
+  const std::string QPe = rope(QSplit.output(1), P + "/rope_q");
+  // The latent [b, S, c] and the rotary key [b, 1, S, r] every head shares.
+  std::string KvA = linear(X, P + "/kv_a", W + "attn.kv_a.", H, C + R);
+  onnx::NodeProto &KvSplit = splitLast(KvA, P + "/kv_a/Split", {C, R});
+  const std::string Latent =
+      rmsNorm(KvSplit.output(0), P + "/kv_norm", W + "attn.kv_norm.", C);
+  const std::string KPe =
+      rope(splitHeads(KvSplit.output(1), P + "/k_pe", 1, {0, 2, 1, 3}, R),
+           P + "/rope_k");
+  const double Scale = 1.0 / std::sqrt(static_cast<double>(Dq));
+  if (Past == 0) {
+    // Every head's keys and values from the latent.
+    std::string KNope =
+        splitHeads(linear(Latent, P + "/k_b", W + "attn.k_b.", C, A * Dn),
+                   P + "/k_heads", A, {0, 2, 1, 3}, Dn);
+    std::string V =
+        splitHeads(linear(Latent, P + "/v_b", W + "attn.v_b.", C, A * Dv),
+                   P + "/v_heads", A, {0, 2, 1, 3}, Dv);
+    std::string KPeAll =
+        B.node("Expand", P + "/k_pe/Expand", {KPe, B.ints({1, A, 1, 1})});
+    std::string Keys = concatLast({KNope, KPeAll}, P + "/k_cat/Concat");
+    onnx::NodeProto &Kt = B.add("Transpose", P + "/k_t/Transpose", {Keys});
+    GraphBuilder::attr(Kt, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+    return project(attend(concatLast({QNope, QPe}, P + "/q_cat/Concat"),
+                          Kt.output(0), V, P, W, Scale),
+                   P, W, Dv);
+  }
+  // Decoding on the cached latent: k_b absorbed into the queries, v_b into
+  // the output.
+  std::string QLatent =
+      B.node("MatMul", P + "/uk/MatMul",
+             {QNope, perHead(B.weight(W + "attn.k_b.weight", {C, A * Dn}),
+                             P + "/uk", C, A, Dn, {1, 2, 0})});
+  std::string Query = concatLast({QLatent, QPe}, P + "/q_cat/Concat");
+  std::string Entry =
+      B.node("Unsqueeze", P + "/latent/Unsqueeze", {Latent, B.ints({1})});
+  Entry = concatLast({Entry, KPe}, P + "/latent/Concat");
+  std::string Cache = appendCache(Entry, P + "/latent_cache", I, "latent");
+  onnx::NodeProto &Kt = B.add("Transpose", P + "/k_t/Transpose", {Cache});
+  GraphBuilder::attr(Kt, "perm", llvm::ArrayRef<int64_t>{0, 1, 3, 2});
+  std::string Values = B.node("Slice", P + "/latent_v/Slice",
+                              {Cache, B.ints({0}), B.ints({C}), B.ints({-1})});
+  std::string OLatent = attend(Query, Kt.output(0), Values, P, W, Scale);
+  std::string O =
+      B.node("MatMul", P + "/uv/MatMul",
+             {OLatent, perHead(B.weight(W + "attn.v_b.weight", {C, A * Dv}),
+                               P + "/uv", C, A, Dv, {1, 0, 2})});
+  return project(O, P, W, Dv);
 }
 
 /// Dropout in training mode (ratio S.Dropout) when the spec asks for it.

@@ -60,11 +60,35 @@ public:
 
 private:
   std::string cast(const std::string &X, int64_t To, const std::string &Name);
+  /// RMSNorm over the last axis, of Width channels (0: H).
   std::string rmsNorm(const std::string &X, const std::string &P,
-                      const std::string &W);
+                      const std::string &W, int64_t Width = 0);
+  /// [b, S, N*Dim] -> [b, N, S, Dim] or [b, N, Dim, S] (Perm); Dim 0: D.
   std::string splitHeads(const std::string &X, const std::string &P, int64_t N,
-                         llvm::ArrayRef<int64_t> Perm);
+                         llvm::ArrayRef<int64_t> Perm, int64_t Dim = 0);
+  /// Rotary embedding of the last axis (R channels).
   std::string rope(const std::string &X, const std::string &P);
+  /// Split of X along its last axis into Sizes, named P.
+  onnx::NodeProto &splitLast(const std::string &X, const std::string &P,
+                             llvm::ArrayRef<int64_t> Sizes);
+  /// Concatenation along the last axis, named P.
+  std::string concatLast(llvm::ArrayRef<std::string> Xs, const std::string &P);
+  /// A 2-D weight [In, N*Out] viewed as N matrices [In, Out] (Perm {1, 0,
+  /// 2}) or [Out, In] ({1, 2, 0}): Reshape and Transpose named P/...
+  std::string perHead(const std::string &Weight, const std::string &P,
+                      int64_t In, int64_t N, int64_t Out,
+                      llvm::ArrayRef<int64_t> Perm);
+  /// softmax(mask(Q.Kt * Scale)).V over the heads (qk, scale, mask,
+  /// Softmax, dropout, pv).
+  std::string attend(const std::string &Q, const std::string &Kt,
+                     const std::string &V, const std::string &P,
+                     const std::string &W, double Scale);
+  /// O [b, A, S, Width] merged to [b, S, A*Width] and projected to H.
+  std::string project(const std::string &O, const std::string &P,
+                      const std::string &W, int64_t Width);
+  /// DeepSeek's multi-head latent attention (TransformerGen.h).
+  std::string latentAttention(const std::string &X, const std::string &L,
+                              const std::string &W, int64_t I);
   std::string expandKv(const std::string &X, const std::string &P);
   std::string appendCache(const std::string &X, const std::string &P, int64_t I,
                           llvm::StringRef What);
@@ -90,6 +114,8 @@ private:
   const TransformerSpec &S;
   GraphBuilder &B;
   const int64_t H, A, K, D, F, Seq;
+  /// Rotary channels: D, or latent attention's qk_rope_head_dim.
+  const int64_t R;
   /// Cached tokens (S.Past); keys and values span Past + Seq positions.
   const int64_t Past;
   std::string Mask, Cos, Sin;

@@ -145,6 +145,20 @@ private:
   std::string Pos, TokEmbedding;
 };
 
+/// One of a layer's cache tensors [batch, Heads, positions, Width].
+struct CacheTensor {
+  const char *What;
+  int64_t Heads, Width;
+};
+
+/// A layer's caches: keys and values of the kv heads, or latent attention's
+/// latent and rotary key, one for all heads.
+llvm::SmallVector<CacheTensor, 2> cacheTensors(const TransformerSpec &S) {
+  if (isMla(S))
+    return {{"latent", 1, S.KvLoraRank + S.QkRopeHeadDim}};
+  return {{"key", S.KvHeads, headDim(S)}, {"value", S.KvHeads, headDim(S)}};
+}
+
 /// The graph inputs: the token ids, then with a cache each layer's past
 /// keys and values (Hugging Face's order).
 void addGraphInputs(const TransformerSpec &S, onnx::GraphProto &G) {
@@ -153,11 +167,10 @@ void addGraphInputs(const TransformerSpec &S, onnx::GraphProto &G) {
   if (S.Past == 0)
     return;
   for (int64_t I = 0; I < S.Layers; ++I)
-    for (const char *What : {"key", "value"}) {
+    for (const CacheTensor &C : cacheTensors(S)) {
       onnx::ValueInfoProto &V = *G.add_input();
-      V.set_name(cacheName("past", I, What));
-      setTensorType(V, onnxType(S.Type), S.Batch,
-                    {S.KvHeads, S.Past, headDim(S)});
+      V.set_name(cacheName("past", I, C.What));
+      setTensorType(V, onnxType(S.Type), S.Batch, {C.Heads, S.Past, C.Width});
     }
 }
 
@@ -174,9 +187,9 @@ void addGraphOutputs(const TransformerSpec &S, onnx::GraphProto &G) {
     Output("logits", {S.Seq, S.Vocab});
     if (S.Past > 0)
       for (int64_t I = 0; I < S.Layers; ++I)
-        for (const char *What : {"key", "value"})
-          Output(cacheName("present", I, What),
-                 {S.KvHeads, S.Past + S.Seq, headDim(S)});
+        for (const CacheTensor &C : cacheTensors(S))
+          Output(cacheName("present", I, C.What),
+                 {C.Heads, S.Past + S.Seq, C.Width});
     return;
   }
   Output("last_hidden_state", {S.Seq, S.Hidden});

@@ -162,6 +162,59 @@
 // graph outputs. Constants are shared initializers named by value
 // ("const.i64x.0.1024.12.64" a shape, "const.fp32.3f000000" a scalar).
 //
+// With Spec.KvLoraRank = c (llama), attention is DeepSeek-V2/V3's multi-head
+// latent attention (MLA): each head's query and key have dn channels
+// without positions and r rotary ones, its value dv. The keys and values
+// of all heads come from one latent [b, S, c] and one rotary key [b, S, r]
+// that every head shares; queries come through a latent of their own of
+// rank Spec.QLoraRank (or straight from the hidden state when it is 0).
+//
+//   /layers.{i}/attn/q_a/MatMul     [H, q_rank], /attn/q_norm/... (RMSNorm),
+//   /layers.{i}/attn/q_b/MatMul     [q_rank, A*(dn+r)] (or /attn/q/MatMul
+//                                   [H, A*(dn+r)] without a query latent)
+//   /layers.{i}/attn/q_heads/...    Reshape, Transpose to [b, A, S, dn+r];
+//   /layers.{i}/attn/q_split/Split  into dn and r channels; /attn/rope_q/
+//   /layers.{i}/attn/kv_a/MatMul    [H, c+r], then /attn/kv_a/Split into the
+//                                   latent (/attn/kv_norm/..., RMSNorm) and
+//                                   the rotary key (/attn/k_pe/... Reshape,
+//                                   Transpose to [b, 1, S, r]; /attn/rope_k/)
+//
+// Without a cache (training, prefill) the heads' keys and values are
+// computed from the latent, as DeepSeek's own code and Megatron-Core do:
+//
+//   /layers.{i}/attn/k_b/MatMul     [c, A*dn], /attn/k_heads/... [b, A, S, dn]
+//   /layers.{i}/attn/v_b/MatMul     [c, A*dv], /attn/v_heads/... [b, A, S, dv]
+//   /layers.{i}/attn/k_pe/Expand    the rotary key to all A heads
+//   /layers.{i}/attn/q_cat/Concat,  q and k [b, A, S, dn+r]; then k_t, qk,
+//   /layers.{i}/attn/k_cat/Concat   scale (1/sqrt(dn+r)), mask, Softmax, pv
+//
+// With a cache (decoding) the cache holds the latent and the rotary key,
+// c+r elements per token and layer, and attention runs on the latent with
+// k_b and v_b absorbed into the query and the output, as vLLM, SGLang and
+// FlashMLA decode: `past.{i}.latent` [b, 1, P, c+r] is the input,
+// `present.{i}.latent` [b, 1, P+S, c+r] the output (no key or value).
+//
+//   /layers.{i}/attn/uk/...         k_b's weight viewed as A matrices
+//                                   [dn, c] (Reshape, Transpose) and the
+//                                   MatMul of the queries' dn channels by
+//                                   them: [b, A, S, c]
+//   /layers.{i}/attn/q_cat/Concat   with the rotary channels: [b, A, S, c+r]
+//   /layers.{i}/attn/latent/...     the new entries [b, 1, S, c+r]
+//                                   (Unsqueeze, Concat)
+//   /layers.{i}/attn/latent_cache/  Concat after past.{i}.latent
+//   /layers.{i}/attn/k_t/Transpose  the cache as keys [b, 1, c+r, P+S]
+//   /layers.{i}/attn/latent_v/Slice its first c channels as values
+//   /layers.{i}/attn/qk, scale, ... as above, pv giving [b, A, S, c]
+//   /layers.{i}/attn/uv/...         v_b's weight viewed as A matrices
+//                                   [c, dv] and the MatMul by them
+//
+// Then /attn/merge/... [b, S, A*dv] and /attn/out/MatMul [A*dv, H]. Weights:
+// `layers.{i}.attn.q_a.weight`, `.q_norm.weight`, `.q_b.weight` (or
+// `.q.weight`), `.kv_a.weight`, `.kv_norm.weight`, `.k_b.weight`,
+// `.v_b.weight`, `.out.weight`. Under tensor parallelism the down
+// projections (q_a, kv_a) and their norms run whole on every rank, q_b,
+// k_b and v_b are column-parallel and out row-parallel, as in Megatron-Core.
+//
 // Megatron tensor-parallel pairs (column-parallel, then row-parallel):
 // attn/qkv (or attn/q, k, v) with attn/out; mlp/fc1 with mlp/fc2;
 // mlp/gate and mlp/up with mlp/down. The MatMul weights are initializers
@@ -262,6 +315,22 @@ struct TransformerSpec {
   /// The first DenseLayers layers are dense (DeepSeek's
   /// first_k_dense_replace); 0: none.
   int64_t DenseLayers = 0;
+  /// Multi-head latent attention (llama; DeepSeek-V2, V3): above 0, keys
+  /// and values come from a shared latent of this rank (kv_lora_rank),
+  /// which a cache holds instead of them (see the top of this file). 0: the
+  /// family's attention.
+  int64_t KvLoraRank = 0;
+  /// With KvLoraRank: queries come through a latent of this rank too
+  /// (q_lora_rank; DeepSeek-V3: 1536); 0: projected from the hidden state
+  /// directly (DeepSeek-V2-Lite).
+  int64_t QLoraRank = 0;
+  /// With KvLoraRank: each head's query and key channels without positions
+  /// (qk_nope_head_dim; 0: 128), with rotary positions (qk_rope_head_dim;
+  /// 0: 64; one rotary key that every head shares) and its value channels
+  /// (v_head_dim; 0: 128), DeepSeek-V2's and V3's.
+  int64_t QkNopeHeadDim = 0;
+  int64_t QkRopeHeadDim = 0;
+  int64_t VHeadDim = 0;
   /// Graph name; "": e.g. "gpt_L12_H768_A12_F3072_S1024_V50257" (with a
   /// cache "..._S1_P1023_V50257").
   std::string Name;
@@ -274,6 +343,9 @@ struct TransformerSpec {
 /// option that is wrong (as the `perfc zoo` flag, e.g. "--heads 7 does not
 /// divide --hidden 768").
 llvm::Expected<TransformerSpec> resolve(const TransformerSpec &Spec);
+
+/// Whether S has multi-head latent attention (KvLoraRank > 0).
+bool isMla(const TransformerSpec &S);
 
 /// Whether layer I of a resolved spec is a mixture of experts.
 bool isMoeLayer(const TransformerSpec &S, int64_t I);

@@ -40,7 +40,69 @@ llvm::Error checkDim(llvm::StringRef Flag, int64_t V, int64_t Min = 1) {
   return llvm::Error::success();
 }
 
+/// Checks the latent-attention options of S and fills their defaults
+/// (DeepSeek-V2's and V3's head dimensions). S.KvHeads is resolved.
+llvm::Error checkMla(TransformerSpec &S) {
+  for (const auto &[Flag, V] :
+       {std::make_pair("--kv-lora-rank", S.KvLoraRank),
+        std::make_pair("--q-lora-rank", S.QLoraRank),
+        std::make_pair("--qk-nope-head-dim", S.QkNopeHeadDim),
+        std::make_pair("--qk-rope-head-dim", S.QkRopeHeadDim),
+        std::make_pair("--v-head-dim", S.VHeadDim)}) {
+    if (auto E = checkDim(Flag, V, 0))
+      return E;
+    if (V > 0 && S.KvLoraRank == 0)
+      return error(llvm::Twine(Flag) + " " + llvm::Twine(V) +
+                   " shapes multi-head latent attention: add --kv-lora-rank");
+  }
+  if (!isMla(S))
+    return llvm::Error::success();
+  if (S.Fam != Family::Llama)
+    return error("--kv-lora-rank is for llama (DeepSeek's multi-head latent "
+                 "attention, with RMSNorm and rotary positions): " +
+                 name(S.Fam) + " has its own attention");
+  if (S.KvHeads != S.Heads)
+    return error("--kv-heads " + llvm::Twine(S.KvHeads) +
+                 " does not apply to --kv-lora-rank: every head's keys and "
+                 "values come from the one shared latent");
+  if (S.QkNopeHeadDim == 0)
+    S.QkNopeHeadDim = 128;
+  if (S.QkRopeHeadDim == 0)
+    S.QkRopeHeadDim = 64;
+  if (S.VHeadDim == 0)
+    S.VHeadDim = 128;
+  if (S.QkRopeHeadDim % 2 != 0)
+    return error("--qk-rope-head-dim " + llvm::Twine(S.QkRopeHeadDim) +
+                 ": rotary embeddings need an even dimension");
+  return llvm::Error::success();
+}
+
+/// Parameters of one layer's attention with its norm before it, as
+/// doubles (the overflow bound) or exactly (parameterCount).
+template <typename T> T attentionParameters(const TransformerSpec &S) {
+  const T H = T(S.Hidden), A = T(S.Heads);
+  if (!isMla(S)) {
+    const T KvWidth = T(S.KvHeads) * T(headDim(S));
+    return S.Fam == Family::Llama
+               ? H + 2 * H * H + 2 * H * KvWidth
+               : 2 * H + H * (H + 2 * KvWidth) + (H + 2 * KvWidth) + H * H + H;
+  }
+  const T C = T(S.KvLoraRank), QRank = T(S.QLoraRank);
+  const T Dq = T(S.QkNopeHeadDim) + T(S.QkRopeHeadDim), Dv = T(S.VHeadDim);
+  const T Queries =
+      S.QLoraRank > 0 ? H * QRank + QRank + QRank * A * Dq : H * A * Dq;
+  return H                                   // ln1
+         + Queries                           // q_a, q_norm, q_b (or q)
+         + H * (C + T(S.QkRopeHeadDim)) + C  // kv_a, kv_norm
+         + C * A * (T(S.QkNopeHeadDim) + Dv) // k_b, v_b
+         + A * Dv * H;                       // out
+}
+
 } // namespace
+
+bool perfc::modelgen::isMla(const TransformerSpec &S) {
+  return S.KvLoraRank > 0;
+}
 
 llvm::StringRef perfc::modelgen::name(Family F) {
   switch (F) {
@@ -158,7 +220,9 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
     return error("--kv-heads " + llvm::Twine(S.KvHeads) +
                  " does not divide --heads " + llvm::Twine(S.Heads) +
                  ": each key/value head serves heads/kv-heads query heads");
-  if (IsLlama && headDim(S) % 2 != 0)
+  if (auto E = checkMla(S))
+    return std::move(E);
+  if (IsLlama && !isMla(S) && headDim(S) % 2 != 0)
     return error("--hidden " + llvm::Twine(S.Hidden) + " / --heads " +
                  llvm::Twine(S.Heads) + " = " + llvm::Twine(headDim(S)) +
                  ": rotary embeddings need an even head dimension");
@@ -241,6 +305,11 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   // perfc refuses a tensor over 2^62 bytes: so does the generator, naming
   // the flags to lower. Doubles: the products may overflow int64.
   const double Batch = static_cast<double>(S.Batch.getValueOr(1));
+  // The widest head (latent attention's may be wider than hidden/heads).
+  const double HeadWidth =
+      isMla(S) ? static_cast<double>(
+                     std::max(S.QkNopeHeadDim + S.QkRopeHeadDim, S.VHeadDim))
+               : static_cast<double>(headDim(S));
   const double Bytes = static_cast<double>(byteSize(S.Type));
   const double Limit = std::ldexp(1.0, 62);
   auto Dbl = [](int64_t V) { return static_cast<double>(V); };
@@ -255,17 +324,23 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
                     "--seq"},
       {Batch * Dbl(S.Seq) * Dbl(S.Vocab),
        "the logits [batch, seq, vocab]: lower --seq or --vocab"},
-      {Batch * Dbl(S.Seq) * Dbl(std::max(S.Ffn, 3 * S.Hidden)),
+      {Batch * Dbl(S.Seq) *
+           std::max(Dbl(std::max(S.Ffn, 3 * S.Hidden)),
+                    Dbl(S.Heads) * HeadWidth),
        "the MLP activations [batch, seq, ffn]: lower --seq or --ffn"},
-      {Dbl(S.Hidden) * Dbl(std::max({S.Ffn, S.Vocab, S.MoeFfn, S.SharedFfn})) *
-           Dbl(std::max<int64_t>(S.Experts, 1)),
+      {Dbl(S.Hidden) *
+           std::max(Dbl(std::max({S.Ffn, S.Vocab, S.MoeFfn, S.SharedFfn})) *
+                        Dbl(std::max<int64_t>(S.Experts, 1)),
+                    Dbl(S.Heads) * HeadWidth),
        "a weight: lower --hidden, --ffn, --vocab or --experts"},
       {Batch * Dbl(S.Seq) * Dbl(std::max<int64_t>(S.TopK, 1)) *
            Dbl(std::max({S.Ffn, S.Hidden, S.MoeFfn, S.SharedFfn})),
        "the experts' activations [batch, seq, top-k, ffn]: lower --seq, "
        "--ffn or --top-k"},
       // Under the MLP's bound without a cache (K*d <= H).
-      {Batch * Dbl(Positions) * Dbl(S.KvHeads * headDim(S)),
+      {Batch * Dbl(Positions) *
+           (isMla(S) ? Dbl(S.KvLoraRank) + Dbl(S.QkRopeHeadDim)
+                     : Dbl(S.KvHeads * headDim(S))),
        "a layer's key/value cache [batch, kv-heads, past+seq, head-dim]: "
        "lower --past"},
   };
@@ -279,8 +354,8 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
   // The widest MLP, for every expert and the shared ones.
   const double Wide = std::max({F, Dbl(S.MoeFfn), Dbl(S.SharedFfn)});
   const double Params =
-      Dbl(S.Layers) *
-          (4 * H * H + (Experts + 1) * (3 * H * Wide + 2 * H) + 13 * H) +
+      Dbl(S.Layers) * (std::max(4 * H * H, attentionParameters<double>(S)) +
+                       (Experts + 1) * (3 * H * Wide + 2 * H) + 13 * H) +
       3 * H * Dbl(S.Vocab) + Dbl(S.MaxPositions) * H + 3 * H * H;
   if (Params > std::ldexp(1.0, 53))
     return error("the model would have over 2^53 parameters: lower --layers, "
@@ -291,6 +366,15 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
              std::to_string(S.Hidden) + "_A" + std::to_string(S.Heads);
     if (S.KvHeads != S.Heads)
       S.Name += "_K" + std::to_string(S.KvHeads);
+    if (isMla(S)) {
+      S.Name += "_MLA" + std::to_string(S.KvLoraRank);
+      if (S.QLoraRank > 0)
+        S.Name += "q" + std::to_string(S.QLoraRank);
+      if (S.QkNopeHeadDim != 128 || S.QkRopeHeadDim != 64 || S.VHeadDim != 128)
+        S.Name += "n" + std::to_string(S.QkNopeHeadDim) + "r" +
+                  std::to_string(S.QkRopeHeadDim) + "v" +
+                  std::to_string(S.VHeadDim);
+    }
     S.Name += "_F" + std::to_string(S.Ffn);
     if (S.Experts > 0)
       S.Name += "_E" + std::to_string(S.Experts) + "k" +
@@ -342,7 +426,6 @@ perfc::modelgen::expertRouting(const TransformerSpec &S) {
 
 uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
   const uint64_t H = S.Hidden, V = S.Vocab, L = S.Layers;
-  const uint64_t KvWidth = static_cast<uint64_t>(S.KvHeads) * headDim(S);
   const bool Llama = S.Fam == Family::Llama;
   // An MLP of width W: gate, up, down (llama) or fc1, fc2 with biases.
   const auto Mlp = [&](uint64_t W) {
@@ -356,22 +439,15 @@ uint64_t perfc::modelgen::parameterCount(const TransformerSpec &S) {
                                    (S.SharedFfn > 0 ? Mlp(S.SharedFfn) : 0)
                              : Mlp(S.Ffn);
   uint64_t N = V * H; // token embedding
+  // Each layer's attention and the norms before it and the MLP.
+  const uint64_t Layer = attentionParameters<uint64_t>(S) + (Llama ? H : 2 * H);
   if (Llama) {
-    uint64_t Layer = H                 // ln1
-                     + 2 * H * H       // q, out
-                     + 2 * H * KvWidth // k, v
-                     + H;              // ln2
-    N += L * Layer + Mlps + H;         // + final norm
+    N += L * Layer + Mlps + H; // + final norm
     if (!*S.TiedEmbeddings)
       N += H * V;
     return N;
   }
   N += static_cast<uint64_t>(S.MaxPositions) * H;
-  const uint64_t Qkv = H + 2 * KvWidth; // q, then k and v of K heads
-  uint64_t Layer = 2 * H                // ln1
-                   + H * Qkv + Qkv      // qkv
-                   + H * H + H          // out
-                   + 2 * H;             // ln2
   N += L * Layer + Mlps;
   if (S.Fam == Family::Bert) {
     N += 2 * H + 2 * H + H * H + H; // types, embed ln, pooler
