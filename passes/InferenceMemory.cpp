@@ -57,16 +57,17 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
   std::vector<unsigned> Touched;
   // A cache appended in place (Kernel::AppendsTo) and the next step's
   // cache are one buffer: the graph input's, alive to the end.
-  llvm::DenseMap<const ir::Value *, const ir::Value *> SharedWith;
   // Each such cache is split as the kernel that appends to it splits its
   // rows (by heads, or whole where every head reads one latent), whichever
   // kernel reads it.
-  llvm::DenseMap<const ir::Value *, int> AppendedBy;
+  struct Cache {
+    const ir::Value *Input;
+    int AppendedBy;
+  };
+  llvm::DenseMap<const ir::Value *, Cache> SharedWith;
   for (int K = 0; K < N; ++K)
-    if (const Kernel &Ker = Plan.Kernels[K]; Ker.AppendsTo) {
-      SharedWith[G.nodes()[Ker.Head]->output(0)] = Ker.AppendsTo;
-      AppendedBy[Ker.AppendsTo] = K;
-    }
+    if (const Kernel &Ker = Plan.Kernels[K]; Ker.AppendsTo)
+      SharedWith[G.nodes()[Ker.Head]->output(0)] = {Ker.AppendsTo, K};
   M.SharedCaches = SharedWith.size();
   auto use = [&](const ir::Value *V, int K, bool Write) {
     if (!V || V->index() >= Lives.size())
@@ -74,8 +75,10 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
     if (!Write)
       V = heldFor(V, Plan);
     const bool Returned = V->isGraphOutput();
+    int ShareOf = K;
     if (auto It = SharedWith.find(V); It != SharedWith.end()) {
-      V = It->second;
+      V = It->second.Input;
+      ShareOf = It->second.AppendedBy;
       Write = false;
     }
     Life &L = Lives[V->index()];
@@ -94,12 +97,10 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       // One rank's share: of a weight as its reader splits it, of what a
       // kernel writes and of a floating-point graph input as the kernel
       // splits its activations; the largest any kernel asks.
-      const auto Appender = AppendedBy.find(V);
       const double Share =
-          L.Weight                       ? Shares[K].Weights
-          : Appender != AppendedBy.end() ? Shares[Appender->second].Activations
+          L.Weight ? Shares[K].Weights
           : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
-              ? Shares[K].Activations
+              ? Shares[ShareOf].Activations
               : 1;
       if (Share > L.Share) {
         L.Share = Share;

@@ -273,8 +273,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   uint64_t Params = modelgen::parameterCount(S);
   uint64_t WeightBytes = Params * (S.Type == modelgen::FloatType::F32 ? 4 : 2);
   llvm::outs() << OutputPath << ": " << modelgen::name(S.Fam) << ", "
-               << S.Layers << " layers, hidden " << S.Hidden << ", " << S.Heads
-               << " heads";
+               << S.Layers << (S.Layers == 1 ? " layer" : " layers")
+               << ", hidden " << S.Hidden << ", " << S.Heads << " heads";
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";
   if (modelgen::isMla(S)) {

@@ -357,5 +357,16 @@ TEST_SUITE("latent attention") {
     Negative.VHeadDim = -1;
     CHECK(specError(Negative).find("--v-head-dim -1: must be positive") !=
           std::string::npos);
+    // The decoding queries on a huge latent: refused before any tensor
+    // passes 2^62 bytes.
+    modelgen::TransformerSpec Huge = mlaSpec(1);
+    Huge.Hidden = Huge.Heads = 16384;
+    Huge.QLoraRank = 0;
+    Huge.KvLoraRank = int64_t(1) << 24;
+    Huge.QkNopeHeadDim = Huge.QkRopeHeadDim = Huge.VHeadDim = 2;
+    Huge.Batch = int64_t(1) << 24;
+    CHECK(specError(Huge).find("the queries on the latent [batch, heads, seq, "
+                               "kv-lora-rank]: lower --kv-lora-rank or --seq "
+                               "(over 2^62 bytes)") != std::string::npos);
   }
 }

@@ -337,6 +337,20 @@ perfc::modelgen::resolve(const TransformerSpec &Spec) {
            Dbl(std::max({S.Ffn, S.Hidden, S.MoeFfn, S.SharedFfn})),
        "the experts' activations [batch, seq, top-k, ffn]: lower --seq, "
        "--ffn or --top-k"},
+      // Latent attention's widest weight and its queries on the latent.
+      {isMla(S) ? std::max({Dbl(S.Hidden) * Dbl(S.QLoraRank),
+                            std::max(Dbl(S.Hidden), Dbl(S.QLoraRank)) *
+                                Dbl(S.Heads) * HeadWidth,
+                            Dbl(S.Hidden) * Dbl(S.KvLoraRank + S.QkRopeHeadDim),
+                            Dbl(S.KvLoraRank) * Dbl(S.Heads) * HeadWidth})
+                : 0,
+       "a latent attention weight: lower --kv-lora-rank, --q-lora-rank or the "
+       "head dimensions"},
+      {isMla(S) && S.Past > 0 ? Batch * Dbl(S.Heads) * Dbl(S.Seq) *
+                                    Dbl(S.KvLoraRank + S.QkRopeHeadDim)
+                              : 0,
+       "the queries on the latent [batch, heads, seq, kv-lora-rank]: lower "
+       "--kv-lora-rank or --seq"},
       // Under the MLP's bound without a cache (K*d <= H).
       {Batch * Dbl(Positions) *
            (isMla(S) ? Dbl(S.KvLoraRank) + Dbl(S.QkRopeHeadDim)
