@@ -558,9 +558,12 @@ private:
         continue;
       const ir::Value *In = activationInput(*N);
       for (const ir::Value *W : N->inputs()) {
+        // The stack, or the experts a decoding step reaches of it (a
+        // Slice: [A, in, out]), one per row group of the activation.
         const int64_t E = stackedExperts(W ? parameterBehind(W) : nullptr);
         if (E == 0 || !In || In->shape().rank() != 3 ||
-            In->shape()[0].Value != E)
+            !W->shape().isRanked() || W->shape().rank() != 3 ||
+            In->shape()[0].Value != W->shape()[0].Value)
           continue;
         Info.Expert[N->index()] = true;
         auto &Counts = UnitExperts[Info.UnitOf[N->index()]];

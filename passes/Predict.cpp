@@ -54,7 +54,7 @@ void addMemory(const ir::Graph &G, const KernelPlan &Plan,
   if (!M.Fits)
     R.Warnings.push_back(
         {"",
-         llvm::formatv("one run needs {0} at its peak (weights {1}, "
+         llvm::formatv("one run needs {0} at its peak{6} (weights {1}, "
                        "activations {2} at '{3}') but {4} has {5} of "
                        "memory: use a smaller batch or sequence, a "
                        "narrower --storage-type, or a larger device",
@@ -62,9 +62,18 @@ void addMemory(const ir::Graph &G, const KernelPlan &Plan,
                        hw::formatDataBytes(M.Usage.WeightsBytes),
                        hw::formatDataBytes(M.Usage.ActivationsBytes), M.PeakAt,
                        M.Device, hw::formatDataBytes(M.CapacityBytes),
-                       Shares.empty() ? "" : " per tensor-parallel rank")
+                       Shares.empty()     ? ""
+                       : O.ExpertParallel ? " per expert-parallel rank"
+                                          : " per tensor-parallel rank")
              .str()});
   R.Memory = std::move(M);
+}
+
+/// The link a group's ranks exchange over: inside a node, else between.
+std::string linkName(const cost::CommGroup &Group) {
+  return Group.Intra   ? Group.Intra->Name
+         : Group.Inter ? Group.Inter->Name
+                       : std::string();
 }
 
 /// Tensor-parallel inference: the exchanges after the kernels that write
@@ -77,9 +86,7 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
   const cost::CommGroup &Group = *O.TensorParallel;
   TensorParallelReport TP;
   TP.Degree = Group.Size;
-  TP.Link = Group.Intra   ? Group.Intra->Name
-            : Group.Inter ? Group.Inter->Name
-                          : std::string();
+  TP.Link = linkName(Group);
   TP.KernelSeconds = KernelSeconds;
   // Row-parallel outputs and the embedding's lookups are summed over the
   // ranks; the vocabulary-parallel head's logits are gathered, as
@@ -163,6 +170,86 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
   return Total;
 }
 
+/// Expert-parallel inference (PredictOptions::ExpertParallel): each
+/// mixture's tokens go to their experts' ranks and come back, an all-to-all
+/// each way of one rank's share of the experts' inputs and outputs, after
+/// the kernels that write them; added to those kernels' TpCommSeconds.
+/// Returns their sum.
+double addExpertParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
+                                  const BlockInfo &Blocks,
+                                  const PredictOptions &O, double KernelSeconds,
+                                  Report &R) {
+  const cost::CommGroup &Group = *O.ExpertParallel;
+  ExpertParallelReport EP;
+  EP.Degree = Group.Size;
+  EP.Link = linkName(Group);
+  EP.KernelSeconds = KernelSeconds;
+  const double Launch = O.Device->LaunchOverheadSeconds;
+  double Largest = -1;
+  std::string LargestExplain;
+  for (const auto &Unit : Blocks.ExpertExchanged)
+    for (const ir::Value *V : Unit) {
+      // The dispatched rows are the experts' input (often a view of the
+      // copy that groups them): sent before the kernel that reads them,
+      // charged to the kernel that writes them.
+      const ir::Node *P = Plan.dataRoot(V)->producer();
+      if (!P || Plan.KernelOf[P->index()] < 0)
+        continue;
+      const double Bytes = storedBytes(static_cast<double>(V->bytes()),
+                                       V->type(), O.StorageType) /
+                           Group.Size;
+      NodeTime &T = *R.Nodes[Plan.Kernels[Plan.KernelOf[P->index()]].Head].Time;
+      double Seconds = 0;
+      if (O.Explain) {
+        const cost::CommTime CT =
+            cost::collectiveTime(cost::Collective::AllToAll, Bytes, Group);
+        Seconds = CT.Seconds + Launch;
+        T.Explain +=
+            llvm::formatv(" [then an all-to-all of '{0}' over the {1} "
+                          "expert-parallel ranks: {2} + {3} launch]",
+                          V->name(), Group.Size, CT.Explain,
+                          hw::formatQuantity(Launch, hw::Quantity::Time))
+                .str();
+        if (Seconds > Largest) {
+          Largest = Seconds;
+          LargestExplain =
+              "all-to-all of '" + V->name().str() + "': " + CT.Explain;
+        }
+      } else {
+        Seconds =
+            cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, Group) +
+            Launch;
+      }
+      T.TpCommSeconds += Seconds;
+      EP.CommSeconds += Seconds;
+      ++EP.AllToAlls;
+      EP.AllToAllBytes += Bytes;
+    }
+  if (O.Explain) {
+    EP.Explain =
+        llvm::formatv(
+            "one rank of {0} (data-parallel attention with expert "
+            "parallelism, as SGLang and vLLM serve mixtures of experts): "
+            "attention and the dense layers run on 1/{0} of the batch with "
+            "all their weights and 1/{0} of the key/value cache; each "
+            "mixture's experts are split over the ranks (1/{0} of them, and "
+            "of the experts a step reaches, on each, routing balanced), and "
+            "every rank's tokens go to their experts and come back: {1} "
+            "all-to-all{2} ({3} of one rank's buffers) over {4}, each after "
+            "the kernel that writes it, on the same stream and launched as a "
+            "kernel",
+            Group.Size, EP.AllToAlls, EP.AllToAlls == 1 ? "" : "s",
+            hw::formatDataBytes(EP.AllToAllBytes),
+            EP.Link.empty() ? std::string("the group's link") : EP.Link)
+            .str();
+    if (!LargestExplain.empty())
+      EP.Explain += "; the largest: " + LargestExplain;
+  }
+  const double Total = EP.CommSeconds;
+  R.ExpertParallel = std::move(EP);
+  return Total;
+}
+
 void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
              Report &R) {
   const KernelPlan Plan = [&] {
@@ -184,16 +271,17 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   // Tensor parallelism: each kernel's share on one rank, as its head's
   // role splits it (a kernel's fused members go with their head).
   const unsigned Tp = O.TensorParallel ? O.TensorParallel->Size : 1;
+  const unsigned Ep = O.ExpertParallel ? O.ExpertParallel->Size : 1;
   // The blocks also say which GEMMs the FP8 recipe runs in FP8.
   const bool Recipe = O.Training && O.Fp8Recipe;
   llvm::Optional<BlockInfo> OwnBlocks;
   const BlockInfo *Blocks = O.Split && !O.Training ? &O.Split->Blocks : nullptr;
   std::vector<KernelShare> Shares;
-  if ((Tp > 1 || Recipe) && !Blocks) {
+  if ((Tp > 1 || Ep > 1 || Recipe) && !Blocks) {
     OwnBlocks = analyzeBlocks(G, Work);
     Blocks = &*OwnBlocks;
   }
-  if (Tp > 1)
+  if (Tp > 1 || Ep > 1)
     Shares.resize(Plan.Kernels.size());
   KernelSummary Summary;
   double Total = 0;
@@ -202,6 +290,18 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
     // One copy of the kernel's work on the library's fast path (no split).
     const OpWork KW = [&] {
       const OpWork Own = kernelWork(K, O.Fusion.FlashAttention);
+      if (Ep > 1) {
+        // A rank's 1/Ep of the batch, of the experts (whose weights it
+        // alone holds: their products are split by expert) and of every
+        // activation; the dense weights whole.
+        const bool Expert = Blocks->Expert[K.Head];
+        const double Share = 1.0 / Ep;
+        Shares[I] = {Expert ? Share : 1.0, Share};
+        return storedWork(
+            shardWork(Own, Expert ? TpRole::Sharded : TpRole::Replicated, Ep,
+                      Share, 1.0),
+            O.StorageType);
+      }
       if (Tp <= 1)
         return storedWork(Own, O.StorageType);
       const TpRole Role = Blocks->Tp[K.Head];
@@ -287,6 +387,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   Summary.MemoryBoundSeconds += Layout.TotalSeconds;
   if (Tp > 1)
     Total += addTensorParallelExchanges(G, Plan, *Blocks, O, Total, R);
+  if (Ep > 1)
+    Total += addExpertParallelExchanges(G, Plan, *Blocks, O, Total, R);
   Summary.Kernels = Plan.Kernels.size();
   Summary.AttentionKernels =
       llvm::count_if(Plan.Kernels, [](const Kernel &K) { return K.Attention; });
@@ -416,6 +518,41 @@ llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
                        /*SequenceParallel=*/false))
     return std::move(E);
   return std::move(S);
+}
+
+llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep) {
+  if (Ep <= 1)
+    return llvm::Error::success();
+  const auto Fail = [](const llvm::Twine &Message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   Message.str());
+  };
+  const BlockInfo Blocks = analyzeBlocks(G, computeWork(G));
+  if (Blocks.ExpertCounts.empty())
+    return Fail("--ep " + llvm::Twine(Ep) +
+                ": the model has no mixture of experts (perfc zoo --experts "
+                "writes one); use --tp to split a dense model");
+  for (int64_t E : Blocks.ExpertCounts)
+    if (E % Ep != 0)
+      return Fail("--ep " + llvm::Twine(Ep) + " does not divide the " +
+                  llvm::Twine(E) +
+                  " experts of a mixture (each rank holds whole experts); "
+                  "use an --ep that divides " +
+                  llvm::Twine(E));
+  const ir::Value *First = G.inputs().empty() ? nullptr : G.inputs().front();
+  const int64_t Batch =
+      First && First->shape().isRanked() && First->shape().rank() > 0
+          ? First->shape().size(0)
+          : 0;
+  if (Batch <= 0 || Batch % Ep != 0)
+    return Fail("--ep " + llvm::Twine(Ep) +
+                " splits the batch over its ranks (data-parallel "
+                "attention), but input '" +
+                (First ? First->name() : llvm::StringRef("?")) +
+                "' has a batch of " + llvm::Twine(Batch) +
+                ": give a --batch that " + llvm::Twine(Ep) +
+                " divides (all the ranks' sequences together)");
+  return llvm::Error::success();
 }
 
 static llvm::Error noAttention() {

@@ -73,6 +73,12 @@ struct PredictOptions {
   /// vocabulary-parallel logits all-gathered, after the kernels that write
   /// them. None, or Size 1: one device. checkTensorParallel first.
   llvm::Optional<cost::CommGroup> TensorParallel;
+  /// Expert parallelism for inference (--ep; ExpertParallelReport): the
+  /// group of ranks (Size of them; the cluster must outlive the call) over
+  /// which attention and the dense layers split the batch and the mixtures
+  /// their experts; Tp must be 1. None, or Size 1: one device.
+  /// checkExpertParallel first.
+  llvm::Optional<cost::CommGroup> ExpertParallel;
   /// analyzeTensorParallel's result for the graph predicted (inference
   /// only; it must outlive the call): its work and blocks are reused.
   const TensorParallelSplit *Split = nullptr;
@@ -97,6 +103,12 @@ tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What);
 /// pairs (passes/Blocks.h) and Tp divides every size they split
 /// (passes/TpSizes.h). The error says which and what to give instead.
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp);
+/// Whether G can be served over Ep ranks with expert parallelism
+/// (PredictOptions::ExpertParallel): it has mixtures of experts, Ep divides
+/// each one's experts and the batch (the first input's leading
+/// dimension), which the ranks split. The error says which and what to
+/// give instead.
+llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep);
 /// checkTensorParallel's analysis, kept for predict (PredictOptions::Split).
 llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
                                                           unsigned Tp);

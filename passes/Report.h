@@ -187,6 +187,23 @@ struct TensorParallelReport {
   std::string Explain; ///< The rule and the largest exchange's formula.
 };
 
+/// With --ep N for inference: a mixture-of-experts model served over N
+/// devices as SGLang (--enable-dp-attention with --ep-size) and vLLM
+/// (data parallelism with --enable-expert-parallel) serve DeepSeek and
+/// Mixtral: each rank runs attention and the dense layers on 1/N of the
+/// batch with all their weights, and holds 1/N of each mixture's experts,
+/// to which every rank's tokens go and from which they come back in an
+/// all-to-all each way. The nodes' times and the memory are one rank's.
+struct ExpertParallelReport {
+  unsigned Degree = 1;
+  std::string Link;         ///< The link the ranks exchange over.
+  unsigned AllToAlls = 0;   ///< Two per mixture: dispatch and combine.
+  double AllToAllBytes = 0; ///< Summed, one rank's buffers.
+  double KernelSeconds = 0; ///< One rank's kernels.
+  double CommSeconds = 0;   ///< The all-to-alls.
+  std::string Explain;      ///< The rule and the largest exchange's formula.
+};
+
 struct Report {
   ModelInfo Model;
   llvm::Optional<HardwareInfo> Hardware;
@@ -199,6 +216,9 @@ struct Report {
   /// Inference with --tp: the split and its exchanges (LatencySeconds
   /// includes them).
   llvm::Optional<TensorParallelReport> TensorParallel;
+  /// Inference with --ep: the split and its all-to-alls (LatencySeconds
+  /// includes them).
+  llvm::Optional<ExpertParallelReport> ExpertParallel;
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;
   llvm::Optional<TrainReport> Train;

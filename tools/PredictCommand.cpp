@@ -179,9 +179,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       cl::value_desc("p2p|a2a"), cl::cat(TrainCategory));
   cl::opt<unsigned> Ep(
       "ep",
-      cl::desc("With --train: expert-parallel degree (Megatron-Core's "
-               "--expert-model-parallel-size): each mixture of experts split "
-               "over N of the dp x cp ranks, tokens exchanged all-to-all"),
+      cl::desc("Expert-parallel degree. With --train, Megatron-Core's "
+               "--expert-model-parallel-size: each mixture of experts split "
+               "over N of the dp x cp ranks, tokens exchanged all-to-all. "
+               "Without, serving over N devices of --hw: attention and dense "
+               "layers data-parallel (1/N of the batch each), experts split "
+               "N ways, tokens exchanged all-to-all (SGLang's and vLLM's "
+               "expert parallelism)"),
       cl::init(1), cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<std::string> MoeCapacity(
       "moe-capacity",
@@ -505,17 +509,35 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("--plan and --strategy need --train");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
              Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
-             Ep.getNumOccurrences() || MoeCapacity.getNumOccurrences() ||
+             MoeCapacity.getNumOccurrences() ||
              GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
     return fail(
-        "training options (--dp, --pp, --cp, --cp-comm, --ep, "
-        "--moe-capacity, --global-batch, --micro-batch, --recompute, --zero, "
-        "--input-rate) need "
-        "--train");
-  } else if (Tp.getNumOccurrences()) {
+        "training options (--dp, --pp, --cp, --cp-comm, --moe-capacity, "
+        "--global-batch, --micro-batch, --recompute, --zero, --input-rate) "
+        "need --train");
+  } else if (Ep.getNumOccurrences()) {
+    // A mixture of experts served over an expert-parallel group.
+    if (Ep == 0)
+      return fail("--ep 0: give the number of devices the experts are split "
+                  "over, 1 or more");
+    if (Hw.empty())
+      return fail("--ep needs --hw naming a cluster whose devices serve the "
+                  "model (e.g. dgx-h100)");
+    if (Tp > 1)
+      return fail("--ep and --tp: expert-parallel inference runs attention "
+                  "data-parallel and whole on each rank; give one of them");
+    if (Place)
+      return fail("--place and --ep: --place puts each kernel on one "
+                  "processor of a SoC, --ep splits a mixture over a "
+                  "cluster's devices; give one");
+    if (Sp)
+      return fail("--sp splits training activations by sequence; for "
+                  "inference give --ep alone");
+  }
+  if (!Train && Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
     if (Tp == 0)
       return fail("--tp 0: give the number of devices the model is split "
@@ -627,6 +649,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Options.Split = &*Split;
     Options.TensorParallel = *Group;
     Options.TensorParallel->Protocol = *Protocol;
+  }
+  if (!Train && Ep > 1) {
+    auto Group = tensorParallelGroup(*Cluster, Ep, "--ep");
+    if (!Group)
+      return fail(Group.takeError());
+    if (llvm::Error E = checkExpertParallel(Model->Graph, Ep))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
+    Options.ExpertParallel = *Group;
+    Options.ExpertParallel->Protocol = *Protocol;
   }
   Report R = predict(Model->Graph, Options);
   if (!Train && FlashAttentionOpt)

@@ -298,7 +298,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("complete", M.Usage.Complete);
         if (!M.Explain.empty())
           J.attribute("explain", jsonText(M.Explain));
-        if (R.TensorParallel)
+        if (R.TensorParallel || R.ExpertParallel)
           J.attribute("per_rank", true);
       });
     }
@@ -315,6 +315,19 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("comm_s", TP.CommSeconds);
         if (!TP.Explain.empty())
           J.attribute("explain", jsonText(TP.Explain));
+      });
+    }
+    if (R.ExpertParallel) {
+      const ExpertParallelReport &EP = *R.ExpertParallel;
+      J.attributeObject("expert_parallel", [&] {
+        J.attribute("degree", int64_t(EP.Degree));
+        J.attribute("link", jsonText(EP.Link));
+        J.attribute("all_to_alls", int64_t(EP.AllToAlls));
+        J.attribute("all_to_all_bytes", count(EP.AllToAllBytes));
+        J.attribute("kernels_s", EP.KernelSeconds);
+        J.attribute("comm_s", EP.CommSeconds);
+        if (!EP.Explain.empty())
+          J.attribute("explain", jsonText(EP.Explain));
       });
     }
     if (R.Train && R.Strategy) {

@@ -189,12 +189,24 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     if (Options.Explain && !TP.Explain.empty())
       OS << "          " << TP.Explain << "\n";
   }
+  if (R.ExpertParallel) {
+    const ExpertParallelReport &EP = *R.ExpertParallel;
+    OS << fmt::format("ep        {} ranks over {}: kernels {} + {} "
+                      "all-to-all{} {} (per rank: 1/{} of the batch and of "
+                      "the experts; latency includes them)\n",
+                      EP.Degree, EP.Link.empty() ? "their link" : EP.Link,
+                      formatSeconds(EP.KernelSeconds), EP.AllToAlls,
+                      EP.AllToAlls == 1 ? "" : "s",
+                      formatSeconds(EP.CommSeconds), EP.Degree);
+    if (Options.Explain && !EP.Explain.empty())
+      OS << "          " << EP.Explain << "\n";
+  }
   if (R.Memory) {
     const InferenceMemoryReport &Mem = *R.Memory;
     OS << fmt::format("memory    {} at peak{} (weights {}, activations {} at "
                       "'{}'){} {} {}\n",
                       formatBytes(Mem.Usage.PeakBytes),
-                      R.TensorParallel ? " per rank" : "",
+                      R.TensorParallel || R.ExpertParallel ? " per rank" : "",
                       formatBytes(Mem.Usage.WeightsBytes),
                       formatBytes(Mem.Usage.ActivationsBytes), Mem.PeakAt,
                       Mem.Usage.Complete ? "," : " (at least),",

@@ -1040,8 +1040,10 @@ set_tests_properties(cli.error.ep_not_dividing PROPERTIES FIXTURES_REQUIRED zoo_
 perfc_expect_error(ep_dense_model
   "gpt2_small.onnx: --ep 2: the model has no mixture of experts"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --dp 2 --ep 2)
-perfc_expect_error(ep_without_train
-  "training options \\(--dp, --pp, --cp, --cp-comm, --ep, "
+# Without --train, --ep serves a mixture (data-parallel attention, experts
+# split): a dense model has nothing to split.
+perfc_expect_error(ep_dense_inference
+  "gpt2_small.onnx: --ep 2: the model has no mixture of experts \\(perfc zoo --experts writes one\\)\\; use --tp to split a dense model"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --ep 2)
 # Decoding a mixture: one token reaches its 2 experts, and only their
 # weights are read; all 8 stay resident (half on each of 2 ranks).
@@ -1057,6 +1059,29 @@ add_test(NAME cli.moe_decode_tensor_parallel
 set_tests_properties(cli.moe_decode_tensor_parallel PROPERTIES
   FIXTURES_REQUIRED zoo_moe_decode
   PASS_REGULAR_EXPRESSION "memory    [0-9.]+ MB at peak per rank \\(weights 118.5 MB,.*/layers.0/moe/experts/up/MatMul  MatMul  +1.049 M ")
+# Served with --ep: each rank runs attention on 1/ep of the batch and holds
+# 1/ep of the experts; a dispatch and a combine all-to-all per mixture.
+add_test(NAME cli.moe_serve_expert_parallel
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --batch 8 --hw dgx-h100 --ep 4)
+set_tests_properties(cli.moe_serve_expert_parallel PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "ep        4 ranks over nvswitch: kernels [0-9.]+ [mu]s \\+ 4 all-to-alls [0-9.]+ [mu]s \\(per rank: 1/4 of the batch and of the experts.*memory    [0-9.]+ [MG]B at peak per rank")
+add_test(NAME cli.moe_serve_expert_parallel_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --batch 8 --hw dgx-h100 --ep 4
+                 --format json --ops 0)
+set_tests_properties(cli.moe_serve_expert_parallel_json PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"per_rank\": true.*\"expert_parallel\": {[ \n]+\"degree\": 4,[ \n]+\"link\": \"nvswitch\",[ \n]+\"all_to_alls\": 4,")
+perfc_expect_error(moe_serve_ep_batch
+  "zoo_moe_decode.onnx: --ep 2 splits the batch over its ranks \\(data-parallel attention\\), but input 'input_ids' has a batch of 1: give a --batch that 2 divides"
+  ${ZOO_MOE_DECODE} --hw dgx-h100 --ep 2)
+set_tests_properties(cli.error.moe_serve_ep_batch PROPERTIES FIXTURES_REQUIRED zoo_moe_decode)
+perfc_expect_error(moe_serve_ep_and_tp
+  "--ep and --tp: expert-parallel inference runs attention data-parallel"
+  ${ZOO_MOE_DECODE} --hw dgx-h100 --ep 2 --tp 2)
+perfc_expect_error(moe_serve_ep_without_hw
+  "--ep needs --hw naming a cluster"
+  ${ZOO_MOE_DECODE} --ep 2)
 # Its layout is this batch's: rebinding it is refused at the dispatch.
 perfc_expect_error(moe_decode_rebound_batch
   "zoo_moe_decode.onnx: node '/layers.0/moe/dispatch/Reshape' \\(Reshape\\): reshapes \\[4, 1, 2, 512\\] \\(4096 elements\\) into \\[2, 1, 512\\] \\(1024\\); its shape constant was written for other input shapes"

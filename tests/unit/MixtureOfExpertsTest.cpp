@@ -580,3 +580,91 @@ TEST_SUITE("moe") {
     CHECK(R.TpCommSeconds > 0);
   }
 }
+
+TEST_SUITE("expert-parallel inference") {
+
+  /// One decoding step of 4 sequences after 15 tokens: 8 routed rows reach
+  /// 5 of the 8 experts (2 rows each, 2 padded).
+  frontend::ImportedModel decodeStep(int64_t Batch = 4) {
+    modelgen::TransformerSpec S = moeSpec(Family::Llama, 8, 2, Batch);
+    S.Seq = 1;
+    S.Past = 15;
+    return generated(S);
+  }
+
+  Report serve(const ir::Graph &G, const hw::Cluster &C, unsigned Ep) {
+    PredictOptions O;
+    O.Device = &C.primaryDevice();
+    if (Ep > 1) {
+      llvm::Error E = checkExpertParallel(G, Ep);
+      REQUIRE_MESSAGE(!E, llvm::toString(std::move(E)));
+      auto Group = tensorParallelGroup(C, Ep, "--ep");
+      REQUIRE_MESSAGE(bool(Group), llvm::toString(Group.takeError()));
+      O.ExpertParallel = *Group;
+    }
+    return predict(G, O);
+  }
+
+  TEST_CASE("--ep serves a mixture: attention on 1/ep of the batch with "
+            "all its weights, 1/ep of the experts, an all-to-all each way "
+            "per mixture") {
+    const frontend::ImportedModel M = decodeStep();
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    const Report One = serve(M.Graph, *C, 1);
+    const Report Two = serve(M.Graph, *C, 2);
+    REQUIRE(Two.ExpertParallel);
+    CHECK_FALSE(One.ExpertParallel);
+    const ExpertParallelReport &EP = *Two.ExpertParallel;
+    CHECK(EP.Degree == 2);
+    // Per layer: the dispatched rows [5, 2, 64] (read by gate and up) and
+    // the experts' output [5, 2, 64], fp32; each rank sends half.
+    CHECK(EP.AllToAlls == 4);
+    CHECK(EP.AllToAllBytes == doctest::Approx(2 * 2 * 5 * 2 * 64 * 4.0 / 2));
+    CHECK(EP.CommSeconds > 0);
+    CHECK(*Two.LatencySeconds ==
+          doctest::Approx(EP.KernelSeconds + EP.CommSeconds));
+    // Memory: the experts' weights halve, the dense ones stay whole; the
+    // key/value cache (and every activation) halves.
+    const auto [ExpertParams, AllParams] = expertAndAllParams(M.Graph);
+    REQUIRE(ExpertParams > 0);
+    REQUIRE(One.Memory);
+    REQUIRE(Two.Memory);
+    CHECK(Two.Memory->Usage.WeightsBytes ==
+          doctest::Approx(One.Memory->Usage.WeightsBytes - ExpertParams * 4 / 2)
+              .epsilon(0.01));
+    CHECK(Two.Memory->Usage.InputsBytes ==
+          doctest::Approx(One.Memory->Usage.InputsBytes / 2).epsilon(0.01));
+    // The experts' products: half the experts a step reaches on a rank.
+    const ir::Node *Gate =
+        nodeNamed(M.Graph, "/layers.0/moe/experts/gate/MatMul");
+    REQUIRE(Gate);
+    const GraphWork W = computeWork(M.Graph);
+    CHECK(W.Nodes[Gate->index()].Gemm.Batch == 5);
+    const BlockInfo B = analyzeBlocks(M.Graph, W);
+    CHECK(B.Expert[Gate->index()]); // a slice of the stack is still experts
+  }
+
+  TEST_CASE("--ep needs experts it divides and a batch it splits") {
+    auto C = hw::loadHardware("dgx-h100");
+    REQUIRE(bool(C));
+    const frontend::ImportedModel M = decodeStep();
+    const auto Error = [](llvm::Error E) {
+      return E ? llvm::toString(std::move(E)) : std::string();
+    };
+    CHECK(Error(checkExpertParallel(M.Graph, 1)).empty());
+    CHECK(Error(checkExpertParallel(M.Graph, 3))
+              .find("--ep 3 does not divide the 8 experts of a mixture") !=
+          std::string::npos);
+    CHECK(Error(checkExpertParallel(M.Graph, 8))
+              .find("--ep 8 splits the batch over its ranks (data-parallel "
+                    "attention), but input 'input_ids' has a batch of 4") !=
+          std::string::npos);
+    modelgen::TransformerSpec Dense = moeSpec(Family::Llama, 8, 2, 4);
+    Dense.Experts = 0;
+    Dense.TopK = 0;
+    CHECK(Error(checkExpertParallel(generated(Dense).Graph, 2))
+              .find("--ep 2: the model has no mixture of experts") !=
+          std::string::npos);
+  }
+}
