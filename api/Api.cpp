@@ -358,6 +358,33 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     PO.TensorParallel = *Group;
     PO.TensorParallel->Protocol = Protocol;
   }
+  if (Options.expertParallel == 0)
+    throwError("expertParallel 0: give the number of devices the experts "
+               "are split over, 1 or more");
+  if (Options.expertParallel > 1) {
+    if (Options.train)
+      throwError("expertParallel serves inference; a training step's expert "
+                 "parallelism is train.ep");
+    if (Options.tensorParallel > 1)
+      throwError("expertParallel and tensorParallel: expert-parallel "
+                 "inference runs attention data-parallel and whole on each "
+                 "rank; give one of them");
+    if (Options.place)
+      throwError("place and expertParallel: place puts each kernel on one "
+                 "processor of a SoC, expertParallel splits a mixture over a "
+                 "cluster's devices; give one");
+    if (!Cluster)
+      throwError("expertParallel needs hardware: a cluster whose devices "
+                 "serve the model");
+    auto Group =
+        tensorParallelGroup(*Cluster, Options.expertParallel, "expertParallel");
+    if (!Group)
+      throwError(Group.takeError());
+    if (llvm::Error E = checkExpertParallel(MI.Graph, Options.expertParallel))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    PO.ExpertParallel = *Group;
+    PO.ExpertParallel->Protocol = Protocol;
+  }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
       throwError(std::move(E));
@@ -483,6 +510,20 @@ std::optional<TensorParallelSummary> Prediction::tensorParallel() const {
   S.allGathers = TP.AllGathers;
   S.kernelSeconds = TP.KernelSeconds;
   S.commSeconds = TP.CommSeconds;
+  return S;
+}
+
+std::optional<ExpertParallelSummary> Prediction::expertParallel() const {
+  if (!P->R.ExpertParallel)
+    return std::nullopt;
+  const ExpertParallelReport &EP = *P->R.ExpertParallel;
+  ExpertParallelSummary S;
+  S.degree = EP.Degree;
+  S.link = EP.Link;
+  S.allToAlls = EP.AllToAlls;
+  S.allToAllBytes = EP.AllToAllBytes;
+  S.kernelSeconds = EP.KernelSeconds;
+  S.commSeconds = EP.CommSeconds;
   return S;
 }
 

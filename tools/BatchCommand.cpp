@@ -12,7 +12,8 @@
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
-// the batch as --micro-batch does; "tp" splits an inference as --tp,
+// the batch as --micro-batch does; "tp" splits an inference as --tp, "ep"
+// serves a mixture of experts as --ep does without --train,
 // "comm_protocol" prices its exchanges as --comm-protocol does,
 // "flash_attention" runs its attention as --flash-attention does). Each
 // output line is, in input order, the JSON `perfc MODEL --format json` prints,
@@ -72,13 +73,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
-        K != "storage_type" && K != "conv_layout" && K != "tp" &&
+        K != "storage_type" && K != "conv_layout" && K != "tp" && K != "ep" &&
         K != "comm_protocol" && K != "flash_attention" &&
         K != "memory_reserve_bytes")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, comm_protocol, flash_attention, "
+                  "launch_overhead_s, tp, ep, comm_protocol, flash_attention, "
                   "memory_reserve_bytes");
   }
   auto Model = O->getString("model");
@@ -156,6 +157,15 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
       return Fail("'tp' must be an integer >= 1 (the devices an inference "
                   "is split over)");
     J.Predict.tensorParallel = unsigned(*T);
+  }
+  if (O->get("ep")) {
+    // Expert-parallel serving (--ep without --train); the library checks
+    // the rest.
+    auto E = O->getInteger("ep");
+    if (!E || *E < 1 || *E > std::numeric_limits<unsigned>::max())
+      return Fail("'ep' must be an integer >= 1 (the devices a mixture of "
+                  "experts is served over)");
+    J.Predict.expertParallel = unsigned(*E);
   }
   if (O->get("allow_unknown_shapes")) {
     auto F = O->getBoolean("allow_unknown_shapes");

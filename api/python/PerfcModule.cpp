@@ -45,6 +45,7 @@ struct PredictKwargs {
   std::string CommProtocol = "auto"; ///< Tp's exchanges (--comm-protocol).
   /// Bytes each device keeps for the runtime (--memory-reserve); None: 0.
   py::object MemoryReserve = py::none();
+  unsigned Ep = 1; ///< Expert-parallel serving (as --ep without --train).
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -58,6 +59,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.place = Extra.Place;
   O.timings = Extra.Timings;
   O.tensorParallel = Extra.Tp;
+  O.expertParallel = Extra.Ep;
   O.flashAttention = Extra.FlashAttention;
   O.commProtocol = Extra.CommProtocol;
   O.fusion = Fusion;
@@ -212,6 +214,17 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     TD["kernels_s"] = TP->kernelSeconds;
     TD["comm_s"] = TP->commSeconds;
     D["tensor_parallel"] = TD;
+  }
+  if (auto EP = P.expertParallel()) {
+    // The JSON's "expert_parallel" keys, without the explanation.
+    py::dict ED;
+    ED["degree"] = EP->degree;
+    ED["link"] = text(EP->link);
+    ED["all_to_alls"] = EP->allToAlls;
+    ED["all_to_all_bytes"] = EP->allToAllBytes;
+    ED["kernels_s"] = EP->kernelSeconds;
+    ED["comm_s"] = EP->commSeconds;
+    D["expert_parallel"] = ED;
   }
   if (auto Pl = P.placement()) {
     // The JSON's "placement" keys, without the per-kernel assignment
@@ -493,13 +506,13 @@ PYBIND11_MODULE(perfc, m) {
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
-         py::object Reserve) {
+         py::object Reserve, unsigned Ep) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, false, Tp,
-                                Flash, Protocol, Reserve}));
+                                Flash, Protocol, Reserve, Ep}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -509,7 +522,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("tp") = 1, py::arg("flash_attention") = false,
       py::arg("comm_protocol") = "auto",
-      py::arg("memory_reserve_bytes") = py::none(),
+      py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -523,22 +536,24 @@ PYBIND11_MODULE(perfc, m) {
       "flash_attention: attention as FlashAttention runs it, the blocks "
       "above a causal mask's diagonal skipped (as --flash-attention; with "
       "train, its flash_attention key). memory_reserve_bytes: memory each "
-      "device keeps for the runtime (as --memory-reserve). Returns a "
-      "dict: totals, latency_s, train, memory, tensor_parallel, placement, "
-      "ops (unless ops=False), warnings.");
+      "device keeps for the runtime (as --memory-reserve). ep: a mixture "
+      "of experts served over that many devices of hw's cluster, attention "
+      "data-parallel and experts split (as --ep without --train). Returns "
+      "a dict: totals, latency_s, train, memory, tensor_parallel, "
+      "expert_parallel, placement, ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, bool Timings, unsigned Tp, bool Flash,
-         const std::string &Protocol, py::object Reserve) {
+         const std::string &Protocol, py::object Reserve, unsigned Ep) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, Timings, Tp,
-                                Flash, Protocol, Reserve}));
+                                Flash, Protocol, Reserve, Ep}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -549,11 +564,12 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("conv_layout") = "native", py::arg("place") = false,
       py::arg("timings") = false, py::arg("tp") = 1,
       py::arg("flash_attention") = false, py::arg("comm_protocol") = "auto",
-      py::arg("memory_reserve_bytes") = py::none(),
+      py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
-      "--comm-protocol; memory_reserve_bytes: as --memory-reserve.");
+      "--comm-protocol; memory_reserve_bytes: as --memory-reserve; ep: as "
+      "--ep without --train.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

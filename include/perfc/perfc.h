@@ -273,8 +273,15 @@ struct PredictOptions {
   /// exchanges, memory() one rank's, tensorParallel() the split. 1: one
   /// device. Not with train (its tp is TrainOptions::tp) or place.
   unsigned tensorParallel = 1;
-  /// As --comm-protocol for tensorParallel's exchanges: auto, LL, LL128,
-  /// Simple or alpha-beta.
+  /// As --ep without --train: a mixture of experts served over this many
+  /// devices of the hardware's cluster, attention data-parallel (1/N of the
+  /// batch each) and experts split N ways, tokens exchanged all-to-all;
+  /// latencySeconds() and memory() are one rank's, expertParallel() the
+  /// split. 1: one device. Not with tensorParallel, train (its ep is
+  /// TrainOptions::ep) or place.
+  unsigned expertParallel = 1;
+  /// As --comm-protocol for tensorParallel's and expertParallel's
+  /// exchanges: auto, LL, LL128, Simple or alpha-beta.
   std::string commProtocol = "auto";
   /// As --flash-attention without --train: attention kernels run as
   /// FlashAttention does, skipping the blocks above a causal mask's
@@ -358,6 +365,17 @@ struct TensorParallelSummary {
   double commSeconds = 0;   ///< The exchanges (latency = the two summed).
 };
 
+/// Inference with PredictOptions::expertParallel > 1: the split and its
+/// all-to-alls (the JSON's "expert_parallel").
+struct ExpertParallelSummary {
+  unsigned degree = 1;
+  std::string link;         ///< The link the ranks exchange over.
+  unsigned allToAlls = 0;   ///< Two per mixture: dispatch and combine.
+  double allToAllBytes = 0; ///< One rank's buffers, summed.
+  double kernelSeconds = 0; ///< One rank's kernels.
+  double commSeconds = 0;   ///< The all-to-alls (latency = the two summed).
+};
+
 /// What predict() found: the CLI's report. Immutable.
 class PERFC_API Prediction {
 public:
@@ -373,10 +391,12 @@ public:
   /// With PredictOptions::place.
   std::optional<PlacementSummary> placement() const;
   /// With hardware, inference only (a step's memory is in train()); with
-  /// tensorParallel, one rank's.
+  /// tensorParallel or expertParallel, one rank's.
   std::optional<MemorySummary> memory() const;
   /// With PredictOptions::tensorParallel > 1.
   std::optional<TensorParallelSummary> tensorParallel() const;
+  /// With PredictOptions::expertParallel > 1.
+  std::optional<ExpertParallelSummary> expertParallel() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

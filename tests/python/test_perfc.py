@@ -299,6 +299,33 @@ def test_plan_report_has_no_inference_memory(tmp_path):
     assert [w for w in d["warnings"] if "one run needs" in w]
 
 
+def test_expert_parallel_serving_is_the_clis(tmp_path):
+    # ep=4 serves a mixture over 4 GPUs of a DGX: attention on a quarter
+    # of the batch, a quarter of the experts, two all-to-alls per mixture.
+    exe, path = zoo_model(tmp_path, "llama", "--layers", "2", "--hidden",
+                          "256", "--heads", "4", "--ffn", "512", "--experts",
+                          "8", "--top-k", "2", "--seq", "1", "--past", "31",
+                          "--vocab", "1000", "--batch", "8")
+    m = perfc.Model.from_onnx(path)
+    dgx = perfc.load_hw("dgx-h100")
+    one = perfc.predict(m, dgx, ops=False)
+    four = perfc.predict(m, dgx, ops=False, ep=4)
+    assert "expert_parallel" not in one
+    ep = four["expert_parallel"]
+    assert ep["degree"] == 4 and ep["link"] == "nvswitch"
+    assert ep["all_to_alls"] == 2 * 2 and ep["all_to_all_bytes"] > 0
+    assert four["latency_s"] == pytest.approx(ep["kernels_s"] + ep["comm_s"])
+    assert four["memory"]["weights_bytes"] < one["memory"]["weights_bytes"]
+    cli = subprocess.run([exe, path, "--hw", "dgx-h100", "--ep", "4",
+                          "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    assert perfc.predict_json(m, dgx, ep=4) == cli
+    with pytest.raises(perfc.Error, match="does not divide the 8 experts"):
+        perfc.predict(m, dgx, ep=3)
+    with pytest.raises(perfc.Error, match="give one of them"):
+        perfc.predict(m, dgx, ep=2, tp=2)
+
+
 def test_tensor_parallel_inference_is_the_clis(tmp_path):
     # tp=4 splits a decoding step over 4 GPUs of a DGX: the dict has the
     # CLI's tensor_parallel figures, the latency adds the exchanges to one

@@ -170,6 +170,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       perfc::fuzz::checkError(Plan.takeError(), "", "planTraining");
   }
 
+  // A mixture served over 2 ranks (data-parallel attention, experts
+  // split), where the graph has experts and a batch that 2 divide.
+  if (llvm::Error E = perfc::checkExpertParallel(Model->Graph, 2)) {
+    perfc::fuzz::checkError(std::move(E), "", "checkExpertParallel");
+  } else {
+    auto EpGroup = perfc::tensorParallelGroup(fuzzCluster(), 2, "--ep");
+    if (!EpGroup)
+      std::abort(); // the harness's cluster has 8 devices of one kind
+    perfc::PredictOptions Served = Timed;
+    Served.Device = &fuzzCluster().primaryDevice();
+    Served.ExpertParallel = *EpGroup;
+    perfc::Report S = perfc::predict(Model->Graph, Served);
+    perfc::writeReportJson(S, llvm::nulls());
+  }
+
   // Inference split over 2 or 4 ranks, where the graph has Megatron's
   // pairs and the degree divides what they split.
   const unsigned Tp = 2u << (Size % 2);
