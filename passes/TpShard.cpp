@@ -51,8 +51,14 @@ OpWork shardWork(const OpWork &W, TpRole Role, unsigned Tp, double Share,
       }
       break;
     case TpRole::Replicated:
-      if (Share < 1)
-        S.Gemm.M /= Tp;
+      // Split by sequence (--sp) or by batch (--ep's data-parallel
+      // attention): the rows, or the batch where the rows are heads.
+      if (Share < 1) {
+        if (S.Gemm.FoldedHeads > 1)
+          S.Gemm.Batch /= Tp;
+        else
+          S.Gemm.M /= Tp;
+      }
       break;
     }
   }

@@ -301,6 +301,11 @@ TEST_SUITE("latent attention") {
     CHECK(Half.Gemm.M == 2);
     CHECK(Half.Gemm.Batch == 2);
     CHECK(Half.Macs == doctest::Approx(W.Macs / 2));
+    // Split by batch instead (--ep's data-parallel attention): half the
+    // sequences, each with all its heads as rows.
+    const OpWork ByBatch = shardWork(W, TpRole::Replicated, 2, 0.5, 1.0);
+    CHECK(ByBatch.Gemm.Batch == 1);
+    CHECK(ByBatch.Gemm.M == 4);
     // ... and reads the whole cache: the attention kernel's memory time
     // (the cache is nearly all it reads) barely shrinks, where a
     // multi-head cache's halves.
