@@ -9,6 +9,7 @@
 #include "tools/modelgen/TransformerGen.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,8 +35,10 @@ std::string grouped(uint64_t V) {
 
 int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   cl::OptionCategory Category("perfc zoo options");
-  cl::opt<std::string> FamilyName(cl::Positional, cl::desc("gpt|bert|llama"),
-                                  cl::cat(Category));
+  cl::opt<std::string> FamilyName(
+      cl::Positional,
+      cl::desc("gpt|bert|llama, or a published model's name (perfc zoo list)"),
+      cl::cat(Category));
   cl::opt<std::string> Layers("layers",
                               cl::desc("Transformer layers (required)"),
                               cl::value_desc("L"), cl::cat(Category));
@@ -163,26 +166,43 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
           "[--kv-heads K | --kv-lora-rank C]\n"
           "            [--ffn F] [--experts E [--top-k k]] --seq S [--past "
           "P]\n"
-          "            --vocab V [--batch B] -o FILE.onnx\n"))
+          "            --vocab V [--batch B] -o FILE.onnx\n"
+          "  perfc zoo NAME --seq S [--past P] [--batch B] [any flag above] "
+          "-o FILE.onnx\n"
+          "            a published model's shape (perfc zoo list names "
+          "them)\n"))
     return 1;
 
   if (FamilyName.empty())
-    return fail("zoo: expected a family, gpt, bert or llama (see 'perfc zoo "
-                "--help')");
-  auto Family = modelgen::parseFamily(FamilyName);
+    return fail("zoo: expected a family, gpt, bert or llama, or a model "
+                "'perfc zoo list' names (see 'perfc zoo --help')");
+  std::string Names;
+  for (const modelgen::Preset &P : modelgen::presets())
+    Names += (Names.empty() ? "" : ", ") + P.Name.str();
+  if (FamilyName == "list") {
+    for (const modelgen::Preset &P : modelgen::presets())
+      llvm::outs() << llvm::left_justify(P.Name, 18) << P.Source << "\n";
+    return 0;
+  }
+  // A published model's shape, which the flags given override.
+  const llvm::Optional<modelgen::TransformerSpec> Preset =
+      modelgen::preset(FamilyName);
+  const auto Family = Preset ? llvm::Optional<modelgen::Family>(Preset->Fam)
+                             : modelgen::parseFamily(FamilyName);
   if (!Family)
-    return fail("zoo: unknown family '" + FamilyName +
-                "': use gpt, bert or llama");
+    return fail("zoo: unknown family or model '" + FamilyName +
+                "': use gpt, bert, llama or one of " + Names);
   std::string Missing;
   for (const cl::opt<std::string> *O : {&Layers, &Hidden, &Heads, &Seq, &Vocab})
-    if (!O->getNumOccurrences())
+    if (!O->getNumOccurrences() && (!Preset || O == &Seq))
       Missing += (Missing.empty() ? "--" : ", --") + O->ArgStr.str();
   if (!Missing.empty())
     return fail("zoo: missing " + Missing + " (see 'perfc zoo --help')");
 
   // Integers are parsed here, not by cl, whose message for a bad value is
   // two lines.
-  modelgen::TransformerSpec Spec;
+  modelgen::TransformerSpec Spec =
+      Preset.getValueOr(modelgen::TransformerSpec());
   Spec.Fam = *Family;
   struct {
     const cl::opt<std::string> &Opt;
@@ -272,8 +292,10 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   const modelgen::TransformerSpec &S = *Resolved;
   uint64_t Params = modelgen::parameterCount(S);
   uint64_t WeightBytes = Params * (S.Type == modelgen::FloatType::F32 ? 4 : 2);
-  llvm::outs() << OutputPath << ": " << modelgen::name(S.Fam) << ", "
-               << S.Layers << (S.Layers == 1 ? " layer" : " layers")
+  llvm::outs() << OutputPath << ": "
+               << (Preset ? FamilyName + " (" + modelgen::name(S.Fam) + ")"
+                          : modelgen::name(S.Fam).str())
+               << ", " << S.Layers << (S.Layers == 1 ? " layer" : " layers")
                << ", hidden " << S.Hidden << ", " << S.Heads << " heads";
   if (S.KvHeads != S.Heads)
     llvm::outs() << " (" << S.KvHeads << " kv)";

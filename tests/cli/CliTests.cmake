@@ -388,9 +388,21 @@ perfc_expect_error(zoo_zero_layers "zoo: --layers 0: a model needs at least one 
                    zoo gpt --layers 0 --heads 12 ${ZOO_ARGS})
 perfc_expect_error(zoo_kv_heads "zoo: --kv-heads 5 does not divide --heads 12"
                    zoo llama --layers 2 --heads 12 --kv-heads 5 ${ZOO_ARGS})
-perfc_expect_error(zoo_unknown_family "zoo: unknown family 'gpt5': use gpt, bert or llama"
+perfc_expect_error(zoo_unknown_family "zoo: unknown family or model 'gpt5': use gpt, bert, llama or one of gpt2, gpt3-175b, .*, deepseek-v3"
                    zoo gpt5 --layers 2 --heads 12 ${ZOO_ARGS})
 perfc_expect_error(zoo_no_family "zoo: expected a family" zoo)
+# Published models by name: their shapes, the workload given.
+add_test(NAME cli.zoo_list COMMAND $<TARGET_FILE:perfc> zoo list)
+set_tests_properties(cli.zoo_list PROPERTIES PASS_REGULAR_EXPRESSION
+  "llama-3-70b +meta-llama/Meta-Llama-3-70B config.json.*deepseek-v3 +deepseek-ai/DeepSeek-V3 config.json")
+add_test(NAME cli.zoo_preset
+         COMMAND $<TARGET_FILE:perfc> zoo mixtral-8x7b --layers 2 --seq 1
+                 --past 2047 --batch 8 --dtype bf16
+                 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_preset.onnx)
+set_tests_properties(cli.zoo_preset PROPERTIES PASS_REGULAR_EXPRESSION
+  "zoo_preset.onnx: mixtral-8x7b \\(llama\\), 2 layers, hidden 4096, 32 heads \\(8 kv\\), ffn 14336\; 8 experts \\(top-2\; 8 tokens reach 7, 3 rows each, 5 padded\\)")
+perfc_expect_error(zoo_preset_missing_seq "zoo: missing --seq"
+  zoo llama-3-8b -o ${CMAKE_CURRENT_BINARY_DIR}/never.onnx)
 perfc_expect_error(zoo_missing "zoo: missing --heads, --seq, --vocab"
                    zoo bert --layers 2 --hidden 64)
 perfc_expect_error(zoo_bad_integer "zoo: --layers 'x': expected an integer"

@@ -559,3 +559,55 @@ TEST_CASE("zoo: --past errors name the flag") {
   S.Past = (int64_t(1) << 24);
   CHECK(contains(specError(S), "--past 16777216 + --seq 1: too many"));
 }
+
+TEST_CASE("zoo NAME: published models' shapes have their published "
+          "parameter counts") {
+  // Hugging Face's counts of these checkpoints (bert: BertModel with its
+  // pooler; DeepSeek without the multi-token-prediction module and the
+  // router's bias); GPT-3 175B as the paper's Table 2.1 shapes it.
+  const std::pair<const char *, uint64_t> Published[] = {
+      {"gpt2", 124'439'808},
+      {"gpt3-175b", 174'604'259'328},
+      {"bert-base", 109'482'240},
+      {"bert-large", 335'141'888},
+      {"llama-2-7b", 6'738'415'616},
+      {"llama-2-13b", 13'015'864'320},
+      {"llama-2-70b", 68'976'648'192},
+      {"llama-3-8b", 8'030'261'248},
+      {"llama-3-70b", 70'553'706'496},
+      {"mixtral-8x7b", 46'702'792'704},
+      {"mixtral-8x22b", 140'630'071'296},
+      {"deepseek-v2-lite", 15'706'484'224},
+      {"deepseek-v2", 235'741'434'880},
+      {"deepseek-v3", 671'026'404'352},
+  };
+  REQUIRE(modelgen::presets().size() == std::size(Published));
+  for (const auto &[Name, Params] : Published) {
+    CAPTURE(Name);
+    llvm::Optional<TransformerSpec> S = modelgen::preset(Name);
+    REQUIRE(S);
+    S->Seq = 512;
+    S->Batch = 1; // DeepSeek-V2's 160 experts: a layout for one batch
+    auto R = modelgen::resolve(*S);
+    REQUIRE_MESSAGE(bool(R), llvm::toString(R.takeError()));
+    CHECK(modelgen::parameterCount(*R) == Params);
+  }
+  CHECK_FALSE(modelgen::preset("llama-4"));
+  // The graph counts what the formula does (a small override of one).
+  llvm::Optional<TransformerSpec> Small = modelgen::preset("llama-3-8b");
+  REQUIRE(Small);
+  Small->Layers = 1;
+  Small->Seq = 16;
+  Costed C = costOf(*Small);
+  CHECK(C.R.Total.Params ==
+        modelgen::parameterCount(*modelgen::resolve(*Small)));
+  // BERT's 512 positions bound its sequence.
+  llvm::Optional<TransformerSpec> Bert = modelgen::preset("bert-base");
+  REQUIRE(Bert);
+  Bert->Seq = 1024;
+  auto Long = modelgen::resolve(*Bert);
+  REQUIRE_FALSE(Long);
+  CHECK(llvm::toString(Long.takeError())
+            .find("--max-positions 512 is less than --seq 1024") !=
+        std::string::npos);
+}

@@ -231,6 +231,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace perfc::modelgen {
 
@@ -343,6 +344,19 @@ struct TransformerSpec {
 /// option that is wrong (as the `perfc zoo` flag, e.g. "--heads 7 does not
 /// divide --hidden 768").
 llvm::Expected<TransformerSpec> resolve(const TransformerSpec &Spec);
+
+/// A published model's shape (TransformerPresets.cpp): its name for
+/// `perfc zoo NAME` and where its numbers come from.
+struct Preset {
+  llvm::StringRef Name;
+  llvm::StringRef Source;
+};
+/// Every preset, in the order `perfc zoo` lists them.
+std::vector<Preset> presets();
+/// The dimensions of the preset Name (family, layers, widths, heads,
+/// vocabulary, experts, latent attention), the workload left unset; None
+/// for an unknown name.
+llvm::Optional<TransformerSpec> preset(llvm::StringRef Name);
 
 /// Whether S has multi-head latent attention (KvLoraRank > 0).
 bool isMla(const TransformerSpec &S);
