@@ -575,6 +575,8 @@ TEST_CASE("zoo NAME: published models' shapes have their published "
       {"llama-2-70b", 68'976'648'192},
       {"llama-3-8b", 8'030'261'248},
       {"llama-3-70b", 70'553'706'496},
+      {"llama-3.1-405b", 405'853'388'800},
+      {"mistral-7b", 7'241'732'096},
       {"mixtral-8x7b", 46'702'792'704},
       {"mixtral-8x22b", 140'630'071'296},
       {"deepseek-v2-lite", 15'706'484'224},

@@ -98,6 +98,16 @@ constexpr PresetEntry Presets[] = {
      [](TransformerSpec &S) {
        dense(S, Family::Llama, 80, 8192, 64, 8, 28672, 128256);
      }},
+    {"llama-3.1-405b", "meta-llama/Llama-3.1-405B config.json",
+     [](TransformerSpec &S) {
+       dense(S, Family::Llama, 126, 16384, 128, 8, 53248, 128256);
+     }},
+    {"mistral-7b",
+     "mistralai/Mistral-7B-v0.1 config.json (its 4096-token sliding window "
+     "not modelled)",
+     [](TransformerSpec &S) {
+       dense(S, Family::Llama, 32, 4096, 32, 8, 14336, 32000);
+     }},
     {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1 config.json",
      [](TransformerSpec &S) {
        dense(S, Family::Llama, 32, 4096, 32, 8, 14336, 32000);
