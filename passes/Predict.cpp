@@ -76,6 +76,67 @@ std::string linkName(const cost::CommGroup &Group) {
                        : std::string();
 }
 
+/// A split inference's exchanges (PredictOptions::TensorParallel,
+/// ExpertParallel), each after the kernel that writes its tensor: a kernel
+/// of the communication library on the model's stream, which pays a launch
+/// like any other kernel. Each one's seconds go to that kernel's
+/// TpCommSeconds and, with Explain, its formula to its explanation.
+class Exchanges {
+public:
+  Exchanges(const KernelPlan &Plan, const PredictOptions &O,
+            const cost::CommGroup &Group, llvm::StringRef Ranks, Report &R)
+      : Plan(Plan), O(O), Group(Group), Ranks(Ranks), R(R),
+        Launch(O.Device->LaunchOverheadSeconds),
+        LaunchText(Launch > 0
+                       ? " + " +
+                             hw::formatQuantity(Launch, hw::Quantity::Time) +
+                             " launch"
+                       : std::string()) {}
+
+  /// Kind of Bytes (one rank's) of V after the kernel that writes it (a
+  /// view's source's); false, and nothing priced, where no kernel does.
+  bool add(cost::Collective Kind, const ir::Value *V, double Bytes) {
+    const ir::Node *P = Plan.dataRoot(V)->producer();
+    if (!P || Plan.KernelOf[P->index()] < 0)
+      return false;
+    NodeTime &T = *R.Nodes[Plan.Kernels[Plan.KernelOf[P->index()]].Head].Time;
+    double Seconds = 0;
+    if (O.Explain) {
+      const cost::CommTime CT = cost::collectiveTime(Kind, Bytes, Group);
+      Seconds = CT.Seconds + Launch;
+      T.Explain += llvm::formatv(" [then an {0} of '{1}' over the {2} {3} "
+                                 "ranks: {4}{5}]",
+                                 cost::name(Kind), V->name(), Group.Size, Ranks,
+                                 CT.Explain, LaunchText)
+                       .str();
+      if (Seconds > Largest) {
+        Largest = Seconds;
+        LargestExplain = llvm::formatv("{0} of '{1}': {2}{3}", cost::name(Kind),
+                                       V->name(), CT.Explain, LaunchText);
+      }
+    } else {
+      Seconds = cost::collectiveSeconds(Kind, Bytes, Group) + Launch;
+    }
+    T.TpCommSeconds += Seconds;
+    Total += Seconds;
+    return true;
+  }
+
+  double Total = 0;
+  /// With Explain: the slowest exchange's formula.
+  std::string LargestExplain;
+
+private:
+  const KernelPlan &Plan;
+  const PredictOptions &O;
+  const cost::CommGroup &Group;
+  const llvm::StringRef Ranks;
+  Report &R;
+  const double Launch;
+  const std::string LaunchText;
+  double Largest = -1;
+};
+
 /// Tensor-parallel inference: the exchanges after the kernels that write
 /// a reduced or gathered output (PredictOptions::TensorParallel), added to
 /// those kernels' TpCommSeconds; returns their sum.
@@ -91,52 +152,23 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
   // Row-parallel outputs and the embedding's lookups are summed over the
   // ranks; the vocabulary-parallel head's logits are gathered, as
   // TensorRT-LLM's and vLLM's output layers gather them for sampling.
-  std::vector<std::pair<const ir::Value *, cost::Collective>> Exchanges;
+  std::vector<std::pair<const ir::Value *, cost::Collective>> Exchanged;
   for (const auto &Unit : Blocks.ForwardReduced)
     for (const ir::Value *V : Unit)
-      Exchanges.push_back({V, cost::Collective::AllReduce});
+      Exchanged.push_back({V, cost::Collective::AllReduce});
   for (const auto &N : G.nodes())
     if (Blocks.Tp[N->index()] == TpRole::Vocab && N->opType() != "Gather" &&
         N->output(0))
-      Exchanges.push_back({N->output(0), cost::Collective::AllGather});
-  llvm::sort(Exchanges, [](const auto &A, const auto &B) {
+      Exchanged.push_back({N->output(0), cost::Collective::AllGather});
+  llvm::sort(Exchanged, [](const auto &A, const auto &B) {
     return A.first->index() < B.first->index();
   });
-  // Each exchange is a kernel of the communication library on the
-  // model's stream: it pays a launch like any other kernel.
-  const double Launch = O.Device->LaunchOverheadSeconds;
-  const std::string LaunchText =
-      Launch > 0
-          ? " + " + hw::formatQuantity(Launch, hw::Quantity::Time) + " launch"
-          : std::string();
-  double Total = 0, Largest = -1;
-  std::string LargestExplain;
-  for (const auto &[V, Kind] : Exchanges) {
-    const ir::Node *P = V->producer();
-    if (!P || Plan.KernelOf[P->index()] < 0)
-      continue;
+  Exchanges Priced(Plan, O, Group, "tensor-parallel", R);
+  for (const auto &[V, Kind] : Exchanged) {
     const double Bytes =
         storedBytes(static_cast<double>(V->bytes()), V->type(), O.StorageType);
-    NodeTime &T = *R.Nodes[Plan.Kernels[Plan.KernelOf[P->index()]].Head].Time;
-    double Seconds = 0;
-    if (O.Explain) {
-      const cost::CommTime CT = cost::collectiveTime(Kind, Bytes, Group);
-      Seconds = CT.Seconds + Launch;
-      T.Explain += llvm::formatv(" [then an {0} of '{1}' over the {2} "
-                                 "tensor-parallel ranks: {3}{4}]",
-                                 cost::name(Kind), V->name(), Group.Size,
-                                 CT.Explain, LaunchText)
-                       .str();
-      if (Seconds > Largest) {
-        Largest = Seconds;
-        LargestExplain = llvm::formatv("{0} of '{1}': {2}{3}", cost::name(Kind),
-                                       V->name(), CT.Explain, LaunchText);
-      }
-    } else {
-      Seconds = cost::collectiveSeconds(Kind, Bytes, Group) + Launch;
-    }
-    T.TpCommSeconds += Seconds;
-    Total += Seconds;
+    if (!Priced.add(Kind, V, Bytes))
+      continue;
     if (Kind == cost::Collective::AllReduce) {
       ++TP.AllReduces;
       TP.AllReduceBytes += Bytes;
@@ -145,6 +177,7 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
       TP.AllGatherBytes += Bytes;
     }
   }
+  const double Total = Priced.Total;
   TP.CommSeconds = Total;
   if (O.Explain) {
     TP.Explain =
@@ -163,8 +196,8 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
             TP.Link.empty() ? std::string("the group's link") : TP.Link,
             TP.AllReduces == 1 ? "" : "s", TP.AllGathers == 1 ? "" : "s")
             .str();
-    if (!LargestExplain.empty())
-      TP.Explain += "; the largest: " + LargestExplain;
+    if (!Priced.LargestExplain.empty())
+      TP.Explain += "; the largest: " + Priced.LargestExplain;
   }
   R.TensorParallel = std::move(TP);
   return Total;
@@ -175,7 +208,7 @@ double addTensorParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
 /// each way of one rank's share of the experts' inputs and outputs, after
 /// the kernels that write them; added to those kernels' TpCommSeconds.
 /// Returns their sum.
-double addExpertParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
+double addExpertParallelExchanges(const KernelPlan &Plan,
                                   const BlockInfo &Blocks,
                                   const PredictOptions &O, double KernelSeconds,
                                   Report &R) {
@@ -184,47 +217,21 @@ double addExpertParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
   EP.Degree = Group.Size;
   EP.Link = linkName(Group);
   EP.KernelSeconds = KernelSeconds;
-  const double Launch = O.Device->LaunchOverheadSeconds;
-  double Largest = -1;
-  std::string LargestExplain;
+  Exchanges Priced(Plan, O, Group, "expert-parallel", R);
   for (const auto &Unit : Blocks.ExpertExchanged)
     for (const ir::Value *V : Unit) {
       // The dispatched rows are the experts' input (often a view of the
       // copy that groups them): sent before the kernel that reads them,
       // charged to the kernel that writes them.
-      const ir::Node *P = Plan.dataRoot(V)->producer();
-      if (!P || Plan.KernelOf[P->index()] < 0)
-        continue;
       const double Bytes = storedBytes(static_cast<double>(V->bytes()),
                                        V->type(), O.StorageType) /
                            Group.Size;
-      NodeTime &T = *R.Nodes[Plan.Kernels[Plan.KernelOf[P->index()]].Head].Time;
-      double Seconds = 0;
-      if (O.Explain) {
-        const cost::CommTime CT =
-            cost::collectiveTime(cost::Collective::AllToAll, Bytes, Group);
-        Seconds = CT.Seconds + Launch;
-        T.Explain +=
-            llvm::formatv(" [then an all-to-all of '{0}' over the {1} "
-                          "expert-parallel ranks: {2} + {3} launch]",
-                          V->name(), Group.Size, CT.Explain,
-                          hw::formatQuantity(Launch, hw::Quantity::Time))
-                .str();
-        if (Seconds > Largest) {
-          Largest = Seconds;
-          LargestExplain =
-              "all-to-all of '" + V->name().str() + "': " + CT.Explain;
-        }
-      } else {
-        Seconds =
-            cost::collectiveSeconds(cost::Collective::AllToAll, Bytes, Group) +
-            Launch;
-      }
-      T.TpCommSeconds += Seconds;
-      EP.CommSeconds += Seconds;
+      if (!Priced.add(cost::Collective::AllToAll, V, Bytes))
+        continue;
       ++EP.AllToAlls;
       EP.AllToAllBytes += Bytes;
     }
+  EP.CommSeconds = Priced.Total;
   if (O.Explain) {
     EP.Explain =
         llvm::formatv(
@@ -242,8 +249,8 @@ double addExpertParallelExchanges(const ir::Graph &G, const KernelPlan &Plan,
             hw::formatDataBytes(EP.AllToAllBytes),
             EP.Link.empty() ? std::string("the group's link") : EP.Link)
             .str();
-    if (!LargestExplain.empty())
-      EP.Explain += "; the largest: " + LargestExplain;
+    if (!Priced.LargestExplain.empty())
+      EP.Explain += "; the largest: " + Priced.LargestExplain;
   }
   const double Total = EP.CommSeconds;
   R.ExpertParallel = std::move(EP);
@@ -388,7 +395,7 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   if (Tp > 1)
     Total += addTensorParallelExchanges(G, Plan, *Blocks, O, Total, R);
   if (Ep > 1)
-    Total += addExpertParallelExchanges(G, Plan, *Blocks, O, Total, R);
+    Total += addExpertParallelExchanges(Plan, *Blocks, O, Total, R);
   Summary.Kernels = Plan.Kernels.size();
   Summary.AttentionKernels =
       llvm::count_if(Plan.Kernels, [](const Kernel &K) { return K.Attention; });
