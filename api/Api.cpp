@@ -334,7 +334,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                "split over, 1 or more");
   const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
   // The split's check, reused by the prediction (PredictOptions::Split).
-  llvm::Optional<TensorParallelSplit> Split;
+  llvm::Optional<InferenceSplit> Split;
   if (Options.tensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
@@ -380,8 +380,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         tensorParallelGroup(*Cluster, Options.expertParallel, "expertParallel");
     if (!Group)
       throwError(Group.takeError());
-    if (llvm::Error E = checkExpertParallel(MI.Graph, Options.expertParallel))
-      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    auto Checked = analyzeExpertParallel(MI.Graph, Options.expertParallel);
+    if (!Checked)
+      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
+    Split = std::move(*Checked);
+    PO.Split = &*Split;
     PO.ExpertParallel = *Group;
     PO.ExpertParallel->Protocol = Protocol;
   }

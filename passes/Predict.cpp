@@ -503,11 +503,17 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
   return analyzeTensorParallel(G, Tp).takeError();
 }
 
-llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
-                                                          unsigned Tp) {
-  TensorParallelSplit S;
+/// The graph's work and blocks, which a split's checks read.
+static InferenceSplit analyzeSplit(const ir::Graph &G) {
+  InferenceSplit S;
   S.Work = computeWork(G);
   S.Blocks = analyzeBlocks(G, S.Work);
+  return S;
+}
+
+llvm::Expected<InferenceSplit> analyzeTensorParallel(const ir::Graph &G,
+                                                     unsigned Tp) {
+  InferenceSplit S = analyzeSplit(G);
   const GraphWork &Work = S.Work;
   const BlockInfo &Blocks = S.Blocks;
   if (Tp <= 1)
@@ -530,11 +536,19 @@ llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
 llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep) {
   if (Ep <= 1)
     return llvm::Error::success();
+  return analyzeExpertParallel(G, Ep).takeError();
+}
+
+llvm::Expected<InferenceSplit> analyzeExpertParallel(const ir::Graph &G,
+                                                     unsigned Ep) {
+  InferenceSplit S = analyzeSplit(G);
+  if (Ep <= 1)
+    return std::move(S);
   const auto Fail = [](const llvm::Twine &Message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Message.str());
   };
-  const BlockInfo Blocks = analyzeBlocks(G, computeWork(G));
+  const BlockInfo &Blocks = S.Blocks;
   if (Blocks.ExpertCounts.empty())
     return Fail("--ep " + llvm::Twine(Ep) +
                 ": the model has no mixture of experts (perfc zoo --experts "
@@ -559,7 +573,7 @@ llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep) {
                 "' has a batch of " + llvm::Twine(Batch) +
                 ": give a --batch that " + llvm::Twine(Ep) +
                 " divides (all the ranks' sequences together)");
-  return llvm::Error::success();
+  return std::move(S);
 }
 
 static llvm::Error noAttention() {

@@ -23,10 +23,11 @@ namespace hw {
 struct Device;
 }
 
-/// What tensor-parallel inference checks a split on (checkTensorParallel)
-/// and predict then reuses (PredictOptions::Split) rather than counting it
-/// again: the graph's work and its blocks.
-struct TensorParallelSplit {
+/// What a split inference (--tp, --ep) checks the split on
+/// (analyzeTensorParallel, analyzeExpertParallel) and predict then reuses
+/// (PredictOptions::Split) rather than counting it again: the graph's work
+/// and its blocks.
+struct InferenceSplit {
   GraphWork Work;
   BlockInfo Blocks;
 };
@@ -79,9 +80,10 @@ struct PredictOptions {
   /// their experts; Tp must be 1. None, or Size 1: one device.
   /// checkExpertParallel first.
   llvm::Optional<cost::CommGroup> ExpertParallel;
-  /// analyzeTensorParallel's result for the graph predicted (inference
-  /// only; it must outlive the call): its work and blocks are reused.
-  const TensorParallelSplit *Split = nullptr;
+  /// analyzeTensorParallel's or analyzeExpertParallel's result for the
+  /// graph predicted (inference only; it must outlive the call): its work
+  /// and blocks are reused.
+  const InferenceSplit *Split = nullptr;
 };
 
 /// Whether G has attention for --flash-attention to act on (a kernel that
@@ -110,8 +112,11 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp);
 /// give instead.
 llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep);
 /// checkTensorParallel's analysis, kept for predict (PredictOptions::Split).
-llvm::Expected<TensorParallelSplit> analyzeTensorParallel(const ir::Graph &G,
-                                                          unsigned Tp);
+llvm::Expected<InferenceSplit> analyzeTensorParallel(const ir::Graph &G,
+                                                     unsigned Tp);
+/// checkExpertParallel's analysis, kept for predict (PredictOptions::Split).
+llvm::Expected<InferenceSplit> analyzeExpertParallel(const ir::Graph &G,
+                                                     unsigned Ep);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

@@ -637,7 +637,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
   // The split's check, reused by the prediction (PredictOptions::Split).
-  llvm::Optional<TensorParallelSplit> Split;
+  llvm::Optional<InferenceSplit> Split;
   if (!Train && Tp > 1) {
     auto Group = tensorParallelGroup(*Cluster, Tp, "--tp");
     if (!Group)
@@ -654,8 +654,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     auto Group = tensorParallelGroup(*Cluster, Ep, "--ep");
     if (!Group)
       return fail(Group.takeError());
-    if (llvm::Error E = checkExpertParallel(Model->Graph, Ep))
-      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
+    auto Checked = analyzeExpertParallel(Model->Graph, Ep);
+    if (!Checked)
+      return fail(ModelPath + ": " + llvm::toString(Checked.takeError()));
+    Split = std::move(*Checked);
+    Options.Split = &*Split;
     Options.ExpertParallel = *Group;
     Options.ExpertParallel->Protocol = *Protocol;
   }
