@@ -333,8 +333,23 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("tensorParallel 0: give the number of devices the model is "
                "split over, 1 or more");
   const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
-  // The split's check, reused by the prediction (PredictOptions::Split).
+  // The split's check, reused by the prediction (PredictOptions::Split):
+  // the group of N devices and the analysis that admits N.
   llvm::Optional<InferenceSplit> Split;
+  const auto SplitOver = [&](unsigned N, llvm::StringRef Name,
+                             llvm::Expected<InferenceSplit> (*Analyze)(
+                                 const ir::Graph &, unsigned)) {
+    auto Group = tensorParallelGroup(*Cluster, N, Name);
+    if (!Group)
+      throwError(Group.takeError());
+    auto Checked = Analyze(MI.Graph, N);
+    if (!Checked)
+      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
+    Split = std::move(*Checked);
+    PO.Split = &*Split;
+    Group->Protocol = Protocol;
+    return *Group;
+  };
   if (Options.tensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
@@ -346,17 +361,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("tensorParallel needs hardware: a cluster whose devices the "
                  "model is split over");
-    auto Group =
-        tensorParallelGroup(*Cluster, Options.tensorParallel, "tensorParallel");
-    if (!Group)
-      throwError(Group.takeError());
-    auto Checked = analyzeTensorParallel(MI.Graph, Options.tensorParallel);
-    if (!Checked)
-      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
-    Split = std::move(*Checked);
-    PO.Split = &*Split;
-    PO.TensorParallel = *Group;
-    PO.TensorParallel->Protocol = Protocol;
+    PO.TensorParallel = SplitOver(Options.tensorParallel, "tensorParallel",
+                                  analyzeTensorParallel);
   }
   if (Options.expertParallel == 0)
     throwError("expertParallel 0: give the number of devices the experts "
@@ -376,17 +382,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("expertParallel needs hardware: a cluster whose devices "
                  "serve the model");
-    auto Group =
-        tensorParallelGroup(*Cluster, Options.expertParallel, "expertParallel");
-    if (!Group)
-      throwError(Group.takeError());
-    auto Checked = analyzeExpertParallel(MI.Graph, Options.expertParallel);
-    if (!Checked)
-      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
-    Split = std::move(*Checked);
-    PO.Split = &*Split;
-    PO.ExpertParallel = *Group;
-    PO.ExpertParallel->Protocol = Protocol;
+    PO.ExpertParallel = SplitOver(Options.expertParallel, "expertParallel",
+                                  analyzeExpertParallel);
   }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))

@@ -636,31 +636,37 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
-  // The split's check, reused by the prediction (PredictOptions::Split).
+  // The split's check, reused by the prediction (PredictOptions::Split):
+  // the group of N devices and the analysis that admits N.
   llvm::Optional<InferenceSplit> Split;
-  if (!Train && Tp > 1) {
-    auto Group = tensorParallelGroup(*Cluster, Tp, "--tp");
+  const auto SplitOver =
+      [&](unsigned N, llvm::StringRef Flag,
+          llvm::Expected<InferenceSplit> (*Analyze)(
+              const ir::Graph &, unsigned)) -> llvm::Expected<cost::CommGroup> {
+    auto Group = tensorParallelGroup(*Cluster, N, Flag);
     if (!Group)
-      return fail(Group.takeError());
-    auto Checked = analyzeTensorParallel(Model->Graph, Tp);
+      return Group.takeError();
+    auto Checked = Analyze(Model->Graph, N);
     if (!Checked)
-      return fail(ModelPath + ": " + llvm::toString(Checked.takeError()));
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     ModelPath + ": " +
+                                         llvm::toString(Checked.takeError()));
     Split = std::move(*Checked);
     Options.Split = &*Split;
+    Group->Protocol = *Protocol;
+    return Group;
+  };
+  if (!Train && Tp > 1) {
+    auto Group = SplitOver(Tp, "--tp", analyzeTensorParallel);
+    if (!Group)
+      return fail(Group.takeError());
     Options.TensorParallel = *Group;
-    Options.TensorParallel->Protocol = *Protocol;
   }
   if (!Train && Ep > 1) {
-    auto Group = tensorParallelGroup(*Cluster, Ep, "--ep");
+    auto Group = SplitOver(Ep, "--ep", analyzeExpertParallel);
     if (!Group)
       return fail(Group.takeError());
-    auto Checked = analyzeExpertParallel(Model->Graph, Ep);
-    if (!Checked)
-      return fail(ModelPath + ": " + llvm::toString(Checked.takeError()));
-    Split = std::move(*Checked);
-    Options.Split = &*Split;
     Options.ExpertParallel = *Group;
-    Options.ExpertParallel->Protocol = *Protocol;
   }
   Report R = predict(Model->Graph, Options);
   if (!Train && FlashAttentionOpt)
