@@ -2,6 +2,7 @@
 #include "passes/TpShard.h"
 
 #include "ir/Graph.h"
+#include "passes/Views.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -77,15 +78,13 @@ double wholeReadBytes(const ir::Graph &G, const KernelPlan &Plan,
       continue;
     // Back through the kernel's own layout ops (a Transpose, a Slice it
     // applies as it loads) to the tensor it reads.
-    const ir::Value *V = Shared;
-    for (unsigned Hop = 0; Hop < 8; ++Hop) {
-      const ir::Node *P = V->producer();
-      if (!P || !P->input(0) || !llvm::is_contained(K.Members, P->index()) ||
-          !llvm::is_contained(LayoutOps, P->opType()))
-        break;
-      V = P->input(0);
-    }
-    const ir::Value *Root = Plan.dataRoot(V);
+    const ir::Value *Root = Plan.dataRoot(throughViews(
+        Shared,
+        [&](const ir::Node &P) {
+          return llvm::is_contained(K.Members, P.index()) &&
+                 llvm::is_contained(LayoutOps, P.opType());
+        },
+        /*MaxHops=*/8));
     if (llvm::is_contained(Counted, Root))
       continue;
     Counted.push_back(Root);

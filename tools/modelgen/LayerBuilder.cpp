@@ -48,10 +48,9 @@ void LayerBuilder::rotary(const std::string &Pos) {
   std::string P2 =
       B.node("Unsqueeze", "/rotary/Unsqueeze", {PosF, B.ints({1})});
   std::string Angles = B.node("Mul", "/rotary/Mul_1", {P2, InvFreq});
-  onnx::NodeProto &C = B.add("Concat", "/rotary/Concat", {Angles, Angles});
-  GraphBuilder::attr(C, "axis", int64_t(-1));
-  Cos = B.node("Cos", "/rotary/Cos", {C.output(0)});
-  Sin = B.node("Sin", "/rotary/Sin", {C.output(0)});
+  const std::string Both = concatLast({Angles, Angles}, "/rotary/Concat");
+  Cos = B.node("Cos", "/rotary/Cos", {Both});
+  Sin = B.node("Sin", "/rotary/Sin", {Both});
   if (B.type() != FloatType::F32) {
     Cos = cast(Cos, onnxType(B.type()), "/rotary/Cast_2");
     Sin = cast(Sin, onnxType(B.type()), "/rotary/Cast_3");
@@ -140,9 +139,8 @@ std::string LayerBuilder::rope(const std::string &X, const std::string &P) {
   std::string X2 =
       B.node("Slice", P + "/Slice_1", {X, B.ints({R / 2}), B.ints({R}), Axes});
   std::string N = B.node("Neg", P + "/Neg", {X2});
-  onnx::NodeProto &C = B.add("Concat", P + "/Concat", {N, X1});
-  GraphBuilder::attr(C, "axis", int64_t(-1));
-  std::string RS = B.node("Mul", P + "/Mul_1", {C.output(0), Sin});
+  std::string RS =
+      B.node("Mul", P + "/Mul_1", {concatLast({N, X1}, P + "/Concat"), Sin});
   return B.node("Add", P + "/Add", {XC, RS});
 }
 
@@ -207,18 +205,14 @@ std::string LayerBuilder::attention(const std::string &X, const std::string &L,
     // keys and values, appended to their cache, are expanded to the A
     // query heads.
     std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, H + 2 * K * D);
-    onnx::NodeProto &Sp =
-        B.add("Split", P + "/Split", {QKV, B.ints({H, K * D, K * D})}, 3);
-    GraphBuilder::attr(Sp, "axis", int64_t(-1));
+    onnx::NodeProto &Sp = splitLast(QKV, P + "/Split", {H, K * D, K * D});
     Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
     std::string Kx = splitHeads(Sp.output(1), P + "/k_heads", K, {0, 2, 1, 3});
     V = splitHeads(Sp.output(2), P + "/v_heads", K, {0, 2, 1, 3});
     Kt = keysTransposed(Kx, V, P, I);
   } else {
     std::string QKV = linear(X, P + "/qkv", W + "attn.qkv.", H, 3 * H);
-    onnx::NodeProto &Sp =
-        B.add("Split", P + "/Split", {QKV, B.ints({H, H, H})}, 3);
-    GraphBuilder::attr(Sp, "axis", int64_t(-1));
+    onnx::NodeProto &Sp = splitLast(QKV, P + "/Split", {H, H, H});
     Q = splitHeads(Sp.output(0), P + "/q_heads", A, {0, 2, 1, 3});
     if (Past == 0) {
       Kt = splitHeads(Sp.output(1), P + "/k_heads", A, {0, 2, 3, 1});
