@@ -176,9 +176,6 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   if (FamilyName.empty())
     return fail("zoo: expected a family, gpt, bert or llama, or a model "
                 "'perfc zoo list' names (see 'perfc zoo --help')");
-  std::string Names;
-  for (const modelgen::Preset &P : modelgen::presets())
-    Names += (Names.empty() ? "" : ", ") + P.Name.str();
   if (FamilyName == "list") {
     for (const modelgen::Preset &P : modelgen::presets())
       llvm::outs() << llvm::left_justify(P.Name, 18) << P.Source << "\n";
@@ -189,9 +186,13 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
       modelgen::preset(FamilyName);
   const auto Family = Preset ? llvm::Optional<modelgen::Family>(Preset->Fam)
                              : modelgen::parseFamily(FamilyName);
-  if (!Family)
+  if (!Family) {
+    std::string Names;
+    for (const modelgen::Preset &P : modelgen::presets())
+      Names += (Names.empty() ? "" : ", ") + P.Name.str();
     return fail("zoo: unknown family or model '" + FamilyName +
                 "': use gpt, bert, llama or one of " + Names);
+  }
   std::string Missing;
   for (const cl::opt<std::string> *O : {&Layers, &Hidden, &Heads, &Seq, &Vocab})
     if (!O->getNumOccurrences() && (!Preset || O == &Seq))
@@ -203,7 +204,8 @@ int perfc::cli::runZoo(int Argc, const char *const *Argv) {
   // two lines.
   modelgen::TransformerSpec Spec =
       Preset.getValueOr(modelgen::TransformerSpec());
-  Spec.Fam = *Family;
+  if (!Preset)
+    Spec.Fam = *Family;
   struct {
     const cl::opt<std::string> &Opt;
     int64_t &Value;
