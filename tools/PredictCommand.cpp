@@ -385,6 +385,48 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     return fail("no model given: usage 'perfc MODEL.onnx [--hw HW]' (see "
                 "'perfc --help')");
 
+  // An option that acts in one mode only is refused in the others: taken
+  // silently, it would print a prediction that looks like what was asked
+  // for and is not (--dtype bf16 on an inference priced it in fp32).
+  if (!Train && TrainDType.getNumOccurrences())
+    return fail("--dtype sets a training step's precision: add --train, or "
+                "for inference give --compute-type (arithmetic) and "
+                "--storage-type (tensors)");
+  // The first of Options given on the command line, if any.
+  const auto firstGiven = [](std::initializer_list<const cl::Option *> Options)
+      -> const cl::Option * {
+    for (const cl::Option *O : Options)
+      if (O->getNumOccurrences())
+        return O;
+    return nullptr;
+  };
+  if (const cl::Option *O =
+          Train ? nullptr
+                : firstGiven({&OptimizerOpt, &Fp32Grads, &PerTensorOpt,
+                              &FrameworkOpt, &PartitionOpt, &ScheduleOpt, &Vp,
+                              &GradCompression}))
+    return fail(fmt::format("--{} applies to a training step: add --train "
+                            "(see 'perfc --help')",
+                            O->ArgStr.str()));
+  if (const cl::Option *O =
+          Plan || Place ? nullptr : firstGiven({&TimeLimit, &Timings}))
+    return fail(fmt::format("--{} applies to a search: add --train --plan, "
+                            "or --place",
+                            O->ArgStr.str()));
+  if (const cl::Option *O = Plan ? nullptr
+                                 : firstGiven({&PlannerOpt, &TopK, &Pareto,
+                                               &Devices, &CrossNodeTp}))
+    return fail(fmt::format("--{} applies to the planner's search: add "
+                            "--train --plan",
+                            O->ArgStr.str()));
+  if (!Train && !Tp.getNumOccurrences() && !Ep.getNumOccurrences() &&
+      CommProtocolOpt.getNumOccurrences())
+    return fail("--comm-protocol prices collectives, which only a split "
+                "runs: add --train, or --tp N or --ep N with a cluster");
+  if (Hw.empty() && ConvLayoutOpt.getNumOccurrences())
+    return fail("--conv-layout needs --hw (the transposes it prices depend "
+                "on the device's matrix_conv_layout)");
+
   if (TpCommOverlap && !Train)
     return fail("--tp-comm-overlap overlaps a training step's tensor-parallel "
                 "exchanges: add --train --tp N --sp");

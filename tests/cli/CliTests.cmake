@@ -820,6 +820,32 @@ perfc_expect_error(overlap_param_gather_deepspeed
 perfc_expect_error(overlap_param_gather_without_train
   "--overlap-param-gather overlaps a training step's parameter all-gather: add --train"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --overlap-param-gather)
+# An option of one mode is refused in another, never dropped: an inference
+# with --dtype bf16 had been priced in the model's fp32.
+perfc_expect_error(dtype_without_train
+  "--dtype sets a training step's precision: add --train, or for inference give --compute-type \\(arithmetic\\) and --storage-type \\(tensors\\)$"
+  ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --dtype bf16)
+perfc_expect_error(optimizer_without_train
+  "--optimizer applies to a training step: add --train"
+  ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --optimizer adam)
+perfc_expect_error(vp_without_train
+  "--vp applies to a training step: add --train"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --vp 2)
+perfc_expect_error(top_without_plan
+  "--top applies to the planner's search: add --train --plan"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --top 3)
+perfc_expect_error(devices_without_plan
+  "--devices applies to the planner's search: add --train --plan"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --devices 4)
+perfc_expect_error(time_limit_without_search
+  "--time-limit applies to a search: add --train --plan, or --place"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --train --time-limit 5)
+perfc_expect_error(comm_protocol_without_split
+  "--comm-protocol prices collectives, which only a split runs: add --train, or --tp N or --ep N"
+  ${ZOO}/resnet18.onnx --hw dgx-a100 --comm-protocol LL)
+perfc_expect_error(conv_layout_without_hw
+  "--conv-layout needs --hw"
+  ${ZOO}/resnet18.onnx --conv-layout nchw)
 
 # --memory-reserve takes the runtime's share from every device's memory
 # before anything is fitted: named in the hardware section, the capacity
