@@ -248,6 +248,7 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   O.SequenceParallel = T.sp;
   O.TpCommOverlap = T.tpCommOverlap;
   O.OverlapParamGather = T.overlapParamGather;
+  O.OverlapMoeExpertParallelComm = T.overlapMoeExpertParallelComm;
   O.MicroBatch = MicroBatch;
   O.GlobalBatch = T.globalBatch;
   O.Zero = T.zero;

@@ -101,6 +101,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   Base.commProtocol = Options.commProtocol;
   Base.tpCommOverlap = Options.tpCommOverlap;
   Base.overlapParamGather = Options.overlapParamGather;
+  Base.overlapMoeExpertParallelComm = Options.overlapMoeExpertParallelComm;
   Base.flashAttention = Options.flashAttention;
   Base.cpComm =
       Options.cpComm.value_or(perfc::name(defaultContextExchange(*Framework)));
@@ -225,6 +226,7 @@ TrainOptions Plan::strategy() const {
   T.sp = O.SequenceParallel;
   T.tpCommOverlap = O.TpCommOverlap;
   T.overlapParamGather = O.OverlapParamGather;
+  T.overlapMoeExpertParallelComm = O.OverlapMoeExpertParallelComm;
   T.globalBatch = O.GlobalBatch;
   T.recompute = name(O.Recomp);
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();

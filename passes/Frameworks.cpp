@@ -51,6 +51,10 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
       return "DeepSpeed's ZeRO 1 and 2 all-gather the updated parameters "
              "inside the optimizer step, not during the next forward: drop "
              "--overlap-param-gather";
+    if (O.OverlapMoeExpertParallelComm)
+      return "DeepSpeed-MoE runs each all-to-all in its own micro-batch's "
+             "pass, not beside another's (Megatron-Core's combined 1F1B): "
+             "drop --overlap-moe-expert-parallel-comm";
     if (O.Cp > 1 && O.CpComm == ContextExchange::Ring)
       return "DeepSpeed splits sequences with Ulysses' all-to-all of heads, "
              "not a ring of keys and values: --cp-comm a2a";
@@ -60,6 +64,10 @@ const char *perfc::frameworkRefusal(Framework F, const TrainOptions &O) {
       return "FSDP shards nothing (NO_SHARD), gradients and optimizer states "
              "(SHARD_GRAD_OP) or everything (FULL_SHARD), never the optimizer "
              "states alone: --zero 0, 2 or 3";
+    if (O.OverlapMoeExpertParallelComm)
+      return "FSDP has no combined 1F1B schedule to hide expert "
+             "parallelism's all-to-alls (Megatron-Core's "
+             "--overlap-moe-expert-parallel-comm): drop the flag";
     return nullptr;
   }
   return nullptr;

@@ -271,6 +271,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     Pinned.CpComm =
         F.CpComm ? *F.CpComm : defaultContextExchange(R.TargetFramework);
     Pinned.OverlapParamGather = R.Base.OverlapParamGather;
+    Pinned.OverlapMoeExpertParallelComm = R.Base.OverlapMoeExpertParallelComm;
     if (llvm::Error E = checkFramework(R.TargetFramework, Pinned))
       return std::move(E);
   }
@@ -332,6 +333,13 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             // optimizer and keeps whole parameters.
             O.OverlapParamGather =
                 R.Base.OverlapParamGather && (Z == 1 || Z == 2);
+            // And the experts' all-to-alls, where Megatron-Core's combined
+            // 1F1B runs: expert parallelism without full recomputation,
+            // interleaved when pipelined.
+            O.OverlapMoeExpertParallelComm =
+                R.Base.OverlapMoeExpertParallelComm && O.Ep > 1 &&
+                Rc != Recompute::Full && (O.Pp == 1 || O.Vp > 1) &&
+                isMixedPrecision(O.DType);
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself

@@ -1,6 +1,8 @@
 //===- TrainChecks.cpp - The training strategy's rules --------------------===//
 #include "passes/Trainer.h"
 
+#include "passes/ModelStates.h"
+
 #include <algorithm>
 
 namespace perfc {
@@ -126,7 +128,11 @@ llvm::Error Trainer::checkExpertParallel(uint64_t DataWithContext) const {
                                 MixtureOfExpertsShape));
   }
   if (O.Ep == 1)
-    return llvm::Error::success();
+    return O.OverlapMoeExpertParallelComm
+               ? fail("--overlap-moe-expert-parallel-comm hides expert "
+                      "parallelism's all-to-alls: add --ep N (N of at "
+                      "least 2) on a mixture of experts")
+               : llvm::Error::success();
   if (Blocks.ExpertCounts.empty())
     return fail(llvm::formatv("--ep {0}: the model has no mixture of "
                               "experts ({1}); use --ep 1",
@@ -155,6 +161,24 @@ llvm::Error Trainer::checkExpertParallel(uint64_t DataWithContext) const {
                               "(Megatron-Core shards no parameters); use "
                               "--zero 0, 1 or 2",
                               O.Ep));
+  if (O.OverlapMoeExpertParallelComm) {
+    // Megatron-Core's TransformerConfig refuses the rest.
+    if (O.Recomp == Recompute::Full)
+      return fail("--overlap-moe-expert-parallel-comm co-schedules one "
+                  "micro-batch's forward with another's backward, which "
+                  "full recomputation does not allow (Megatron-Core "
+                  "refuses it): use --recompute none or selective");
+    if (!isMixedPrecision(O.DType))
+      return fail("--overlap-moe-expert-parallel-comm runs in mixed "
+                  "precision only (Megatron-Core: bf16 or fp16 models): "
+                  "use --dtype bf16, fp16 or fp8");
+    if (O.Pp > 1 && O.Vp == 1)
+      return fail(llvm::formatv(
+          "--overlap-moe-expert-parallel-comm with --pp {0} needs the "
+          "interleaved schedule (Megatron-Core's combined 1F1B): add --vp "
+          "of at least 2",
+          O.Pp));
+  }
   return llvm::Error::success();
 }
 

@@ -144,12 +144,26 @@ std::string perfc::explainExpertExchange(const StageReport &St,
   return llvm::formatv(
              "ep {0}, stage {1}, per micro-batch: {2} all-to-alls (each "
              "mixture's tokens to their experts and the results back, "
-             "forward and, with their gradients, backward{3}), on the "
-             "critical path: {4}; one: {5}",
+             "forward and, with their gradients, backward{3}), {4}; one: "
+             "{5}",
              O.Ep, St.Stage, Calls,
              O.Recomp == Recompute::Full ? "; the forward's again, recomputed"
                                          : "",
-             hw::formatQuantity(St.EpCommSeconds, hw::Quantity::Time), One)
+             O.OverlapMoeExpertParallelComm
+                 ? llvm::formatv(
+                       "beside the kernels of the micro-batch co-scheduled "
+                       "with it (--overlap-moe-expert-parallel-comm: "
+                       "min(all-to-alls, forward + backward + recompute) "
+                       "hidden): {0} hidden, {1} exposed; once a step the "
+                       "first forward's and the last backward's, unpaired, "
+                       "wait",
+                       hw::formatQuantity(St.EpOverlappedSeconds,
+                                          hw::Quantity::Time),
+                       hw::formatQuantity(St.EpCommSeconds, hw::Quantity::Time))
+                       .str()
+                 : "on the critical path: " +
+                       hw::formatQuantity(St.EpCommSeconds, hw::Quantity::Time),
+             One)
       .str();
 }
 

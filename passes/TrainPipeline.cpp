@@ -154,8 +154,21 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
                      : O.Vp == 1
                          ? int64_t(O.Pp - S)
                          : int64_t(O.Vp - 1) * O.Pp + 2 * (O.Pp - S - 1) + 1;
+    // Megatron-Core's combined 1F1B runs one forward more before the
+    // backwards start, to pair each backward with another's forward.
+    if (O.OverlapMoeExpertParallelComm)
+      ++Flight;
     Flight = std::max<int64_t>(1, std::min(Flight, MaxFlight));
     St.InFlight = Flight;
+    if (O.OverlapMoeExpertParallelComm) {
+      // A micro-batch's all-to-alls run beside the kernels of the one it
+      // is co-scheduled with (its forward with another's backward, its
+      // backward with another's forward): only what outlasts them waits.
+      St.EpOverlappedSeconds =
+          std::min(St.EpCommSeconds, St.ForwardSeconds + St.BackwardSeconds +
+                                         St.RecomputeSeconds);
+      St.EpCommSeconds -= St.EpOverlappedSeconds;
+    }
     const double PerChunk = ChunkActivation / O.Vp;
     if (O.Recomp == Recompute::Full)
       St.ActivationsBytes = Flight * (ChunkInputs / O.Vp) + MaxBlockSaved;
@@ -237,17 +250,21 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
   R.TpOverlappedSeconds = M * SS.TpOverlappedSeconds;
   R.CpCommSeconds = M * SS.CpCommSeconds;
   R.CpOverlappedSeconds = M * SS.CpOverlappedSeconds;
-  R.EpCommSeconds = M * SS.EpCommSeconds;
+  // The first forward and the last backward have no partner: their
+  // all-to-alls wait, once a step.
+  R.EpCommSeconds = M * SS.EpCommSeconds + SS.EpOverlappedSeconds;
+  R.EpOverlappedSeconds = (M - 1) * SS.EpOverlappedSeconds;
   R.ComputeSeconds =
       M * (SS.ForwardSeconds + SS.BackwardSeconds + SS.RecomputeSeconds) +
       R.GradAccumSeconds;
   R.CommSeconds = R.TpCommSeconds + R.TpOverlappedSeconds + R.CpCommSeconds +
-                  R.CpOverlappedSeconds + R.EpCommSeconds + R.P2pSeconds +
-                  R.DpCommSeconds;
+                  R.CpOverlappedSeconds + R.EpCommSeconds +
+                  R.EpOverlappedSeconds + R.P2pSeconds + R.DpCommSeconds;
   R.ExposedCommSeconds = R.TpCommSeconds + R.CpCommSeconds + R.EpCommSeconds +
                          R.P2pSeconds + R.DpExposedSeconds;
-  R.StepSeconds = M * T + R.BubbleSeconds + R.P2pSeconds + R.GradAccumSeconds +
-                  R.DpExposedSeconds + R.OptimizerSeconds;
+  R.StepSeconds = M * T + SS.EpOverlappedSeconds + R.BubbleSeconds +
+                  R.P2pSeconds + R.GradAccumSeconds + R.DpExposedSeconds +
+                  R.OptimizerSeconds;
   R.SamplesPerSecond = GlobalBatch / R.StepSeconds;
   // Model FLOPs: forward and backward of every node, unsharded, per
   // sample of the micro-batch, times the global batch.
@@ -287,13 +304,19 @@ ChunkTimes Trainer::chunkTimes(const TrainReport &R) const {
   ChunkTimes Times;
   for (const StageReport &S : R.Stages) {
     std::vector<StageTimes> &Chunks = Times.emplace_back();
+    // The share of the all-to-alls that stays exposed (all of them unless
+    // OverlapMoeExpertParallelComm hides some).
+    const double EpAll = S.EpCommSeconds + S.EpOverlappedSeconds;
+    const double EpShown = EpAll > 0 ? S.EpCommSeconds / EpAll : 1;
     for (const auto &[First, Last] : S.Chunks) {
       StageTimes &C = Chunks.emplace_back();
       for (unsigned U = First; U <= Last; ++U) {
         const UnitCost &UC = (*Units)[U];
-        C.Forward += UC.Forward + UC.TpForward + UC.CpForward + UC.EpForward;
+        C.Forward +=
+            UC.Forward + UC.TpForward + UC.CpForward + EpShown * UC.EpForward;
         C.Backward += UC.Backward + UC.Recompute + UC.TpComm - UC.TpForward +
-                      UC.CpComm - UC.CpForward + UC.EpComm - UC.EpForward;
+                      UC.CpComm - UC.CpForward +
+                      EpShown * (UC.EpComm - UC.EpForward);
       }
     }
   }

@@ -173,6 +173,17 @@ struct TrainOptions {
   /// (cost::overlapParameterGather); otherwise it follows the optimizer
   /// step, exposed.
   bool OverlapParamGather = false;
+  /// Expert parallelism's all-to-alls run beside the compute of another
+  /// micro-batch, as Megatron-Core's combined 1F1B schedule runs them
+  /// (--overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe likewise):
+  /// the forward of one micro-batch is co-scheduled with the backward of
+  /// another, each one's dispatch and combine hidden by the other's
+  /// kernels. Per micro-batch only what outlasts its compute stays exposed,
+  /// plus, once a step, the all-to-alls of the first forward and the last
+  /// backward, which have no partner; one more micro-batch's activations
+  /// are held. Needs Ep > 1, no full recomputation, mixed precision, and
+  /// the interleaved schedule when Pp > 1 (Megatron-Core's checks).
+  bool OverlapMoeExpertParallelComm = false;
   /// Run every op as its own kernel, as an eager framework does (PyTorch
   /// without torch.compile or hand-fused kernels: a convolution, its
   /// BatchNormalization, ReLU and residual Add are four kernels, each
@@ -234,8 +245,9 @@ struct StageReport {
   /// attention hides.
   double CpCommSeconds = 0, CpForwardSeconds = 0, CpOverlappedSeconds = 0;
   /// Expert parallelism's all-to-alls per micro-batch (exposed), and the
-  /// forward's share.
-  double EpCommSeconds = 0, EpForwardSeconds = 0;
+  /// forward's share; under OverlapMoeExpertParallelComm, what another
+  /// micro-batch's compute hides (not in EpCommSeconds).
+  double EpCommSeconds = 0, EpForwardSeconds = 0, EpOverlappedSeconds = 0;
   double Params = 0;       ///< Parameters held by one device of the stage.
   double ExpertParams = 0; ///< Of Params, the experts' (their E / Ep).
   double ParamTensors = 0; ///< The tensors they are in.
@@ -303,6 +315,9 @@ struct TrainReport {
   /// all-to-alls that dispatch tokens to their experts and combine the
   /// results, and their gradients' (exposed: in the step's time).
   double EpCommSeconds = 0;
+  /// Under OverlapMoeExpertParallelComm, the all-to-alls hidden behind
+  /// another micro-batch's compute (in CommSeconds only).
+  double EpOverlappedSeconds = 0;
   /// The experts' share of the data-parallel exchange (over the ranks
   /// holding the same experts; in DpCommSeconds and DpExposedSeconds).
   double DpExpertCommSeconds = 0;

@@ -231,14 +231,17 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             return Fail("'train.moe_capacity' must be a number");
           Tr.moeCapacity = *R;
         } else if (K == "sp" || K == "flash_attention" ||
-                   K == "tp_comm_overlap" || K == "overlap_param_gather") {
+                   K == "tp_comm_overlap" || K == "overlap_param_gather" ||
+                   K == "overlap_moe_expert_parallel_comm") {
           auto B = V.getAsBoolean();
           if (!B)
             return Fail("'train." + K.str() + "' must be true or false");
-          (K == "sp"                ? Tr.sp
-           : K == "flash_attention" ? Tr.flashAttention
-           : K == "tp_comm_overlap" ? Tr.tpCommOverlap
-                                    : Tr.overlapParamGather) = *B;
+          (K == "sp"                     ? Tr.sp
+           : K == "flash_attention"      ? Tr.flashAttention
+           : K == "tp_comm_overlap"      ? Tr.tpCommOverlap
+           : K == "overlap_param_gather" ? Tr.overlapParamGather
+                                         : Tr.overlapMoeExpertParallelComm) =
+              *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression" ||
                    K == "comm_protocol" || K == "cp_comm") {
@@ -256,7 +259,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
               "unknown key 'train." + K.str() +
               "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
               "tp_comm_overlap, "
-              "overlap_param_gather, "
+              "overlap_param_gather, overlap_moe_expert_parallel_comm, "
               "micro_batch, "
               "global_batch, recompute, dtype, optimizer, "
               "partition, grad_compression, comm_protocol, zero, "

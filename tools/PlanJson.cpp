@@ -163,6 +163,9 @@ public:
     if (llvm::Error E =
             optionalBool("overlap_param_gather", O.OverlapParamGather))
       return std::move(E);
+    if (llvm::Error E = optionalBool("overlap_moe_expert_parallel_comm",
+                                     O.OverlapMoeExpertParallelComm))
+      return std::move(E);
     // Optional: plans written before it have none (no context split).
     if (P.get("cp")) {
       int64_t Cp = 1;

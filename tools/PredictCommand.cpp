@@ -217,6 +217,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "after the optimizer, as Megatron-Core's distributed optimizer "
                "does (--overlap-param-gather there)"),
       cl::cat(TrainCategory));
+  cl::opt<bool> OverlapMoeComm(
+      "overlap-moe-expert-parallel-comm",
+      cl::desc("With --train --ep N: run each micro-batch's all-to-alls "
+               "beside another micro-batch's kernels (its forward "
+               "co-scheduled with another's backward), as Megatron-Core's "
+               "combined 1F1B does (--overlap-moe-expert-parallel-comm "
+               "there; DeepSeek-V3's DualPipe likewise)"),
+      cl::cat(TrainCategory));
   cl::opt<std::string> RecomputeOpt(
       "recompute",
       cl::desc("Activation recomputation: none, selective (the "
@@ -404,7 +412,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
           Train ? nullptr
                 : firstGiven({&OptimizerOpt, &Fp32Grads, &PerTensorOpt,
                               &FrameworkOpt, &PartitionOpt, &ScheduleOpt, &Vp,
-                              &GradCompression}))
+                              &GradCompression, &OverlapMoeComm}))
     return fail(fmt::format("--{} applies to a training step: add --train "
                             "(see 'perfc --help')",
                             O->ArgStr.str()));
@@ -464,6 +472,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     TrainOpts.SequenceParallel = Sp;
     TrainOpts.TpCommOverlap = TpCommOverlap;
     TrainOpts.OverlapParamGather = OverlapParamGather;
+    TrainOpts.OverlapMoeExpertParallelComm = OverlapMoeComm;
     TrainOpts.Zero = Zero;
     // int64_t on every branch: a bare 1 made the conditional int and cut
     // the options' values to 32 bits (2^32 became 0).

@@ -54,6 +54,8 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("sp", O.SequenceParallel);
   J.attribute("tp_comm_overlap", O.TpCommOverlap);
   J.attribute("overlap_param_gather", O.OverlapParamGather);
+  J.attribute("overlap_moe_expert_parallel_comm",
+              O.OverlapMoeExpertParallelComm);
   J.attribute("micro_batch", O.MicroBatch);
 }
 
@@ -365,6 +367,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("cp_comm_s", T.CpCommSeconds);
         J.attribute("cp_overlapped_s", T.CpOverlappedSeconds);
         J.attribute("ep_comm_s", T.EpCommSeconds);
+        J.attribute("ep_overlapped_s", T.EpOverlappedSeconds);
         J.attribute("p2p_s", T.P2pSeconds);
         J.attribute("dp_comm_s", T.DpCommSeconds);
         J.attribute("dp_exposed_s", T.DpExposedSeconds);
@@ -419,6 +422,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.attribute("cp_comm_s", S.CpCommSeconds);
             J.attribute("cp_overlapped_s", S.CpOverlappedSeconds);
             J.attribute("ep_comm_s", S.EpCommSeconds);
+            J.attribute("ep_overlapped_s", S.EpOverlappedSeconds);
             J.attribute("micro_batch_s", S.microBatchSeconds());
             J.attribute("in_flight", int64_t(S.InFlight));
             J.attribute("peak_bytes", S.peakBytes());

@@ -226,10 +226,12 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         O.Cp > 1 ? fmt::format(" x cp {}{}", O.Cp, cpCommSuffix(O)) : "", O.Pp,
         O.Ep > 1 || O.ExpertCapacity != 1
             ? fmt::format(
-                  ", ep {}{}", O.Ep,
+                  ", ep {}{}{}", O.Ep,
                   O.ExpertCapacity != 1
                       ? fmt::format(" (capacity {:g})", O.ExpertCapacity)
-                      : std::string())
+                      : std::string(),
+                  O.OverlapMoeExpertParallelComm ? " (all-to-alls overlapped)"
+                                                 : "")
             : std::string(),
         O.Vp > 1 ? fmt::format(" (vp {})", O.Vp) : "",
         O.SequenceParallel
@@ -261,7 +263,12 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                        ", cp {} of {}", formatSeconds(T.CpCommSeconds),
                        formatSeconds(T.CpCommSeconds + T.CpOverlappedSeconds))
                  : std::string(),
-        O.Ep > 1 ? ", ep " + formatSeconds(T.EpCommSeconds) : std::string(),
+        O.Ep > 1 ? ", ep " + formatSeconds(T.EpCommSeconds) +
+                       (O.OverlapMoeExpertParallelComm
+                            ? " of " + formatSeconds(T.EpCommSeconds +
+                                                     T.EpOverlappedSeconds)
+                            : std::string())
+                 : std::string(),
         formatSeconds(T.P2pSeconds), formatSeconds(T.DpExposedSeconds),
         formatSeconds(T.DpCommSeconds), formatSeconds(T.BubbleSeconds),
         formatSeconds(T.OptimizerSeconds));
@@ -279,12 +286,14 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     if (Options.Explain && Slowest && T.DataSplit.empty() &&
         T.Device.find('+') == std::string::npos) {
       const double Sum = T.MicroBatches * Slowest->microBatchSeconds() +
-                         T.BubbleSeconds + T.P2pSeconds + T.GradAccumSeconds +
+                         Slowest->EpOverlappedSeconds + T.BubbleSeconds +
+                         T.P2pSeconds + T.GradAccumSeconds +
                          T.DpExposedSeconds + T.OptimizerSeconds;
       OS << fmt::format(
           "          time = {} micro-batches x {} (stage {}: forward {} + "
-          "backward {} + recompute {} + tp comm {}{}{}) + bubble {} + p2p {} + "
-          "gradient accumulation {} + exposed dp {} + optimizer {} = {}{}\n",
+          "backward {} + recompute {} + tp comm {}{}{}){} + bubble {} + p2p "
+          "{} + gradient accumulation {} + exposed dp {} + optimizer {} = "
+          "{}{}\n",
           T.MicroBatches, formatSeconds(Slowest->microBatchSeconds()),
           Slowest->Stage, formatSeconds(Slowest->ForwardSeconds),
           formatSeconds(Slowest->BackwardSeconds),
@@ -294,6 +303,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                    : std::string(),
           O.Ep > 1 ? " + ep comm " + formatSeconds(Slowest->EpCommSeconds)
                    : std::string(),
+          O.OverlapMoeExpertParallelComm
+              ? " + unpaired all-to-alls " +
+                    formatSeconds(Slowest->EpOverlappedSeconds)
+              : std::string(),
           formatSeconds(T.BubbleSeconds), formatSeconds(T.P2pSeconds),
           formatSeconds(T.GradAccumSeconds), formatSeconds(T.DpExposedSeconds),
           formatSeconds(T.OptimizerSeconds), formatSeconds(Sum),

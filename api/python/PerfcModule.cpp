@@ -95,6 +95,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.tpCommOverlap = V.cast<bool>();
         else if (Key == "overlap_param_gather")
           TO.overlapParamGather = V.cast<bool>();
+        else if (Key == "overlap_moe_expert_parallel_comm")
+          TO.overlapMoeExpertParallelComm = V.cast<bool>();
         else if (Key == "global_batch")
           TO.globalBatch = V.cast<int64_t>();
         else if (Key == "recompute")
@@ -119,7 +121,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           throw py::value_error(
               "unknown train option '" + Key +
               "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
-              "tp_comm_overlap, overlap_param_gather, global_batch, "
+              "tp_comm_overlap, overlap_param_gather, "
+              "overlap_moe_expert_parallel_comm, global_batch, "
               "recompute, dtype, optimizer, partition, "
               "grad_compression, comm_protocol, zero, "
               "input_rate, flash_attention");
@@ -330,6 +333,8 @@ PlanOptions planOptions(py::dict Options) {
       O.tpCommOverlap = V.cast<bool>();
     else if (Key == "overlap_param_gather")
       O.overlapParamGather = V.cast<bool>();
+    else if (Key == "overlap_moe_expert_parallel_comm")
+      O.overlapMoeExpertParallelComm = V.cast<bool>();
     else if (Key == "flash_attention")
       O.flashAttention = V.cast<bool>();
     else if (Key == "micro_batch")
@@ -356,7 +361,7 @@ PlanOptions planOptions(py::dict Options) {
           "': use global_batch, devices, planner, time_limit, top, pareto, "
           "cross_node_tp, dp, tp, cp, cp_comm, ep, pp, vp, zero, sp, "
           "tp_comm_overlap, overlap_param_gather, "
-          "flash_attention, "
+          "overlap_moe_expert_parallel_comm, flash_attention, "
           "micro_batch, recompute, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
           "compute_type, fusion, timings, memory_reserve_bytes");

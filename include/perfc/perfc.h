@@ -218,6 +218,10 @@ struct TrainOptions {
   /// all-gather during the next forward, as Megatron-Core's distributed
   /// optimizer.
   bool overlapParamGather = false;
+  /// As --overlap-moe-expert-parallel-comm (needs ep > 1): each
+  /// micro-batch's all-to-alls beside another micro-batch's kernels, as
+  /// Megatron-Core's combined 1F1B.
+  bool overlapMoeExpertParallelComm = false;
   int64_t globalBatch = 0;              ///< 0: micro-batch x dp.
   std::string recompute = "none";       ///< none, selective, full
   std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
@@ -464,6 +468,9 @@ struct PlanOptions {
   bool tpCommOverlap = false;
   /// As TrainOptions, for the strategies with ZeRO 1 or 2.
   bool overlapParamGather = false;
+  /// As TrainOptions, for the strategies with ep > 1 that Megatron-Core's
+  /// combined 1F1B runs (no full recomputation; interleaved when pp > 1).
+  bool overlapMoeExpertParallelComm = false;
   /// As --memory-reserve: bytes each device keeps for the runtime; plans
   /// fit what is left. Unset: none.
   std::optional<double> memoryReserveBytes;

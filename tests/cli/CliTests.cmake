@@ -1071,6 +1071,36 @@ add_test(NAME cli.plan_expert_parallel
 set_tests_properties(cli.plan_expert_parallel PROPERTIES
   FIXTURES_REQUIRED zoo_moe
   PASS_REGULAR_EXPRESSION "\"plan\": {[ \n]+\"dp\": [0-9]+,[ \n]+\"tp\": [0-9]+,[ \n]+\"cp\": 1,[ \n]+\"cp_comm\": \"p2p\",[ \n]+\"ep\": 4,")
+# Megatron-Core's combined 1F1B: each micro-batch's all-to-alls beside
+# another's kernels; the strategy says so, the step counts what is hidden
+# apart, and --strategy reads the flag back.
+add_test(NAME cli.train_ep_comm_overlap_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --zero 1 --global-batch 32
+                 --overlap-moe-expert-parallel-comm --format json --ops 0
+                 --explain)
+set_tests_properties(cli.train_ep_comm_overlap_json PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"overlap_moe_expert_parallel_comm\": true,.*\"ep_overlapped_s\": [0-9.e-]*[1-9].*beside the kernels of the micro-batch co-scheduled with it \\(--overlap-moe-expert-parallel-comm")
+add_test(NAME cli.train_ep_comm_overlap_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --global-batch 32
+                 --overlap-moe-expert-parallel-comm --explain)
+set_tests_properties(cli.train_ep_comm_overlap_table PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "ep 4 \\(all-to-alls overlapped\\) on 8 x h100.*\\(tp 0.0 ns, ep [0-9.]+ [mun]?s of [0-9.]+ [mu]s,.*\\) \\+ unpaired all-to-alls [0-9.]+ [mu]s \\+ bubble")
+perfc_expect_error(ep_comm_overlap_full_recompute
+  "zoo_moe.onnx: --overlap-moe-expert-parallel-comm co-schedules one micro-batch's forward with another's backward, which full recomputation does not allow"
+  ${ZOO_MOE} --hw dgx-h100 --train --dtype bf16 --dp 8 --ep 4 --global-batch 8 --recompute full --overlap-moe-expert-parallel-comm)
+set_tests_properties(cli.error.ep_comm_overlap_full_recompute PROPERTIES FIXTURES_REQUIRED zoo_moe)
+perfc_expect_error(ep_comm_overlap_deepspeed
+  "DeepSpeed-MoE runs each all-to-all in its own micro-batch's pass.*: drop --overlap-moe-expert-parallel-comm"
+  ${ZOO_MOE} --hw dgx-h100 --train --dtype bf16 --dp 8 --ep 4 --global-batch 8 --framework deepspeed --overlap-moe-expert-parallel-comm)
+set_tests_properties(cli.error.ep_comm_overlap_deepspeed PROPERTIES FIXTURES_REQUIRED zoo_moe)
+perfc_expect_error(ep_comm_overlap_without_train
+  "--overlap-moe-expert-parallel-comm applies to a training step: add --train"
+  ${ZOO_MOE} --hw dgx-h100 --ep 4 --batch 8 --overlap-moe-expert-parallel-comm)
+set_tests_properties(cli.error.ep_comm_overlap_without_train PROPERTIES FIXTURES_REQUIRED zoo_moe)
 perfc_expect_error(ep_not_dividing
   "zoo_moe.onnx: --ep 3 does not divide dp 4 x cp 1 = 4"
   ${ZOO_MOE} --hw dgx-h100 --train --dp 4 --ep 3 --global-batch 4)

@@ -324,6 +324,15 @@ def test_expert_parallel_serving_is_the_clis(tmp_path):
         perfc.predict(m, dgx, ep=3)
     with pytest.raises(perfc.Error, match="give one of them"):
         perfc.predict(m, dgx, ep=2, tp=2)
+    # Training it with the all-to-alls beside another micro-batch's
+    # kernels (as --overlap-moe-expert-parallel-comm): part hidden.
+    base = {"dp": 8, "ep": 4, "dtype": "bf16", "global_batch": 256}
+    serial = json.loads(perfc.predict_json(m, dgx, train=base))
+    paired = json.loads(perfc.predict_json(
+        m, dgx, train=dict(base, overlap_moe_expert_parallel_comm=True)))
+    assert paired["strategy"]["overlap_moe_expert_parallel_comm"] is True
+    assert paired["step"]["ep_overlapped_s"] > 0
+    assert paired["step"]["time_s"] < serial["step"]["time_s"]
 
 
 def test_tensor_parallel_inference_is_the_clis(tmp_path):

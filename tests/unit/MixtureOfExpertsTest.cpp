@@ -132,7 +132,7 @@ TEST_SUITE("moe") {
       const ir::Value *Rows =
           M.Graph.lookup("/layers.0/moe/dispatch/Reshape_output_0");
       REQUIRE(Rows);
-      CHECK(Rows->shape() == ir::Shape({E, Tokens * K / E, H}));
+      CHECK(Rows->shape() == ir::Shape({E, int64_t(Tokens) * K / E, H}));
       const ir::Value *Out =
           M.Graph.lookup("/layers.1/moe/combine/ReduceSum_output_0");
       REQUIRE(Out);
@@ -477,6 +477,73 @@ TEST_SUITE("moe") {
     CHECK(trainError(D.Graph, *C, O6)
               .find("--ep 4: the model has no "
                     "mixture of experts") != std::string::npos);
+  }
+
+  TEST_CASE("--overlap-moe-expert-parallel-comm: each micro-batch's "
+            "all-to-alls hidden up to its compute, the first forward's and "
+            "last backward's exposed, one more micro-batch held") {
+    const frontend::ImportedModel M =
+        generated(moeSpec(Family::Llama, 16, 2, 2));
+    auto C = hw::loadHardware("dgx-h100-superpod");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Dp = 16; // ep 16 spans two nodes: all-to-alls over InfiniBand
+    O.Ep = 16;
+    O.MicroBatch = 2;
+    O.GlobalBatch = 2 * 16 * 6; // 6 micro-batches per rank
+    O.DType = ir::DType::BF16;
+    O.Zero = 1;
+    const TrainReport Serial = train(M.Graph, *C, O);
+    O.OverlapMoeExpertParallelComm = true;
+    const TrainReport Paired = train(M.Graph, *C, O);
+    const StageReport &S = Serial.Stages[0], &P = Paired.Stages[0];
+    const double Compute =
+        S.ForwardSeconds + S.BackwardSeconds + S.RecomputeSeconds;
+    const double All = S.EpCommSeconds;
+    REQUIRE(All > 0);
+    // Per micro-batch: min(all-to-alls, compute) hidden, the rest exposed.
+    CHECK(P.EpOverlappedSeconds == doctest::Approx(std::min(All, Compute)));
+    CHECK(P.EpCommSeconds == doctest::Approx(All - std::min(All, Compute)));
+    CHECK(P.microBatchSeconds() ==
+          doctest::Approx(S.microBatchSeconds() - P.EpOverlappedSeconds));
+    // Per step: 6 micro-batches, of which one's all-to-alls (the first
+    // forward's and the last backward's) have no partner.
+    CHECK(Paired.EpOverlappedSeconds ==
+          doctest::Approx(5 * P.EpOverlappedSeconds));
+    CHECK(Paired.EpCommSeconds ==
+          doctest::Approx(6 * P.EpCommSeconds + P.EpOverlappedSeconds));
+    CHECK(Paired.EpCommSeconds + Paired.EpOverlappedSeconds ==
+          doctest::Approx(Serial.EpCommSeconds));
+    CHECK(Paired.StepSeconds ==
+          doctest::Approx(Serial.StepSeconds - 5 * P.EpOverlappedSeconds));
+    CHECK(Paired.CommSeconds == doctest::Approx(Serial.CommSeconds));
+    // Combined 1F1B holds one more micro-batch's activations.
+    CHECK(P.InFlight == S.InFlight + 1);
+    CHECK(P.ActivationsBytes > S.ActivationsBytes);
+
+    // Megatron-Core's rules, each a one-line error.
+    TrainOptions Bad = O;
+    Bad.Recomp = Recompute::Full;
+    CHECK(trainError(M.Graph, *C, Bad)
+              .find("which full recomputation does not allow") !=
+          std::string::npos);
+    Bad = O;
+    Bad.DType = ir::DType::F32;
+    CHECK(trainError(M.Graph, *C, Bad).find("runs in mixed precision only") !=
+          std::string::npos);
+    Bad = O;
+    Bad.Dp = 8;
+    Bad.Ep = 8;
+    Bad.Pp = 2;
+    Bad.GlobalBatch = 2 * 8 * 4;
+    CHECK(trainError(M.Graph, *C, Bad) ==
+          "--overlap-moe-expert-parallel-comm with --pp 2 needs the "
+          "interleaved schedule (Megatron-Core's combined 1F1B): add --vp of "
+          "at least 2");
+    Bad = O;
+    Bad.Ep = 1;
+    CHECK(trainError(M.Graph, *C, Bad).find("add --ep N (N of at least 2)") !=
+          std::string::npos);
   }
 
   TEST_CASE("--moe-capacity: the experts' tokens scaled, the model FLOPs "
