@@ -204,6 +204,40 @@ struct ExpertParallelReport {
   std::string Explain;      ///< The rule and the largest exchange's formula.
 };
 
+/// perfc --plan without --train (passes/ServingPlan.h): the layouts one
+/// inference step was predicted in, and the one chosen.
+enum class ServingSplit : uint8_t { Whole, Tensor, Expert };
+/// "whole", "tp", "ep": the CLI's flags for them.
+const char *name(ServingSplit S);
+
+/// One layout, predicted.
+struct ServingCandidate {
+  ServingSplit Split = ServingSplit::Whole;
+  unsigned Devices = 1;
+  double LatencySeconds = 0;
+  double PeakBytes = 0;     ///< Per device.
+  double CapacityBytes = 0; ///< One device's (after any reserve).
+  bool Fits = false;
+};
+
+struct ServingPlan {
+  /// Devices ascending; at each count whole (1 only), tp, ep.
+  std::vector<ServingCandidate> Candidates;
+  /// Index in Candidates of the chosen layout; none when nothing fits.
+  llvm::Optional<size_t> Chosen;
+  /// Why the smallest refused degree of each split (and so its
+  /// multiples) was not tried.
+  std::vector<std::string> Skipped;
+  /// Samples one step serves: the first input's leading dimension (the
+  /// batch; a decoding step's sequences), 1 where it has none.
+  double Samples = 1;
+  unsigned MaxDevices = 1; ///< The largest layout tried.
+
+  const ServingCandidate *chosen() const {
+    return Chosen ? &Candidates[*Chosen] : nullptr;
+  }
+};
+
 struct Report {
   ModelInfo Model;
   llvm::Optional<HardwareInfo> Hardware;
@@ -235,6 +269,9 @@ struct Report {
   };
   llvm::Optional<PlanInfo> Plan;
   llvm::Optional<PlacementReport> Placement;
+  /// With --plan without --train: the layouts tried and the one chosen,
+  /// which the rest of the report predicts.
+  llvm::Optional<ServingPlan> Serving;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
   /// With a training step that gives them (TrainReport::NodeBackwards,

@@ -11,6 +11,7 @@
 #include "passes/Frameworks.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
+#include "passes/ServingPlan.h"
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
@@ -56,6 +57,27 @@ llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "unknown --compute-type '" + S + "': use " +
                                      ComputeTypeChoices);
+}
+
+/// A serving plan none of whose layouts fits: the one that came closest.
+std::string noServingLayoutFits(const ServingPlan &P) {
+  const ServingCandidate *Least = nullptr;
+  for (const ServingCandidate &C : P.Candidates)
+    if (!Least || C.PeakBytes < Least->PeakBytes)
+      Least = &C;
+  return fmt::format(
+      "no layout of up to {} device{} fits in memory: the least per device "
+      "is {} ({} on {}), over the {} a device has; use devices with more "
+      "memory, a smaller batch or cache, --storage-type fp8 or int8, or "
+      "more devices (--devices, --allow-cross-node-tp)",
+      P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
+      hw::formatDataBytes(Least->PeakBytes),
+      Least->Split == ServingSplit::Whole
+          ? std::string("whole")
+          : fmt::format("{} {}", name(Least->Split), Least->Devices),
+      Least->Devices == 1 ? "one device"
+                          : fmt::format("{} devices", Least->Devices),
+      hw::formatDataBytes(Least->CapacityBytes));
 }
 
 /// --time-limit out of range: negative, not a number or infinite.
@@ -556,8 +578,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                 "snapdragon-8-gen-2)");
   } else if (Place && (!(TimeLimit >= 0) || !std::isfinite(TimeLimit))) {
     return fail(timeLimitError(TimeLimit));
-  } else if (Plan || !StrategyPath.empty()) {
-    return fail("--plan and --strategy need --train");
+  } else if (!StrategyPath.empty()) {
+    return fail("--strategy needs --train: a plan file holds a training "
+                "strategy (without --train, --plan chooses how to serve)");
   } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
              Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
              MoeCapacity.getNumOccurrences() ||
@@ -587,6 +610,28 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (Sp)
       return fail("--sp splits training activations by sequence; for "
                   "inference give --ep alone");
+  }
+  if (!Train && Plan) {
+    // Serving: the layout is what the plan chooses.
+    if (Hw.empty())
+      return fail("--plan without --train chooses how to serve the model "
+                  "over a cluster: add --hw naming one (e.g. dgx-h100)");
+    if (Tp.getNumOccurrences() || Ep.getNumOccurrences() || Place)
+      return fail(fmt::format(
+          "--plan without --train chooses the layout (whole, --tp or --ep); "
+          "drop --{}, or drop --plan to predict that layout",
+          Tp.getNumOccurrences()   ? "tp"
+          : Ep.getNumOccurrences() ? "ep"
+                                   : "place"));
+    if (const cl::Option *O =
+            firstGiven({&PlannerOpt, &TopK, &Pareto, &TimeLimit, &Timings}))
+      return fail(fmt::format("--{} applies to the training planner's "
+                              "search; serving plans every layout (add "
+                              "--train to plan a training step)",
+                              O->ArgStr.str()));
+    if (Devices.getNumOccurrences() && Devices == 0)
+      return fail("--devices 0: give how many of the cluster's devices the "
+                  "plan may use, 1 or more");
   }
   if (!Train && Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
@@ -707,19 +752,43 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Group->Protocol = *Protocol;
     return Group;
   };
-  if (!Train && Tp > 1) {
-    auto Group = SplitOver(Tp, "--tp", analyzeTensorParallel);
+  // The split predicted: the one given, or the one a serving plan chose.
+  unsigned TpDegree = Train ? 1 : unsigned(Tp),
+           EpDegree = Train ? 1 : unsigned(Ep);
+  llvm::Optional<ServingPlan> Serving;
+  if (!Train && Plan) {
+    ServingRequest Req;
+    Req.Cluster = &*Cluster;
+    Req.Base = Options;
+    Req.Devices = Devices;
+    Req.AllowCrossNodeTp = CrossNodeTp;
+    Req.Protocol = *Protocol;
+    auto Planned = planServing(Model->Graph, Req);
+    if (!Planned)
+      return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));
+    const ServingCandidate *Chosen = Planned->chosen();
+    if (!Chosen)
+      return fail(ModelPath + ": " + noServingLayoutFits(*Planned));
+    if (Chosen->Split == ServingSplit::Tensor)
+      TpDegree = Chosen->Devices;
+    if (Chosen->Split == ServingSplit::Expert)
+      EpDegree = Chosen->Devices;
+    Serving = std::move(*Planned);
+  }
+  if (TpDegree > 1) {
+    auto Group = SplitOver(TpDegree, "--tp", analyzeTensorParallel);
     if (!Group)
       return fail(Group.takeError());
     Options.TensorParallel = *Group;
   }
-  if (!Train && Ep > 1) {
-    auto Group = SplitOver(Ep, "--ep", analyzeExpertParallel);
+  if (EpDegree > 1) {
+    auto Group = SplitOver(EpDegree, "--ep", analyzeExpertParallel);
     if (!Group)
       return fail(Group.takeError());
     Options.ExpertParallel = *Group;
   }
   Report R = predict(Model->Graph, Options);
+  R.Serving = std::move(Serving);
   if (!Train && FlashAttentionOpt)
     if (llvm::Error E = checkFlashAttention(Model->Graph, R))
       return fail(ModelPath + ": " + llvm::toString(std::move(E)));

@@ -332,6 +332,39 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("explain", jsonText(EP.Explain));
       });
     }
+    if (R.Serving) {
+      const ServingPlan &P = *R.Serving;
+      // Per layout: its step and what it serves, per device too.
+      const auto Layout = [&](const ServingCandidate &C) {
+        J.attribute("split", name(C.Split));
+        J.attribute("devices", int64_t(C.Devices));
+      };
+      J.attributeObject("serving_plan", [&] {
+        J.attribute("objective", "latency");
+        J.attribute("samples", count(P.Samples));
+        J.attribute("max_devices", int64_t(P.MaxDevices));
+        if (const ServingCandidate *C = P.chosen())
+          J.attributeObject("chosen", [&] { Layout(*C); });
+        J.attributeArray("candidates", [&] {
+          for (const ServingCandidate &C : P.Candidates)
+            J.object([&] {
+              Layout(C);
+              J.attribute("latency_s", C.LatencySeconds);
+              const double Rate =
+                  C.LatencySeconds > 0 ? P.Samples / C.LatencySeconds : 0;
+              J.attribute("samples_per_s", Rate);
+              J.attribute("samples_per_s_per_device", Rate / C.Devices);
+              J.attribute("peak_bytes", C.PeakBytes);
+              J.attribute("capacity_bytes", C.CapacityBytes);
+              J.attribute("fits", C.Fits);
+            });
+        });
+        J.attributeArray("skipped", [&] {
+          for (const std::string &Why : P.Skipped)
+            J.value(jsonText(Why));
+        });
+      });
+    }
     if (R.Train && R.Strategy) {
       const TrainOptions &O = *R.Strategy;
       const TrainReport &T = *R.Train;

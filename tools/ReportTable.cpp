@@ -31,6 +31,39 @@ std::string withPrefix(double V, const char *Unit) {
   return fmt::format("{:.{}f} {}{}", V, Digits, Prefixes[I], Unit);
 }
 
+/// --plan without --train: every layout tried, the chosen one marked.
+void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
+                      const std::string &Device) {
+  const ServingCandidate *Chosen = P.chosen();
+  const auto Label = [](const ServingCandidate &C) {
+    return C.Split == ServingSplit::Whole
+               ? std::string("whole")
+               : fmt::format("{} {}", name(C.Split), C.Devices);
+  };
+  size_t Fitting = 0;
+  for (const ServingCandidate &C : P.Candidates)
+    Fitting += C.Fits;
+  OS << fmt::format("serving   plan: {} on {} x {}, the fastest layout that "
+                    "fits ({} of {} fit, up to {} device{})\n",
+                    Label(*Chosen), Chosen->Devices, Device, Fitting,
+                    P.Candidates.size(), P.MaxDevices,
+                    P.MaxDevices == 1 ? "" : "s");
+  OS << fmt::format("          {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
+                    "layout", "devices", "latency", "samples/s", "per device",
+                    "memory/device", "fits");
+  for (const ServingCandidate &C : P.Candidates) {
+    const double Rate = C.LatencySeconds > 0 ? P.Samples / C.LatencySeconds : 0;
+    OS << fmt::format(
+        "        {} {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
+        &C == Chosen ? "*" : " ", Label(C), C.Devices,
+        formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
+        withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
+        C.Fits ? "yes" : "no");
+  }
+  for (const std::string &Why : P.Skipped)
+    OS << "          not tried: " << Why << "\n";
+}
+
 } // namespace
 
 std::string formatCount(double V) { return withPrefix(V, ""); }
@@ -215,6 +248,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     if (Options.Explain && !Mem.Explain.empty())
       OS << "          " << Mem.Explain << "\n";
   }
+  if (R.Serving)
+    writeServingPlan(OS, *R.Serving, R.Hardware ? R.Hardware->Device : "");
 
   if (R.Train && R.Strategy) {
     const TrainOptions &O = *R.Strategy;

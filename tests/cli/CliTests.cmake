@@ -607,8 +607,32 @@ perfc_expect_error(plan_mixed_vp
   --global-batch 64 --dtype fp16 --vp 2)
 perfc_expect_error(plan_needs_global_batch "--plan needs --global-batch"
   ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --plan)
-perfc_expect_error(plan_needs_train "--plan and --strategy need --train"
-  ${ZOO}/gpt2_small.onnx --hw dgx-a100 --plan)
+perfc_expect_error(strategy_needs_train "--strategy needs --train: a plan file holds a training strategy"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --strategy ${PLAN_OUT})
+# Without --train, --plan chooses how to serve: every layout (whole, --tp,
+# --ep) up to a node, the fastest that fits predicted in full.
+add_test(NAME cli.serving_plan_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
+                 --hw dgx-a100 --plan)
+set_tests_properties(cli.serving_plan_table PROPERTIES PASS_REGULAR_EXPRESSION
+  "tp        4 ranks over nvswitch-gen2.*serving   plan: tp 4 on 4 x a100-sxm4-80gb, the fastest layout that fits \\(3 of 3 fit, up to 8 devices\\).*  whole +1 .*  tp 2 +2 .*\\* tp 4 +4 .*not tried: --tp 8 does not divide the 12 heads")
+add_test(NAME cli.serving_plan_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
+                 --hw dgx-a100 --plan --devices 2 --format json --ops 0)
+set_tests_properties(cli.serving_plan_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"tensor_parallel\": {[ \n]+\"degree\": 2,.*\"serving_plan\": {[ \n]+\"objective\": \"latency\",[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 2,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2[ \n]+},[ \n]+\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",")
+perfc_expect_error(serving_plan_nothing_fits
+  "gpt2_small.onnx: no layout of up to 8 devices fits in memory: the least per device is [0-9.]+ MB \\(tp 4 on 4 devices\\), over the [0-9.]+ MB a device has"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --memory-reserve "79.9 GiB")
+perfc_expect_error(serving_plan_with_tp
+  "--plan without --train chooses the layout \\(whole, --tp or --ep\\)\; drop --tp, or drop --plan to predict that layout"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --tp 2)
+perfc_expect_error(serving_plan_without_hw
+  "--plan without --train chooses how to serve the model over a cluster: add --hw"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --plan)
+perfc_expect_error(serving_plan_top
+  "--top applies to the training planner's search\; serving plans every layout"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --top 3)
 perfc_expect_error(conv_layout "unknown --conv-layout 'hwcn': use native, nchw or nhwc"
   ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --conv-layout hwcn)
 perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model 'gpt2_small' \\(graph 'torch_jit', [0-9]+ nodes, [0-9]+ parameters\\), not model 'resnet18' \\(graph 'torch_jit', [0-9]+ nodes"

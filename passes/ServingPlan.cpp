@@ -1,0 +1,132 @@
+//===- ServingPlan.cpp - The fastest layout that serves a model -----------===//
+#include "passes/ServingPlan.h"
+
+#include "hwdb/Cluster.h"
+#include "ir/Graph.h"
+#include "passes/Blocks.h"
+#include "passes/WorkPass.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace perfc;
+
+const char *perfc::name(ServingSplit S) {
+  switch (S) {
+  case ServingSplit::Whole:
+    return "whole";
+  case ServingSplit::Tensor:
+    return "tp";
+  case ServingSplit::Expert:
+    return "ep";
+  }
+  return "whole";
+}
+
+namespace {
+
+/// The batch one step serves: the first input's leading dimension.
+double samplesOf(const ir::Graph &G) {
+  if (G.inputs().empty() || !G.inputs().front())
+    return 1;
+  const ir::Shape &S = G.inputs().front()->shape();
+  if (!S.isRanked() || S.rank() == 0 || S.size(0) <= 0)
+    return 1;
+  return double(S.size(0));
+}
+
+} // namespace
+
+llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
+                                               const ServingRequest &R) {
+  const auto Fail = [](std::string Message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
+  };
+  if (!R.Cluster || !R.Base.Device)
+    return Fail("--plan without --train needs --hw naming a cluster whose "
+                "devices serve the model (e.g. dgx-h100)");
+  const hw::Cluster &C = *R.Cluster;
+  if (R.Devices > C.numDevices())
+    return Fail(llvm::formatv("--devices {0}: cluster '{1}' has {2}", R.Devices,
+                              C.Name, C.numDevices()));
+  const unsigned PerNode = C.Groups.front().devicesPerNode();
+  ServingPlan Plan;
+  Plan.Samples = samplesOf(G);
+  Plan.MaxDevices =
+      R.Devices ? R.Devices : (R.AllowCrossNodeTp ? C.numDevices() : PerNode);
+  const unsigned MaxTp =
+      R.AllowCrossNodeTp ? Plan.MaxDevices : std::min(Plan.MaxDevices, PerNode);
+  const bool HasExperts =
+      !analyzeBlocks(G, computeWork(G)).ExpertCounts.empty();
+
+  const auto Add = [&](ServingSplit Split, unsigned N,
+                       const InferenceSplit *Analysis,
+                       const cost::CommGroup *Group) {
+    PredictOptions O = R.Base;
+    O.Explain = false;
+    O.NodeNames = false;
+    O.Memory = true;
+    O.Split = Analysis;
+    if (Split == ServingSplit::Tensor)
+      O.TensorParallel = *Group;
+    if (Split == ServingSplit::Expert)
+      O.ExpertParallel = *Group;
+    const Report P = predict(G, O);
+    ServingCandidate Cand;
+    Cand.Split = Split;
+    Cand.Devices = N;
+    Cand.LatencySeconds = P.LatencySeconds.getValueOr(0);
+    if (P.Memory) {
+      Cand.PeakBytes = P.Memory->Usage.PeakBytes;
+      Cand.CapacityBytes = P.Memory->CapacityBytes;
+      Cand.Fits = P.Memory->Fits;
+    }
+    Plan.Candidates.push_back(Cand);
+  };
+  // A split the model or the cluster refuses is listed with the reason,
+  // once: what refuses a power of two (a size it does not divide, a
+  // pattern the model lacks, devices the cluster lacks) refuses its
+  // multiples too.
+  bool TensorRefused = false, ExpertRefused = false;
+  const auto TrySplit = [&](ServingSplit Split, unsigned N) {
+    bool &Refused =
+        Split == ServingSplit::Tensor ? TensorRefused : ExpertRefused;
+    if (Refused)
+      return;
+    const char *Flag = Split == ServingSplit::Tensor ? "--tp" : "--ep";
+    auto Group = tensorParallelGroup(C, N, Flag);
+    if (!Group) {
+      Plan.Skipped.push_back(llvm::toString(Group.takeError()));
+      Refused = true;
+      return;
+    }
+    Group->Protocol = R.Protocol;
+    auto Analysis = Split == ServingSplit::Tensor ? analyzeTensorParallel(G, N)
+                                                  : analyzeExpertParallel(G, N);
+    if (!Analysis) {
+      Plan.Skipped.push_back(llvm::toString(Analysis.takeError()));
+      Refused = true;
+      return;
+    }
+    Add(Split, N, &*Analysis, &*Group);
+  };
+  Add(ServingSplit::Whole, 1, nullptr, nullptr);
+  for (unsigned N = 2; N <= Plan.MaxDevices; N *= 2) {
+    if (N <= MaxTp)
+      TrySplit(ServingSplit::Tensor, N);
+    if (HasExperts)
+      TrySplit(ServingSplit::Expert, N);
+  }
+
+  for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
+    const ServingCandidate &Cand = Plan.Candidates[I];
+    if (!Cand.Fits)
+      continue;
+    // Strictly faster wins: on a tie the earlier, with fewer devices.
+    if (!Plan.Chosen ||
+        Cand.LatencySeconds < Plan.Candidates[*Plan.Chosen].LatencySeconds)
+      Plan.Chosen = I;
+  }
+  return Plan;
+}

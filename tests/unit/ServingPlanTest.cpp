@@ -1,0 +1,156 @@
+//===- ServingPlanTest.cpp - perfc --plan without --train -----------------===//
+#include "ZooModels.h"
+
+#include "hwdb/Loader.h"
+#include "ir/Graph.h"
+#include "passes/ServingPlan.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace perfc;
+using namespace perfc::test;
+
+namespace {
+
+/// A decoding step of 16 sequences after 255 tokens: 4 heads (2 key/value
+/// heads), so tp 2 splits it and tp 4 and 8 do not divide the key/value
+/// heads.
+frontend::ImportedModel decoder(int64_t Experts) {
+  modelgen::TransformerSpec S =
+      transformerSpec(modelgen::Family::Llama, 2, 256, 4, 1, 1000);
+  S.KvHeads = 2;
+  S.Past = 255;
+  S.Batch = 16;
+  if (Experts) {
+    S.Experts = Experts;
+    S.TopK = 2;
+  }
+  return importZoo(zooBytes(S));
+}
+
+hw::Cluster cluster(const char *Name) {
+  auto C = hw::loadHardware(Name);
+  REQUIRE_MESSAGE(bool(C), llvm::toString(C.takeError()));
+  return std::move(*C);
+}
+
+ServingPlan plan(const ir::Graph &G, const hw::Cluster &C,
+                 unsigned Devices = 0) {
+  ServingRequest R;
+  R.Cluster = &C;
+  R.Base.Device = &C.primaryDevice();
+  R.Devices = Devices;
+  auto P = planServing(G, R);
+  REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+  return std::move(*P);
+}
+
+/// The latency of one layout predicted on its own, as --tp or --ep does.
+double latencyOf(const ir::Graph &G, const hw::Cluster &C, ServingSplit S,
+                 unsigned N) {
+  PredictOptions O;
+  O.Device = &C.primaryDevice();
+  auto Group = tensorParallelGroup(C, N, "--tp");
+  REQUIRE(bool(Group));
+  auto Split = S == ServingSplit::Tensor ? analyzeTensorParallel(G, N)
+                                         : analyzeExpertParallel(G, N);
+  REQUIRE_MESSAGE(bool(Split), llvm::toString(Split.takeError()));
+  O.Split = &*Split;
+  if (S == ServingSplit::Tensor)
+    O.TensorParallel = *Group;
+  else
+    O.ExpertParallel = *Group;
+  return *predict(G, O).LatencySeconds;
+}
+
+} // namespace
+
+TEST_SUITE("serving plan") {
+
+  TEST_CASE("every layout up to a node is predicted as --tp would, the "
+            "fastest that fits chosen, splits the model refuses are "
+            "listed with their reason") {
+    const frontend::ImportedModel M = decoder(0);
+    const hw::Cluster C = cluster("dgx-h100");
+    const ServingPlan P = plan(M.Graph, C);
+    CHECK(P.Samples == 16);
+    CHECK(P.MaxDevices == 8);
+    REQUIRE(P.Candidates.size() == 2); // whole, tp 2
+    CHECK(P.Candidates[0].Split == ServingSplit::Whole);
+    CHECK(P.Candidates[1].Split == ServingSplit::Tensor);
+    CHECK(P.Candidates[1].Devices == 2);
+    CHECK(P.Candidates[1].LatencySeconds ==
+          doctest::Approx(latencyOf(M.Graph, C, ServingSplit::Tensor, 2)));
+    // tp 4 does not divide the 2 key/value heads, nor does tp 8: one
+    // reason, neither priced.
+    REQUIRE(P.Skipped.size() == 1);
+    CHECK(P.Skipped[0].find("--tp 4") != std::string::npos);
+    // A dense model has no expert-parallel layouts.
+    for (const ServingCandidate &Cand : P.Candidates) {
+      CHECK(Cand.Split != ServingSplit::Expert);
+      CHECK(Cand.Fits);
+      CHECK(Cand.CapacityBytes > 0);
+    }
+    // The fastest of those that fit, whichever it is.
+    REQUIRE(P.chosen());
+    for (const ServingCandidate &Cand : P.Candidates)
+      CHECK(P.chosen()->LatencySeconds <= Cand.LatencySeconds);
+    // --devices caps the layouts: one device, the model whole.
+    const ServingPlan One = plan(M.Graph, C, 1);
+    REQUIRE(One.Candidates.size() == 1);
+    CHECK(One.chosen() == &One.Candidates[0]);
+  }
+
+  TEST_CASE("a mixture is also served expert-parallel, what does not fit "
+            "is never chosen, and nothing fitting leaves no choice") {
+    const frontend::ImportedModel M = decoder(8);
+    hw::Cluster C = cluster("dgx-h100");
+    const ServingPlan P = plan(M.Graph, C, 4);
+    // whole; tp 2, ep 2; ep 4 (tp 4 does not divide the key/value heads).
+    REQUIRE(P.Candidates.size() == 4);
+    CHECK(P.Candidates[2].Split == ServingSplit::Expert);
+    CHECK(P.Candidates[2].Devices == 2);
+    CHECK(P.Candidates[3].Split == ServingSplit::Expert);
+    CHECK(P.Candidates[3].Devices == 4);
+    CHECK(P.Candidates[3].LatencySeconds ==
+          doctest::Approx(latencyOf(M.Graph, C, ServingSplit::Expert, 4)));
+    // Each rank holds a quarter of the experts: less memory than whole.
+    CHECK(P.Candidates[3].PeakBytes < P.Candidates[0].PeakBytes);
+
+    // Leave each device less than one rank of ep 4 needs, more than the
+    // least of them: only layouts under it fit, and the choice is one.
+    const double Least = P.Candidates[3].PeakBytes;
+    const double Capacity = C.primaryDevice().mainMemory().CapacityBytes;
+    REQUIRE_FALSE(bool(hw::reserveMemory(C, Capacity - 1.01 * Least, "test")));
+    const ServingPlan Tight = plan(M.Graph, C, 4);
+    REQUIRE(Tight.chosen());
+    for (const ServingCandidate &Cand : Tight.Candidates)
+      CHECK(Cand.Fits == (Cand.PeakBytes <= 1.01 * Least));
+    CHECK(Tight.chosen()->Fits);
+    // None fits: no choice (the CLI says which came closest).
+    hw::Cluster Small = cluster("dgx-h100");
+    REQUIRE_FALSE(
+        bool(hw::reserveMemory(Small, Capacity - 0.5 * Least, "test")));
+    CHECK_FALSE(plan(M.Graph, Small, 4).Chosen);
+  }
+
+  TEST_CASE("errors: no cluster, more devices than the cluster has") {
+    const frontend::ImportedModel M = decoder(0);
+    const hw::Cluster C = cluster("dgx-h100");
+    ServingRequest R;
+    auto NoHw = planServing(M.Graph, R);
+    REQUIRE_FALSE(bool(NoHw));
+    CHECK(
+        llvm::toString(NoHw.takeError()).find("needs --hw naming a cluster") !=
+        std::string::npos);
+    R.Cluster = &C;
+    R.Base.Device = &C.primaryDevice();
+    R.Devices = 9;
+    auto TooMany = planServing(M.Graph, R);
+    REQUIRE_FALSE(bool(TooMany));
+    CHECK(llvm::toString(TooMany.takeError()) ==
+          "--devices 9: cluster 'dgx-h100' has 8");
+  }
+}
