@@ -11,6 +11,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
+#include "passes/ServingPlan.h"
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
@@ -351,7 +352,39 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     Group->Protocol = Protocol;
     return *Group;
   };
-  if (Options.tensorParallel > 1) {
+  // A serving plan picks the split the prediction then makes.
+  unsigned TensorParallel = Options.tensorParallel,
+           ExpertParallel = Options.expertParallel;
+  llvm::Optional<ServingPlan> Serving;
+  if (Options.servePlan) {
+    if (Options.train)
+      throwError("servePlan chooses how to serve an inference; plan a "
+                 "training step with perfc::api::plan");
+    if (Options.place || Options.tensorParallel != 1 ||
+        Options.expertParallel != 1)
+      throwError("servePlan chooses the layout (whole, tensorParallel or "
+                 "expertParallel); leave place, tensorParallel and "
+                 "expertParallel unset, or drop servePlan");
+    if (!Cluster)
+      throwError("servePlan needs hardware: a cluster whose devices serve "
+                 "the model");
+    ServingRequest Req;
+    Req.Cluster = Cluster;
+    Req.Base = PO;
+    Req.Devices = Options.servePlanDevices;
+    Req.AllowCrossNodeTp = Options.servePlanCrossNodeTp;
+    Req.Protocol = Protocol;
+    auto Planned = planServing(MI.Graph, Req);
+    if (!Planned)
+      throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
+    const ServingCandidate &Chosen = *Planned->chosen();
+    if (Chosen.Split == ServingSplit::Tensor)
+      TensorParallel = Chosen.Devices;
+    if (Chosen.Split == ServingSplit::Expert)
+      ExpertParallel = Chosen.Devices;
+    Serving = std::move(*Planned);
+  }
+  if (TensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
                  "parallelism is train.tp");
@@ -362,13 +395,13 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("tensorParallel needs hardware: a cluster whose devices the "
                  "model is split over");
-    PO.TensorParallel = SplitOver(Options.tensorParallel, "tensorParallel",
-                                  analyzeTensorParallel);
+    PO.TensorParallel =
+        SplitOver(TensorParallel, "tensorParallel", analyzeTensorParallel);
   }
   if (Options.expertParallel == 0)
     throwError("expertParallel 0: give the number of devices the experts "
                "are split over, 1 or more");
-  if (Options.expertParallel > 1) {
+  if (ExpertParallel > 1) {
     if (Options.train)
       throwError("expertParallel serves inference; a training step's expert "
                  "parallelism is train.ep");
@@ -383,8 +416,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("expertParallel needs hardware: a cluster whose devices "
                  "serve the model");
-    PO.ExpertParallel = SplitOver(Options.expertParallel, "expertParallel",
-                                  analyzeExpertParallel);
+    PO.ExpertParallel =
+        SplitOver(ExpertParallel, "expertParallel", analyzeExpertParallel);
   }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
@@ -420,6 +453,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   I->Options = Options;
   Report &R = I->R;
   R = perfc::predict(MI.Graph, PO);
+  R.Serving = std::move(Serving);
   if (Options.flashAttention)
     if (llvm::Error E = checkFlashAttention(MI.Graph, R))
       throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
@@ -525,6 +559,20 @@ std::optional<ExpertParallelSummary> Prediction::expertParallel() const {
   S.allToAllBytes = EP.AllToAllBytes;
   S.kernelSeconds = EP.KernelSeconds;
   S.commSeconds = EP.CommSeconds;
+  return S;
+}
+
+std::optional<ServingPlanSummary> Prediction::servingPlan() const {
+  if (!P->R.Serving)
+    return std::nullopt;
+  const ServingPlan &SP = *P->R.Serving;
+  ServingPlanSummary S;
+  for (const ServingCandidate &C : SP.Candidates)
+    S.layouts.push_back({name(C.Split), C.Devices, C.LatencySeconds,
+                         C.PeakBytes, C.CapacityBytes, C.Fits});
+  S.chosen = SP.Chosen.getValueOr(0);
+  S.samples = SP.Samples;
+  S.skipped = SP.Skipped;
   return S;
 }
 

@@ -6,6 +6,8 @@
 #include "passes/Blocks.h"
 #include "passes/WorkPass.h"
 
+#include "hwdb/Units.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -34,6 +36,33 @@ double samplesOf(const ir::Graph &G) {
   if (!S.isRanked() || S.rank() == 0 || S.size(0) <= 0)
     return 1;
   return double(S.size(0));
+}
+
+/// A serving plan none of whose layouts fits: the one that came closest.
+std::string noLayoutFits(const ServingPlan &P) {
+  const ServingCandidate *Least = nullptr;
+  for (const ServingCandidate &C : P.Candidates)
+    if (!Least || C.PeakBytes < Least->PeakBytes)
+      Least = &C;
+  return llvm::formatv(
+             "no layout of up to {0} device{1} fits in memory: the least per "
+             "device "
+             "is {2} ({3} on {4}), over the {5} a device has; use devices with "
+             "more "
+             "memory, a smaller batch or cache, --storage-type fp8 or int8, or "
+             "more devices (--devices, --allow-cross-node-tp)",
+             P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
+             hw::formatDataBytes(Least->PeakBytes),
+             Least->Split == ServingSplit::Whole
+                 ? std::string("whole")
+                 : (llvm::Twine(name(Least->Split)) + " " +
+                    llvm::Twine(Least->Devices))
+                       .str(),
+             Least->Devices == 1
+                 ? "one device"
+                 : (llvm::Twine(Least->Devices) + " devices").str(),
+             hw::formatDataBytes(Least->CapacityBytes))
+      .str();
 }
 
 } // namespace
@@ -128,5 +157,7 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
         Cand.LatencySeconds < Plan.Candidates[*Plan.Chosen].LatencySeconds)
       Plan.Chosen = I;
   }
+  if (!Plan.Chosen)
+    return Fail(noLayoutFits(Plan));
   return Plan;
 }

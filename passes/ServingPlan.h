@@ -35,8 +35,8 @@ struct ServingRequest {
   cost::CommProtocol Protocol = cost::CommProtocol::Auto;
 };
 
-/// Predicts every layout and chooses. Errors: no cluster, or Devices above
-/// the cluster's.
+/// Predicts every layout and chooses. Errors: no cluster, Devices above the
+/// cluster's, and no layout fitting (naming the one that came closest).
 llvm::Expected<ServingPlan> planServing(const ir::Graph &G,
                                         const ServingRequest &R);
 

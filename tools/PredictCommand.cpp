@@ -59,27 +59,6 @@ llvm::Expected<llvm::Optional<ir::DType>> parseComputeType(llvm::StringRef S) {
                                      ComputeTypeChoices);
 }
 
-/// A serving plan none of whose layouts fits: the one that came closest.
-std::string noServingLayoutFits(const ServingPlan &P) {
-  const ServingCandidate *Least = nullptr;
-  for (const ServingCandidate &C : P.Candidates)
-    if (!Least || C.PeakBytes < Least->PeakBytes)
-      Least = &C;
-  return fmt::format(
-      "no layout of up to {} device{} fits in memory: the least per device "
-      "is {} ({} on {}), over the {} a device has; use devices with more "
-      "memory, a smaller batch or cache, --storage-type fp8 or int8, or "
-      "more devices (--devices, --allow-cross-node-tp)",
-      P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
-      hw::formatDataBytes(Least->PeakBytes),
-      Least->Split == ServingSplit::Whole
-          ? std::string("whole")
-          : fmt::format("{} {}", name(Least->Split), Least->Devices),
-      Least->Devices == 1 ? "one device"
-                          : fmt::format("{} devices", Least->Devices),
-      hw::formatDataBytes(Least->CapacityBytes));
-}
-
 /// --time-limit out of range: negative, not a number or infinite.
 std::string timeLimitError(double Seconds) {
   return fmt::format("--time-limit {}: give a number of seconds, 0 or more "
@@ -767,8 +746,6 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!Planned)
       return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));
     const ServingCandidate *Chosen = Planned->chosen();
-    if (!Chosen)
-      return fail(ModelPath + ": " + noServingLayoutFits(*Planned));
     if (Chosen->Split == ServingSplit::Tensor)
       TpDegree = Chosen->Devices;
     if (Chosen->Split == ServingSplit::Expert)

@@ -46,6 +46,10 @@ struct PredictKwargs {
   /// Bytes each device keeps for the runtime (--memory-reserve); None: 0.
   py::object MemoryReserve = py::none();
   unsigned Ep = 1; ///< Expert-parallel serving (as --ep without --train).
+  /// Serving plan (as --plan without --train), over up to this many
+  /// devices (0: the first node's).
+  bool ServePlan = false;
+  unsigned ServePlanDevices = 0;
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -60,6 +64,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.timings = Extra.Timings;
   O.tensorParallel = Extra.Tp;
   O.expertParallel = Extra.Ep;
+  O.servePlan = Extra.ServePlan;
+  O.servePlanDevices = Extra.ServePlanDevices;
   O.flashAttention = Extra.FlashAttention;
   O.commProtocol = Extra.CommProtocol;
   O.fusion = Fusion;
@@ -228,6 +234,36 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     ED["kernels_s"] = EP->kernelSeconds;
     ED["comm_s"] = EP->commSeconds;
     D["expert_parallel"] = ED;
+  }
+  if (auto SP = P.servingPlan()) {
+    // The JSON's "serving_plan" keys.
+    py::dict SD;
+    SD["objective"] = "latency";
+    SD["samples"] = SP->samples;
+    const ServingPlanSummary::Layout &C = SP->layouts[SP->chosen];
+    py::dict Chosen;
+    Chosen["split"] = C.split;
+    Chosen["devices"] = C.devices;
+    SD["chosen"] = Chosen;
+    py::list Layouts;
+    for (const ServingPlanSummary::Layout &L : SP->layouts) {
+      py::dict LD;
+      LD["split"] = L.split;
+      LD["devices"] = L.devices;
+      LD["latency_s"] = L.latencySeconds;
+      LD["samples_per_s"] =
+          L.latencySeconds > 0 ? SP->samples / L.latencySeconds : 0.0;
+      LD["peak_bytes"] = L.peakBytes;
+      LD["capacity_bytes"] = L.capacityBytes;
+      LD["fits"] = L.fits;
+      Layouts.append(LD);
+    }
+    SD["candidates"] = Layouts;
+    py::list Skipped;
+    for (const std::string &Why : SP->skipped)
+      Skipped.append(text(Why));
+    SD["skipped"] = Skipped;
+    D["serving_plan"] = SD;
   }
   if (auto Pl = P.placement()) {
     // The JSON's "placement" keys, without the per-kernel assignment
@@ -511,13 +547,14 @@ PYBIND11_MODULE(perfc, m) {
          bool Fusion, py::object Train, bool Ops, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
-         py::object Reserve, unsigned Ep) {
+         py::object Reserve, unsigned Ep, bool ServePlan,
+         unsigned ServePlanDevices) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P =
-            run(M, H,
-                predictOptions(ComputeType, Fusion, Train, Launch,
-                               {StorageType, ConvLayout, Place, false, Tp,
-                                Flash, Protocol, Reserve, Ep}));
+        Prediction P = run(M, H,
+                           predictOptions(ComputeType, Fusion, Train, Launch,
+                                          {StorageType, ConvLayout, Place,
+                                           false, Tp, Flash, Protocol, Reserve,
+                                           Ep, ServePlan, ServePlanDevices}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -528,6 +565,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("tp") = 1, py::arg("flash_attention") = false,
       py::arg("comm_protocol") = "auto",
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
+      py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -543,22 +581,27 @@ PYBIND11_MODULE(perfc, m) {
       "train, its flash_attention key). memory_reserve_bytes: memory each "
       "device keeps for the runtime (as --memory-reserve). ep: a mixture "
       "of experts served over that many devices of hw's cluster, attention "
-      "data-parallel and experts split (as --ep without --train). Returns "
-      "a dict: totals, latency_s, train, memory, tensor_parallel, "
-      "expert_parallel, placement, ops (unless ops=False), warnings.");
+      "data-parallel and experts split (as --ep without --train). "
+      "serve_plan: every layout (whole, tp, ep) up to serve_plan_devices "
+      "(0: the first node's) predicted, the fastest that fits returned (as "
+      "--plan without --train). Returns a dict: totals, latency_s, train, "
+      "memory, tensor_parallel, expert_parallel, serving_plan, placement, "
+      "ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
       [](const Model &M, py::object Hw, const std::string &ComputeType,
          bool Fusion, py::object Train, bool Compact, py::object Launch,
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, bool Timings, unsigned Tp, bool Flash,
-         const std::string &Protocol, py::object Reserve, unsigned Ep) {
+         const std::string &Protocol, py::object Reserve, unsigned Ep,
+         bool ServePlan, unsigned ServePlanDevices) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, Timings, Tp,
-                                Flash, Protocol, Reserve, Ep}));
+                                Flash, Protocol, Reserve, Ep, ServePlan,
+                                ServePlanDevices}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -570,11 +613,13 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("timings") = false, py::arg("tp") = 1,
       py::arg("flash_attention") = false, py::arg("comm_protocol") = "auto",
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
+      py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
       "--comm-protocol; memory_reserve_bytes: as --memory-reserve; ep: as "
-      "--ep without --train.");
+      "--ep without --train; serve_plan, serve_plan_devices: as --plan "
+      "(and --devices) without --train.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

@@ -284,6 +284,18 @@ struct PredictOptions {
   /// split. 1: one device. Not with tensorParallel, train (its ep is
   /// TrainOptions::ep) or place.
   unsigned expertParallel = 1;
+  /// As --plan without --train: predict the step whole, split over tp
+  /// devices and (a mixture of experts) served over ep devices, every power
+  /// of two up to servePlanDevices, and return the fastest layout that
+  /// fits as tensorParallel or expertParallel would; servingPlan() lists
+  /// every layout. Not with train, place, tensorParallel or
+  /// expertParallel; needs hardware (a cluster).
+  bool servePlan = false;
+  /// As --devices with servePlan: the largest layout; 0: the first node's
+  /// devices.
+  unsigned servePlanDevices = 0;
+  /// As --allow-cross-node-tp with servePlan.
+  bool servePlanCrossNodeTp = false;
   /// As --comm-protocol for tensorParallel's and expertParallel's
   /// exchanges: auto, LL, LL128, Simple or alpha-beta.
   std::string commProtocol = "auto";
@@ -380,6 +392,23 @@ struct ExpertParallelSummary {
   double commSeconds = 0;   ///< The all-to-alls (latency = the two summed).
 };
 
+/// With PredictOptions::servePlan: every layout predicted (the JSON's
+/// "serving_plan").
+struct ServingPlanSummary {
+  struct Layout {
+    std::string split; ///< "whole", "tp" or "ep"
+    unsigned devices = 1;
+    double latencySeconds = 0;
+    double peakBytes = 0, capacityBytes = 0; ///< Per device.
+    bool fits = false;
+  };
+  std::vector<Layout> layouts; ///< Devices ascending.
+  size_t chosen = 0;           ///< The fastest that fits: predicted above.
+  double samples = 1;          ///< The first input's leading dimension.
+  /// Why a degree (and its multiples) was not tried.
+  std::vector<std::string> skipped;
+};
+
 /// What predict() found: the CLI's report. Immutable.
 class PERFC_API Prediction {
 public:
@@ -399,8 +428,11 @@ public:
   std::optional<MemorySummary> memory() const;
   /// With PredictOptions::tensorParallel > 1.
   std::optional<TensorParallelSummary> tensorParallel() const;
-  /// With PredictOptions::expertParallel > 1.
+  /// With PredictOptions::expertParallel > 1 (or a serving plan that chose
+  /// ep).
   std::optional<ExpertParallelSummary> expertParallel() const;
+  /// With PredictOptions::servePlan.
+  std::optional<ServingPlanSummary> servingPlan() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

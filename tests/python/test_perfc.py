@@ -372,6 +372,23 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
         perfc.predict(m, dgx, tp=16)
     with pytest.raises(perfc.Error, match="training step's tensor"):
         perfc.predict(m, dgx, tp=2, train={"dp": 1})
+    # serve_plan, as --plan without --train: every layout up to the node,
+    # the fastest that fits predicted, the CLI's JSON byte for byte.
+    served = perfc.predict(m, dgx, ops=False, serve_plan=True)
+    sp = served["serving_plan"]
+    assert [c["split"] for c in sp["candidates"]] == ["whole", "tp", "tp", "tp"]
+    fastest = min(sp["candidates"], key=lambda c: c["latency_s"])
+    assert sp["chosen"] == {"split": fastest["split"],
+                            "devices": fastest["devices"]}
+    assert served["latency_s"] == pytest.approx(fastest["latency_s"])
+    cli_plan = subprocess.run([exe, path, "--hw", "dgx-a100", "--plan",
+                               "--devices", "4", "--format", "json"],
+                              check=True, capture_output=True,
+                              text=True).stdout
+    assert perfc.predict_json(m, dgx, serve_plan=True,
+                              serve_plan_devices=4) == cli_plan
+    with pytest.raises(perfc.Error, match="servePlan chooses the layout"):
+        perfc.predict(m, dgx, serve_plan=True, tp=2)
 
 
 def test_training_json_explains_its_communication():

@@ -104,7 +104,7 @@ TEST_SUITE("serving plan") {
   }
 
   TEST_CASE("a mixture is also served expert-parallel, what does not fit "
-            "is never chosen, and nothing fitting leaves no choice") {
+            "is never chosen, and nothing fitting is an error") {
     const frontend::ImportedModel M = decoder(8);
     hw::Cluster C = cluster("dgx-h100");
     const ServingPlan P = plan(M.Graph, C, 4);
@@ -129,11 +129,19 @@ TEST_SUITE("serving plan") {
     for (const ServingCandidate &Cand : Tight.Candidates)
       CHECK(Cand.Fits == (Cand.PeakBytes <= 1.01 * Least));
     CHECK(Tight.chosen()->Fits);
-    // None fits: no choice (the CLI says which came closest).
+    // None fits: one error naming the layout that came closest.
     hw::Cluster Small = cluster("dgx-h100");
     REQUIRE_FALSE(
         bool(hw::reserveMemory(Small, Capacity - 0.5 * Least, "test")));
-    CHECK_FALSE(plan(M.Graph, Small, 4).Chosen);
+    ServingRequest R;
+    R.Cluster = &Small;
+    R.Base.Device = &Small.primaryDevice();
+    R.Devices = 4;
+    auto None = planServing(M.Graph, R);
+    REQUIRE_FALSE(bool(None));
+    CHECK(llvm::toString(None.takeError())
+              .find("no layout of up to 4 devices fits in memory: the least "
+                    "per device is ") != std::string::npos);
   }
 
   TEST_CASE("errors: no cluster, more devices than the cluster has") {

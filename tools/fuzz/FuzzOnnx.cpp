@@ -20,6 +20,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
+#include "passes/ServingPlan.h"
 #include "passes/TrainStep.h"
 #include "tools/ReportWriters.h"
 #include "tools/fuzz/FuzzCheck.h"
@@ -140,6 +141,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // weight stacks it takes for experts (else its one-line refusal).
   O.Ep = O.Dp > 1 && Size % 29 == 5 ? 2 : 1;
   O.SequenceParallel = O.SequenceParallel || (O.Ep > 1 && O.Tp > 1);
+  // Megatron-Core's combined 1F1B, which refuses some of these strategies
+  // (full recomputation, fp32, pp without vp) in one line each.
+  O.OverlapMoeExpertParallelComm = O.Ep > 1 && Size % 3 != 0;
   // fp32, bf16 mixed precision, or FP8 (Transformer Engine's recipe).
   const perfc::ir::DType Types[] = {
       perfc::ir::DType::F32, perfc::ir::DType::BF16, perfc::ir::DType::F8E4M3};
@@ -168,6 +172,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     auto Plan = perfc::planTraining(R);
     if (!Plan)
       perfc::fuzz::checkError(Plan.takeError(), "", "planTraining");
+  }
+
+  // The serving plan over the first node (whole, tp and ep of 2 and 4,
+  // as the graph allows), for a fifth of the inputs.
+  if (Size % 5 == 2) {
+    perfc::ServingRequest R;
+    R.Cluster = &fuzzCluster();
+    R.Base = Timed;
+    R.Base.Device = &fuzzCluster().primaryDevice();
+    // Its one error here: no layout fits the T4s' memory.
+    auto Served = perfc::planServing(Model->Graph, R);
+    if (!Served)
+      perfc::fuzz::checkError(Served.takeError(), "", "planServing");
   }
 
   // A mixture served over 2 ranks (data-parallel attention, experts
