@@ -46,11 +46,10 @@ std::string noLayoutFits(const ServingPlan &P) {
       Least = &C;
   return llvm::formatv(
              "no layout of up to {0} device{1} fits in memory: the least per "
-             "device "
-             "is {2} ({3} on {4}), over the {5} a device has; use devices with "
-             "more "
-             "memory, a smaller batch or cache, --storage-type fp8 or int8, or "
-             "more devices (--devices, --allow-cross-node-tp)",
+             "device is {2} ({3} on {4}), over the {5} a device has; use "
+             "devices with more memory, a smaller batch or cache, "
+             "--storage-type fp8 or int8, or more devices (--devices, "
+             "--allow-cross-node-tp)",
              P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
              hw::formatDataBytes(Least->PeakBytes),
              Least->Split == ServingSplit::Whole
