@@ -351,6 +351,22 @@ Timeline Trainer::timeline(const TrainReport &R) const {
     for (TimelineEvent &E : T.Events)
       E.Start += Wait;
   T.End += Wait;
+  // Under --overlap-moe-expert-parallel-comm the first forward's and the
+  // last backward's all-to-alls have no partner to hide behind; the step
+  // pays the slowest stage's (assemble), drawn as one span after the
+  // schedule.
+  unsigned Slow = 0;
+  for (unsigned S = 1; S < R.Stages.size(); ++S)
+    if (R.Stages[S].microBatchSeconds() > R.Stages[Slow].microBatchSeconds())
+      Slow = S;
+  const double Unpaired =
+      R.Stages.empty() ? 0 : R.Stages[Slow].EpOverlappedSeconds;
+  if (Unpaired > 0)
+    for (unsigned S = 0; S < R.Stages.size(); ++S)
+      T.Events.push_back({"expert all-to-alls without a partner (the first "
+                          "forward's, the last backward's)",
+                          "comm", S, 1, T.End, Unpaired, -1});
+  T.End += Unpaired;
   // Eager accumulation passes run inside the micro-batches' backwards;
   // drawn as one span after the last, where the step pays for them.
   const double End = T.End + R.GradAccumSeconds;

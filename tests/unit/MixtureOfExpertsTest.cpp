@@ -517,6 +517,16 @@ TEST_SUITE("moe") {
     CHECK(Paired.StepSeconds ==
           doctest::Approx(Serial.StepSeconds - 5 * P.EpOverlappedSeconds));
     CHECK(Paired.CommSeconds == doctest::Approx(Serial.CommSeconds));
+    // The timeline draws the unpaired all-to-alls too: it ends with the
+    // step.
+    TrainOptions Traced = O;
+    Traced.Timeline = true;
+    const TrainReport T = train(M.Graph, *C, Traced);
+    CHECK(T.Trace.End == doctest::Approx(Paired.StepSeconds));
+    CHECK(llvm::any_of(T.Trace.Events, [](const TimelineEvent &E) {
+      return llvm::StringRef(E.Name).startswith(
+          "expert all-to-alls without a partner");
+    }));
     // Combined 1F1B holds one more micro-batch's activations.
     CHECK(P.InFlight == S.InFlight + 1);
     CHECK(P.ActivationsBytes > S.ActivationsBytes);
