@@ -75,12 +75,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
         K != "storage_type" && K != "conv_layout" && K != "tp" && K != "ep" &&
         K != "comm_protocol" && K != "flash_attention" &&
-        K != "memory_reserve_bytes")
+        K != "memory_reserve_bytes" && K != "serve_plan" &&
+        K != "serve_plan_devices")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, ep, comm_protocol, flash_attention, "
-                  "memory_reserve_bytes");
+                  "launch_overhead_s, tp, ep, serve_plan, serve_plan_devices, "
+                  "comm_protocol, flash_attention, memory_reserve_bytes");
   }
   auto Model = O->getString("model");
   if (!Model || Model->empty())
@@ -166,6 +167,20 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
       return Fail("'ep' must be an integer >= 1 (the devices a mixture of "
                   "experts is served over)");
     J.Predict.expertParallel = unsigned(*E);
+  }
+  if (O->get("serve_plan")) {
+    // As --plan without --train; the library checks the rest.
+    auto F = O->getBoolean("serve_plan");
+    if (!F)
+      return Fail("'serve_plan' must be true or false");
+    J.Predict.servePlan = *F;
+  }
+  if (O->get("serve_plan_devices")) {
+    auto N = O->getInteger("serve_plan_devices");
+    if (!N || *N < 1 || *N > std::numeric_limits<unsigned>::max())
+      return Fail("'serve_plan_devices' must be an integer >= 1 (the "
+                  "largest layout a serving plan tries)");
+    J.Predict.servePlanDevices = unsigned(*N);
   }
   if (O->get("allow_unknown_shapes")) {
     auto F = O->getBoolean("allow_unknown_shapes");

@@ -38,6 +38,7 @@ not json
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"dp": 8, "ep": 4, "zero": 1, "global_batch": 8}}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "ep": 4}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"dp": 8, "ep": 4, "dtype": "bf16", "overlap_moe_expert_parallel_comm": true, "global_batch": 16}}
+{"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "serve_plan": true, "serve_plan_devices": 4}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -45,7 +46,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 22 ] || fail "expected 22 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 23 ] || fail "expected 23 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -79,6 +80,7 @@ expect 20 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --zero 1 \
 expect 21 "$work/moe.onnx" --hw dgx-h100 --batch 8 --ep 4
 expect 22 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --dtype bf16 \
   --overlap-moe-expert-parallel-comm --global-batch 16
+expect 23 "$work/moe.onnx" --hw dgx-h100 --batch 8 --plan --devices 4
 sed -n 16p "$work/out3.jsonl" |
   grep -q "^{\"line\":18,\"error\":\"'train.cp' must be an integer from 1 to 4294967295" ||
   fail "line 18 should say cp takes an integer from 1 to 2^32 - 1"
