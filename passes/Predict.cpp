@@ -503,8 +503,7 @@ llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {
   return analyzeTensorParallel(G, Tp).takeError();
 }
 
-/// The graph's work and blocks, which a split's checks read.
-static InferenceSplit analyzeSplit(const ir::Graph &G) {
+InferenceSplit analyzeInferenceSplit(const ir::Graph &G) {
   InferenceSplit S;
   S.Work = computeWork(G);
   S.Blocks = analyzeBlocks(G, S.Work);
@@ -513,11 +512,18 @@ static InferenceSplit analyzeSplit(const ir::Graph &G) {
 
 llvm::Expected<InferenceSplit> analyzeTensorParallel(const ir::Graph &G,
                                                      unsigned Tp) {
-  InferenceSplit S = analyzeSplit(G);
+  InferenceSplit S = analyzeInferenceSplit(G);
+  if (llvm::Error E = checkTensorParallel(G, S, Tp))
+    return std::move(E);
+  return std::move(S);
+}
+
+llvm::Error checkTensorParallel(const ir::Graph &G, const InferenceSplit &S,
+                                unsigned Tp) {
   const GraphWork &Work = S.Work;
   const BlockInfo &Blocks = S.Blocks;
   if (Tp <= 1)
-    return std::move(S);
+    return llvm::Error::success();
   if (!Blocks.HasTensorParallelPattern)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -526,11 +532,8 @@ llvm::Expected<InferenceSplit> analyzeTensorParallel(const ir::Graph &G,
                       "non-GEMM ops, another MatMul on weights within a "
                       "block), so there is nothing to split; use --tp 1",
                       Tp));
-  if (llvm::Error E =
-          checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
-                       /*SequenceParallel=*/false))
-    return std::move(E);
-  return std::move(S);
+  return checkTpSizes(G, Work, Blocks, tpSplitSizes(G, Work, Blocks), Tp,
+                      /*SequenceParallel=*/false);
 }
 
 llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep) {
@@ -541,9 +544,16 @@ llvm::Error checkExpertParallel(const ir::Graph &G, unsigned Ep) {
 
 llvm::Expected<InferenceSplit> analyzeExpertParallel(const ir::Graph &G,
                                                      unsigned Ep) {
-  InferenceSplit S = analyzeSplit(G);
+  InferenceSplit S = analyzeInferenceSplit(G);
+  if (llvm::Error E = checkExpertParallel(G, S, Ep))
+    return std::move(E);
+  return std::move(S);
+}
+
+llvm::Error checkExpertParallel(const ir::Graph &G, const InferenceSplit &S,
+                                unsigned Ep) {
   if (Ep <= 1)
-    return std::move(S);
+    return llvm::Error::success();
   const auto Fail = [](const llvm::Twine &Message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    Message.str());
@@ -573,7 +583,7 @@ llvm::Expected<InferenceSplit> analyzeExpertParallel(const ir::Graph &G,
                 "' has a batch of " + llvm::Twine(Batch) +
                 ": give a --batch that " + llvm::Twine(Ep) +
                 " divides (all the ranks' sequences together)");
-  return std::move(S);
+  return llvm::Error::success();
 }
 
 static llvm::Error noAttention() {

@@ -117,6 +117,15 @@ llvm::Expected<InferenceSplit> analyzeTensorParallel(const ir::Graph &G,
 /// checkExpertParallel's analysis, kept for predict (PredictOptions::Split).
 llvm::Expected<InferenceSplit> analyzeExpertParallel(const ir::Graph &G,
                                                      unsigned Ep);
+/// The work and blocks a split's checks read; they do not depend on the
+/// degree, so one analysis serves every degree (passes/ServingPlan.h).
+InferenceSplit analyzeInferenceSplit(const ir::Graph &G);
+/// checkTensorParallel and checkExpertParallel on an analysis of G made
+/// once (analyzeInferenceSplit).
+llvm::Error checkTensorParallel(const ir::Graph &G, const InferenceSplit &S,
+                                unsigned Tp);
+llvm::Error checkExpertParallel(const ir::Graph &G, const InferenceSplit &S,
+                                unsigned Ep);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

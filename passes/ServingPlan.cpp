@@ -2,11 +2,8 @@
 #include "passes/ServingPlan.h"
 
 #include "hwdb/Cluster.h"
-#include "ir/Graph.h"
-#include "passes/Blocks.h"
-#include "passes/WorkPass.h"
-
 #include "hwdb/Units.h"
+#include "ir/Graph.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -85,17 +82,18 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
       R.Devices ? R.Devices : (R.AllowCrossNodeTp ? C.numDevices() : PerNode);
   const unsigned MaxTp =
       R.AllowCrossNodeTp ? Plan.MaxDevices : std::min(Plan.MaxDevices, PerNode);
-  const bool HasExperts =
-      !analyzeBlocks(G, computeWork(G)).ExpertCounts.empty();
+  // The work and blocks every layout's checks and prediction read: the same
+  // for every degree.
+  const InferenceSplit Analysis = analyzeInferenceSplit(G);
+  const bool HasExperts = !Analysis.Blocks.ExpertCounts.empty();
 
   const auto Add = [&](ServingSplit Split, unsigned N,
-                       const InferenceSplit *Analysis,
                        const cost::CommGroup *Group) {
     PredictOptions O = R.Base;
     O.Explain = false;
     O.NodeNames = false;
     O.Memory = true;
-    O.Split = Analysis;
+    O.Split = &Analysis;
     if (Split == ServingSplit::Tensor)
       O.TensorParallel = *Group;
     if (Split == ServingSplit::Expert)
@@ -130,16 +128,16 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
       return;
     }
     Group->Protocol = R.Protocol;
-    auto Analysis = Split == ServingSplit::Tensor ? analyzeTensorParallel(G, N)
-                                                  : analyzeExpertParallel(G, N);
-    if (!Analysis) {
-      Plan.Skipped.push_back(llvm::toString(Analysis.takeError()));
+    if (llvm::Error E = Split == ServingSplit::Tensor
+                            ? checkTensorParallel(G, Analysis, N)
+                            : checkExpertParallel(G, Analysis, N)) {
+      Plan.Skipped.push_back(llvm::toString(std::move(E)));
       Refused = true;
       return;
     }
-    Add(Split, N, &*Analysis, &*Group);
+    Add(Split, N, &*Group);
   };
-  Add(ServingSplit::Whole, 1, nullptr, nullptr);
+  Add(ServingSplit::Whole, 1, nullptr);
   for (unsigned N = 2; N <= Plan.MaxDevices; N *= 2) {
     if (N <= MaxTp)
       TrySplit(ServingSplit::Tensor, N);
