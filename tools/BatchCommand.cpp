@@ -40,6 +40,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 using namespace perfc;
 namespace cl = llvm::cl;
@@ -151,23 +152,6 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
       return Fail("'memory_reserve_bytes' must be a number of bytes");
     J.Predict.memoryReserveBytes = *B;
   }
-  if (O->get("tp")) {
-    // Tensor-parallel inference (--tp); the library checks the rest.
-    auto T = O->getInteger("tp");
-    if (!T || *T < 1 || *T > std::numeric_limits<unsigned>::max())
-      return Fail("'tp' must be an integer >= 1 (the devices an inference "
-                  "is split over)");
-    J.Predict.tensorParallel = unsigned(*T);
-  }
-  if (O->get("ep")) {
-    // Expert-parallel serving (--ep without --train); the library checks
-    // the rest.
-    auto E = O->getInteger("ep");
-    if (!E || *E < 1 || *E > std::numeric_limits<unsigned>::max())
-      return Fail("'ep' must be an integer >= 1 (the devices a mixture of "
-                  "experts is served over)");
-    J.Predict.expertParallel = unsigned(*E);
-  }
   if (O->get("serve_plan")) {
     // As --plan without --train; the library checks the rest.
     auto F = O->getBoolean("serve_plan");
@@ -175,13 +159,24 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
       return Fail("'serve_plan' must be true or false");
     J.Predict.servePlan = *F;
   }
-  if (O->get("serve_plan_devices")) {
-    auto N = O->getInteger("serve_plan_devices");
-    if (!N || *N < 1 || *N > std::numeric_limits<unsigned>::max())
-      return Fail("'serve_plan_devices' must be an integer >= 1 (the "
-                  "largest layout a serving plan tries)");
-    J.Predict.servePlanDevices = unsigned(*N);
-  }
+  // Device counts: tensor-parallel inference (--tp), expert-parallel
+  // serving (--ep without --train), the largest layout a serving plan
+  // tries (--devices with --plan); the library checks the rest.
+  for (auto [Key, Into, What] :
+       {std::tuple<llvm::StringRef, unsigned *, const char *>{
+            "tp", &J.Predict.tensorParallel,
+            "the devices an inference is split over"},
+        {"ep", &J.Predict.expertParallel,
+         "the devices a mixture of experts is served over"},
+        {"serve_plan_devices", &J.Predict.servePlanDevices,
+         "the largest layout a serving plan tries"}})
+    if (O->get(Key)) {
+      auto N = O->getInteger(Key);
+      if (!N || *N < 1 || *N > std::numeric_limits<unsigned>::max())
+        return Fail("'" + Key.str() + "' must be an integer >= 1 (" + What +
+                    ")");
+      *Into = unsigned(*N);
+    }
   if (O->get("allow_unknown_shapes")) {
     auto F = O->getBoolean("allow_unknown_shapes");
     if (!F)
