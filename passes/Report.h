@@ -219,6 +219,9 @@ struct ServingCandidate {
   double CapacityBytes = 0; ///< One device's (after any reserve).
   bool Fits = false;
 };
+/// "whole", or the split's flag and degree ("tp 4"), as tables and errors
+/// name a layout.
+std::string name(const ServingCandidate &C);
 
 struct ServingPlan {
   /// Devices ascending; at each count whole (1 only), tp, ep.

@@ -23,6 +23,13 @@ const char *perfc::name(ServingSplit S) {
   return "whole";
 }
 
+std::string perfc::name(const ServingCandidate &C) {
+  return C.Split == ServingSplit::Whole
+             ? std::string(name(C.Split))
+             : (llvm::Twine(name(C.Split)) + " " + llvm::Twine(C.Devices))
+                   .str();
+}
+
 namespace {
 
 /// The batch one step serves: the first input's leading dimension.
@@ -48,12 +55,7 @@ std::string noLayoutFits(const ServingPlan &P) {
              "--storage-type fp8 or int8, or more devices (--devices, "
              "--allow-cross-node-tp)",
              P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
-             hw::formatDataBytes(Least->PeakBytes),
-             Least->Split == ServingSplit::Whole
-                 ? std::string("whole")
-                 : (llvm::Twine(name(Least->Split)) + " " +
-                    llvm::Twine(Least->Devices))
-                       .str(),
+             hw::formatDataBytes(Least->PeakBytes), name(*Least),
              Least->Devices == 1
                  ? "one device"
                  : (llvm::Twine(Least->Devices) + " devices").str(),

@@ -35,17 +35,12 @@ std::string withPrefix(double V, const char *Unit) {
 void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
                       const std::string &Device) {
   const ServingCandidate *Chosen = P.chosen();
-  const auto Label = [](const ServingCandidate &C) {
-    return C.Split == ServingSplit::Whole
-               ? std::string("whole")
-               : fmt::format("{} {}", name(C.Split), C.Devices);
-  };
   size_t Fitting = 0;
   for (const ServingCandidate &C : P.Candidates)
     Fitting += C.Fits;
   OS << fmt::format("serving   plan: {} on {} x {}, the fastest layout that "
                     "fits ({} of {} fit, up to {} device{})\n",
-                    Label(*Chosen), Chosen->Devices, Device, Fitting,
+                    name(*Chosen), Chosen->Devices, Device, Fitting,
                     P.Candidates.size(), P.MaxDevices,
                     P.MaxDevices == 1 ? "" : "s");
   OS << fmt::format("          {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
@@ -55,7 +50,7 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
     const double Rate = C.LatencySeconds > 0 ? P.Samples / C.LatencySeconds : 0;
     OS << fmt::format(
         "        {} {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
-        &C == Chosen ? "*" : " ", Label(C), C.Devices,
+        &C == Chosen ? "*" : " ", name(C), C.Devices,
         formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
         withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
         C.Fits ? "yes" : "no");
