@@ -547,10 +547,6 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
         return fail("--plan needs --global-batch (samples per step)");
       if (!(TimeLimit >= 0) || !std::isfinite(TimeLimit))
         return fail(timeLimitError(TimeLimit));
-      // 0 is the option's "not given" (every device of the cluster).
-      if (Devices.getNumOccurrences() && Devices == 0)
-        return fail("--devices 0: give how many of the cluster's devices "
-                    "the plan may use, 1 or more");
     }
   } else if (Place && Hw.empty()) {
     return fail("--place needs --hw (a SoC or mixed machine, e.g. "
@@ -608,10 +604,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                               "search; serving plans every layout (add "
                               "--train to plan a training step)",
                               O->ArgStr.str()));
-    if (Devices.getNumOccurrences() && Devices == 0)
-      return fail("--devices 0: give how many of the cluster's devices the "
-                  "plan may use, 1 or more");
   }
+  // Either plan's: 0 is the option's "not given" (every device of the
+  // cluster, or of its first node when serving).
+  if (Plan && Devices.getNumOccurrences() && Devices == 0)
+    return fail("--devices 0: give how many of the cluster's devices the "
+                "plan may use, 1 or more");
   if (!Train && Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
     if (Tp == 0)
