@@ -334,12 +334,10 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.OverlapParamGather =
                 R.Base.OverlapParamGather && (Z == 1 || Z == 2);
             // And the experts' all-to-alls, where Megatron-Core's combined
-            // 1F1B runs: expert parallelism without full recomputation,
-            // interleaved when pipelined.
+            // 1F1B runs (expertOverlapRefusal says where it does not).
             O.OverlapMoeExpertParallelComm =
                 R.Base.OverlapMoeExpertParallelComm && O.Ep > 1 &&
-                Rc != Recompute::Full && (O.Pp == 1 || O.Vp > 1) &&
-                isMixedPrecision(O.DType);
+                !errorToBool(expertOverlapRefusal(O));
             O.Zero = Z;
             O.Timeline = false;
             O.Explain = false; // the report's prediction explains itself

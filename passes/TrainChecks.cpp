@@ -1,8 +1,6 @@
 //===- TrainChecks.cpp - The training strategy's rules --------------------===//
 #include "passes/Trainer.h"
 
-#include "passes/ModelStates.h"
-
 #include <algorithm>
 
 namespace perfc {
@@ -161,24 +159,8 @@ llvm::Error Trainer::checkExpertParallel(uint64_t DataWithContext) const {
                               "(Megatron-Core shards no parameters); use "
                               "--zero 0, 1 or 2",
                               O.Ep));
-  if (O.OverlapMoeExpertParallelComm) {
-    // Megatron-Core's TransformerConfig refuses the rest.
-    if (O.Recomp == Recompute::Full)
-      return fail("--overlap-moe-expert-parallel-comm co-schedules one "
-                  "micro-batch's forward with another's backward, which "
-                  "full recomputation does not allow (Megatron-Core "
-                  "refuses it): use --recompute none or selective");
-    if (!isMixedPrecision(O.DType))
-      return fail("--overlap-moe-expert-parallel-comm runs in mixed "
-                  "precision only (Megatron-Core: bf16 or fp16 models): "
-                  "use --dtype bf16, fp16 or fp8");
-    if (O.Pp > 1 && O.Vp == 1)
-      return fail(llvm::formatv(
-          "--overlap-moe-expert-parallel-comm with --pp {0} needs the "
-          "interleaved schedule (Megatron-Core's combined 1F1B): add --vp "
-          "of at least 2",
-          O.Pp));
-  }
+  if (O.OverlapMoeExpertParallelComm)
+    return expertOverlapRefusal(O);
   return llvm::Error::success();
 }
 

@@ -208,6 +208,26 @@ llvm::Error expertsDoNotSplit(unsigned Ep, int64_t Experts) {
                             Ep, Experts));
 }
 
+llvm::Error expertOverlapRefusal(const TrainOptions &O) {
+  // Megatron-Core's TransformerConfig refuses these.
+  if (O.Recomp == Recompute::Full)
+    return fail("--overlap-moe-expert-parallel-comm co-schedules one "
+                "micro-batch's forward with another's backward, which full "
+                "recomputation does not allow (Megatron-Core refuses it): "
+                "use --recompute none or selective");
+  if (!isMixedPrecision(O.DType))
+    return fail("--overlap-moe-expert-parallel-comm runs in mixed precision "
+                "only (Megatron-Core: bf16 or fp16 models): use --dtype "
+                "bf16, fp16 or fp8");
+  if (O.Pp > 1 && O.Vp == 1)
+    return fail(llvm::formatv(
+        "--overlap-moe-expert-parallel-comm with --pp {0} needs the "
+        "interleaved schedule (Megatron-Core's combined 1F1B): add --vp of "
+        "at least 2",
+        O.Pp));
+  return llvm::Error::success();
+}
+
 llvm::Expected<TrainReport> predictTraining(const TrainingAnalysis &A,
                                             const hw::Cluster &C,
                                             const TrainOptions &O) {

@@ -489,6 +489,11 @@ llvm::Error headExchangeNeedsAttention(unsigned Cp);
 /// The error of an expert-parallel degree Ep that does not divide a
 /// mixture's Experts (the step and the planner refuse it alike).
 llvm::Error expertsDoNotSplit(unsigned Ep, int64_t Experts);
+/// Why Megatron-Core refuses TrainOptions::OverlapMoeExpertParallelComm
+/// with O's recomputation, precision or pipeline schedule (the step's
+/// error; the planner leaves the overlap off there); success where it
+/// allows it.
+llvm::Error expertOverlapRefusal(const TrainOptions &O);
 
 /// Predicts one step from an analysis (the graph it was made from must
 /// still exist).
