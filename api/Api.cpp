@@ -258,6 +258,9 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (llvm::Error E = parseTrainChoices(
           {T.recompute, T.dtype, T.optimizer, T.partition}, "", O))
     throwError(std::move(E));
+  if (llvm::Error E = parseRecomputeModules(
+          T.recomputeModules, "recompute module", "recompute", false, O))
+    throwError(std::move(E));
   if (llvm::Error E = parseGradCompression(
           T.gradCompression, "grad compression", O.GradCompression))
     throwError(std::move(E));

@@ -94,6 +94,12 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
   TrainOptions Base;
   Base.globalBatch = Options.globalBatch;
   Base.recompute = Options.recompute.value_or("none");
+  if (Options.recompute == std::string("none") &&
+      !Options.recomputeModules.empty())
+    throwError("recompute modules are what selective recomputation "
+               "recomputes: drop recompute none (the modules imply "
+               "selective)");
+  Base.recomputeModules = Options.recomputeModules;
   Base.dtype = Options.dtype;
   Base.optimizer = Options.optimizer;
   Base.partition = Options.partition;
@@ -168,7 +174,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     F.MicroBatch = MI.Batch;
     Req.MicroBatchSizes = {MI.Batch};
   }
-  if (Options.recompute)
+  if (Options.recompute || !Options.recomputeModules.empty())
     F.Recomp = TrainOpts.Recomp;
   if (Options.zero)
     F.Zero = *Options.zero;
@@ -229,6 +235,8 @@ TrainOptions Plan::strategy() const {
   T.overlapMoeExpertParallelComm = O.OverlapMoeExpertParallelComm;
   T.globalBatch = O.GlobalBatch;
   T.recompute = name(O.Recomp);
+  if (O.Recomp == Recompute::Selective)
+    T.recomputeModules = recomputeModuleNames(O.RecomputeModules);
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();
   T.optimizer = name(O.Optimizer);
   T.partition = name(O.Split);

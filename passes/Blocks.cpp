@@ -666,7 +666,9 @@ const ir::Value *sharedOperand(const ir::Node &N) {
 }
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
-  return Analyzer(G, Work).run();
+  BlockInfo Info = Analyzer(G, Work).run();
+  findBlockModules(G, Work, Info);
+  return Info;
 }
 
 } // namespace perfc

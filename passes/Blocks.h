@@ -56,6 +56,28 @@ enum class TpRole : uint8_t {
 };
 const char *name(TpRole R);
 
+/// The parts of a transformer block that Megatron-Core's selective
+/// recomputation names (TransformerConfig::recompute_modules), found by
+/// structure (findBlockModules). A node may be in several: an expert's
+/// activation is in its mixture too.
+enum class BlockModule : uint8_t {
+  CoreAttention, ///< core_attn: the attention core (BlockInfo::AttentionCore).
+  Norm,          ///< layernorm: a norm feeding a block's projections.
+  LatentUp,      ///< mla_up_proj: latent attention's up projections, RoPE.
+  Mlp,           ///< mlp: a dense block's MLP.
+  ExpertActivation, ///< moe_act: the experts' activation function.
+  Mixture,          ///< moe: the whole mixture of experts.
+  SharedExperts,    ///< shared_experts: a mixture's dense MLP.
+};
+inline constexpr unsigned NumBlockModules = 7;
+/// A set of modules, one bit per BlockModule.
+using BlockModuleSet = uint8_t;
+inline constexpr BlockModuleSet bit(BlockModule M) {
+  return BlockModuleSet(1u << unsigned(M));
+}
+/// Megatron-Core's name of M ("core_attn", "moe_act", ...).
+const char *name(BlockModule M);
+
 struct BlockInfo {
   /// Unit of each node: 0 is the prologue, 1..NumBlocks the blocks in
   /// order, NumBlocks + 1 the epilogue.
@@ -85,6 +107,10 @@ struct BlockInfo {
   std::vector<std::vector<const ir::Value *>> ExpertExchanged;
   /// Whether the blocks come from structure: no node name numbers a layer.
   bool FromStructure = false;
+  /// Per node, the modules of its block it is in (findBlockModules); and
+  /// every module some node of the graph is in.
+  std::vector<BlockModuleSet> Modules;
+  BlockModuleSet ModulesFound = 0;
 
   unsigned numUnits() const { return NumBlocks + 2; }
   /// Whether unit Unit is a block (not the prologue or epilogue).
@@ -118,6 +144,29 @@ const ir::Value *parameterBehind(const ir::Value *V);
 const ir::Value *sharedOperand(const ir::Node &N);
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
+
+/// Fills Info.Modules from the blocks, tensor-parallel roles, attention
+/// cores and experts analyzeBlocks found (which calls it), by structure,
+/// within each block:
+///  * core_attn: the attention core;
+///  * mla_up_proj: what a low-rank down projection's output (a replicated
+///    projection whose output reaches a column GEMM) computes on the way to
+///    an attention core: the latent norms, the up projections, the heads'
+///    RoPE (Megatron-Core's qkv_up_proj_and_rope_apply);
+///  * layernorm: a norm (a normalization op, or a mean of squares or
+///    values) producing a projection's input, with the nodes whose results
+///    only it reads (an RMSNorm written out as Pow, ReduceMean, ...), not
+///    the residual stream it reads; those of mla_up_proj excluded;
+///  * mlp, shared_experts, moe_act: a column/row group (column GEMMs, the
+///    sharded nodes after them, the row GEMMs) without an attention core:
+///    with experts, its nodes other than the GEMMs are the experts'
+///    activation; without, in a block with experts it is a shared expert,
+///    in one without the dense MLP;
+///  * moe: what is computed from the mixture's input alone (router,
+///    dispatch, experts, combine, shared experts), the input being the
+///    earliest projection input from which every expert node is computed.
+void findBlockModules(const ir::Graph &G, const GraphWork &Work,
+                      BlockInfo &Info);
 
 } // namespace perfc
 

@@ -1,11 +1,14 @@
 //===- TrainExplain.cpp - How a training step's figures add up ------------===//
 
 #include "passes/TrainExplain.h"
+
 #include "passes/Fp8Recipe.h"
+#include "passes/TrainOptionNames.h"
 
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -42,10 +45,15 @@ perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
   for (const auto &Chunk : St.Chunks)
     for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
       const bool InBlock = Blocks.isBlock(U);
-      // Full recomputation runs a block's forward exchanges again.
-      const unsigned Forward = O.Recomp == Recompute::Full && InBlock ? 2 : 1;
-      for (const ir::Value *V : Blocks.ForwardReduced[U])
-        AddExchange(V, Forward);
+      // Full recomputation runs a block's forward exchanges again,
+      // selective recomputation those of the row GEMMs it reruns.
+      for (const ir::Value *V : Blocks.ForwardReduced[U]) {
+        const bool Again =
+            (O.Recomp == Recompute::Full && InBlock) ||
+            (V->producer() &&
+             selectivelyRecomputed(O, Blocks, V->producer()->index()));
+        AddExchange(V, Again ? 2 : 1);
+      }
       for (const ir::Value *V : Blocks.BackwardReduced[U]) {
         AddExchange(V, 1);
         if (O.SequenceParallel)
@@ -147,8 +155,10 @@ std::string perfc::explainExpertExchange(const StageReport &St,
              "forward and, with their gradients, backward{3}), {4}; one: "
              "{5}",
              O.Ep, St.Stage, Calls,
-             O.Recomp == Recompute::Full ? "; the forward's again, recomputed"
-                                         : "",
+             O.Recomp == Recompute::Full ||
+                     recomputesModule(O, BlockModule::Mixture)
+                 ? "; the forward's again, recomputed"
+                 : "",
              O.OverlapMoeExpertParallelComm
                  ? llvm::formatv(
                        "beside the kernels of the micro-batch co-scheduled "
@@ -284,9 +294,18 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
                           St.InFlight, Schedule, B(T.InputsPerMicroBatch),
                           B(T.LargestBlockSaved), B(St.ActivationsBytes))
                 .str()
-          : llvm::formatv("{0} in flight ({1}) x {2} kept for backward = {3}",
-                          St.InFlight, Schedule, B(T.KeptPerMicroBatch),
-                          B(St.ActivationsBytes))
+          : llvm::formatv(
+                "{0} in flight ({1}) x {2} kept for backward{3} "
+                "= {4}",
+                St.InFlight, Schedule, B(T.KeptPerMicroBatch),
+                O.Recomp == Recompute::Selective
+                    ? " (selective recomputation of " +
+                          llvm::join(recomputeModuleNames(O.RecomputeModules),
+                                     ", ") +
+                          ": their results dropped, their inputs "
+                          "kept)"
+                    : std::string(),
+                B(St.ActivationsBytes))
                 .str();
   std::string Workspace =
       "the largest tensor " + B(St.WorkspaceBytes - T.GatheredParamBytes);

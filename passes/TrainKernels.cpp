@@ -204,6 +204,13 @@ OpWork Trainer::horizontalGemm(const Kernel &K,
   return W;
 }
 
+double Trainer::fusedByteRatio(const Kernel &K) const {
+  double FusedBytes = 0;
+  for (unsigned M : K.Members)
+    FusedBytes += Work.Nodes[M].bytes();
+  return FusedBytes > 0 ? K.Work.bytes() / FusedBytes : 1;
+}
+
 double Trainer::kernelBackward(const Kernel &K, std::string *Explain) const {
   // Tiling notes and explanations only where a caller reads them.
   const bool Notes = Explain != nullptr;
@@ -219,10 +226,7 @@ double Trainer::kernelBackward(const Kernel &K, std::string *Explain) const {
     return T.Seconds + ringMergeSeconds(K, shard(Fwd, Head));
   }
   double Seconds = 0;
-  double FusedBytes = 0;
-  for (unsigned M : K.Members)
-    FusedBytes += Work.Nodes[M].bytes();
-  const double Ratio = FusedBytes > 0 ? K.Work.bytes() / FusedBytes : 1;
+  const double Ratio = fusedByteRatio(K);
   OpWork Rest;
   Rest.Class = OpClass::Elementwise;
   Rest.Type = K.Work.Type;

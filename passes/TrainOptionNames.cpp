@@ -13,6 +13,59 @@ llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S) {
       .Default(llvm::None);
 }
 
+llvm::Optional<BlockModule> recomputeModuleNamed(llvm::StringRef S) {
+  for (unsigned I = 0; I < NumBlockModules; ++I)
+    if (S == name(BlockModule(I)))
+      return BlockModule(I);
+  return llvm::None;
+}
+
+llvm::Error parseRecomputeModules(llvm::ArrayRef<std::string> Names,
+                                  llvm::StringRef What,
+                                  llvm::StringRef RecomputeWhat, bool NoneGiven,
+                                  TrainOptions &O) {
+  if (Names.empty())
+    return llvm::Error::success();
+  BlockModuleSet Set = 0;
+  for (const std::string &N : Names) {
+    const llvm::Optional<BlockModule> M = recomputeModuleNamed(N);
+    if (!M)
+      return unknownName(What, N, RecomputeModuleChoices);
+    Set |= bit(*M);
+  }
+  if (O.Recomp == Recompute::Full || NoneGiven)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "recompute modules are what selective recomputation recomputes: "
+        "drop " +
+            RecomputeWhat + " " + name(O.Recomp) +
+            " (the modules imply selective)");
+  O.Recomp = Recompute::Selective;
+  O.RecomputeModules = Set;
+  return llvm::Error::success();
+}
+
+std::vector<std::string> recomputeModuleNames(BlockModuleSet S) {
+  std::vector<std::string> Names;
+  for (unsigned I = 0; I < NumBlockModules; ++I)
+    if (S & bit(BlockModule(I)))
+      Names.push_back(name(BlockModule(I)));
+  return Names;
+}
+
+std::string recomputeLabel(const TrainOptions &O) {
+  std::string Label = name(O.Recomp);
+  if (O.Recomp != Recompute::Selective ||
+      O.RecomputeModules == bit(BlockModule::CoreAttention))
+    return Label;
+  const std::vector<std::string> Names =
+      recomputeModuleNames(O.RecomputeModules);
+  Label += " (";
+  for (size_t I = 0; I < Names.size(); ++I)
+    Label += (I ? ", " : "") + Names[I];
+  return Label + ")";
+}
+
 llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S) {
   if (S == "fp8")
     return ir::DType::F8E4M3;

@@ -19,11 +19,14 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace perfc {
 
 /// The names each option accepts, as errors list them.
 inline constexpr const char RecomputeChoices[] = "none, selective or full";
+inline constexpr const char RecomputeModuleChoices[] =
+    "core_attn, layernorm, mla_up_proj, mlp, moe_act, moe or shared_experts";
 inline constexpr const char TrainDTypeChoices[] =
     "fp32, tf32, fp16, bf16 or fp8";
 inline constexpr const char OptimizerChoices[] = "sgd, momentum or adam";
@@ -36,6 +39,8 @@ inline constexpr const char CommProtocolChoices[] =
 
 /// The value a name stands for; None when it is none of the choices.
 llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S);
+/// Megatron-Core's recompute_modules names (name(BlockModule)).
+llvm::Optional<BlockModule> recomputeModuleNamed(llvm::StringRef S);
 /// fp8 is FP8 E4M3, the format training recipes compute in.
 llvm::Optional<ir::DType> trainDTypeNamed(llvm::StringRef S);
 /// adamw is accepted as adam (it costs the same).
@@ -62,6 +67,24 @@ struct TrainChoiceNames {
 /// (and so on): Prefix is "--" for flags, "" for API fields.
 llvm::Error parseTrainChoices(const TrainChoiceNames &Names,
                               llvm::StringRef Prefix, TrainOptions &O);
+
+/// Sets O.RecomputeModules to the modules Names names (Megatron-Core's
+/// names, each any number of times) and O.Recomp to selective, which they
+/// imply. An unknown name fails ("unknown What 'x': use ..."), as do names
+/// beside full recomputation or beside none given explicitly (NoneGiven;
+/// RecomputeWhat names that option). No names: O is left as it is.
+llvm::Error parseRecomputeModules(llvm::ArrayRef<std::string> Names,
+                                  llvm::StringRef What,
+                                  llvm::StringRef RecomputeWhat, bool NoneGiven,
+                                  TrainOptions &O);
+
+/// The names of the modules in S, in BlockModule order.
+std::vector<std::string> recomputeModuleNames(BlockModuleSet S);
+
+/// O's recomputation as reports print it: "none", "full", "selective", or
+/// with modules other than the attention core's "selective (layernorm,
+/// moe_act)".
+std::string recomputeLabel(const TrainOptions &O);
 
 /// Sets C's kind (and ratio) from none, fp16 or topk:R, R in (0, 1];
 /// What names the option in errors.

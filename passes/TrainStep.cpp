@@ -35,7 +35,9 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           O.Cp,
           uint8_t(O.CpComm),
           O.Ep,
-          O.ExpertCapacity};
+          O.ExpertCapacity,
+          O.Recomp == Recompute::Selective ? O.RecomputeModules
+                                           : BlockModuleSet(0)};
 }
 
 const std::vector<UnitCost> *
@@ -43,6 +45,53 @@ TrainingAnalysis::cachedUnits(const hw::Cluster &C,
                               const TrainOptions &O) const {
   auto It = UnitCache.find(unitKey(C, O));
   return It == UnitCache.end() ? nullptr : &It->second;
+}
+
+llvm::Error recomputeModulesMissing(const TrainOptions &O,
+                                    BlockModuleSet Found) {
+  if (O.Recomp != Recompute::Selective)
+    return llvm::Error::success();
+  if (O.RecomputeModules == bit(BlockModule::CoreAttention) &&
+      !(Found & O.RecomputeModules))
+    return trainstep::fail(
+        "--recompute selective recomputes the attention core, and the model "
+        "has none (a product of two activations led to a second within a "
+        "block); use --recompute none or full");
+  for (unsigned I = 0; I < NumBlockModules; ++I) {
+    const BlockModule M = BlockModule(I);
+    if (!(O.RecomputeModules & bit(M)) || (Found & bit(M)))
+      continue;
+    const char *What = "";
+    switch (M) {
+    case BlockModule::CoreAttention:
+      What = "no attention core (a product of two activations led to a "
+             "second within a block)";
+      break;
+    case BlockModule::Norm:
+      What = "no norm making a projection's input within a block (a "
+             "normalization op, or a mean of squares or values)";
+      break;
+    case BlockModule::LatentUp:
+      What = "no latent attention (a low-rank down projection whose output "
+             "reaches a column GEMM on the way to an attention core)";
+      break;
+    case BlockModule::Mlp:
+      What = "no dense MLP (a column/row GEMM pair without an attention "
+             "core, in a block without experts)";
+      break;
+    case BlockModule::ExpertActivation:
+    case BlockModule::Mixture:
+      What = "no mixture of experts (GEMMs on a weight stack [E, in, out])";
+      break;
+    case BlockModule::SharedExperts:
+      What = "no shared experts (a column/row GEMM pair beside a mixture's "
+             "experts)";
+      break;
+    }
+    return trainstep::fail(llvm::formatv(
+        "--recompute-modules {0}: the model has {1}; drop {0}", name(M), What));
+  }
+  return llvm::Error::success();
 }
 
 namespace trainstep {
@@ -65,10 +114,8 @@ llvm::Expected<TrainReport> Trainer::run() {
     return fail("--flash-attention: the model has no attention core (a "
                 "product of two activations, as Q.K^T, led through other "
                 "ops to a second, as P.V, within a block); drop the flag");
-  if (O.Recomp == Recompute::Selective && !A.HasAttentionCore)
-    return fail("--recompute selective recomputes the attention core, and "
-                "the model has none (a product of two activations led to a "
-                "second within a block); use --recompute none or full");
+  if (llvm::Error E = recomputeModulesMissing(O, Blocks.ModulesFound))
+    return std::move(E);
   if (llvm::Error E = checkContextParallel())
     return std::move(E);
   if (llvm::Error E = makeGroups())

@@ -135,6 +135,15 @@ struct TrainOptions {
   int64_t MicroBatch = 1;  ///< Samples per micro-batch (the graph's batch).
   int64_t GlobalBatch = 0; ///< 0: MicroBatch x Dp (no accumulation).
   Recompute Recomp = Recompute::None;
+  /// What selective recomputation recomputes (--recompute-modules;
+  /// Megatron-Core's recompute_modules, BlockModule): the attention core
+  /// by default. Each module's results are dropped after the forward and
+  /// recomputed before its backward from the module's inputs, which are
+  /// kept: its forward kernels run again (a fused kernel's members of
+  /// another module excepted, their elementwise work alone), as do a row
+  /// GEMM's tensor-parallel exchange and, for moe, the expert all-to-alls.
+  /// Read only under Recompute::Selective.
+  BlockModuleSet RecomputeModules = bit(BlockModule::CoreAttention);
   unsigned Zero = 0; ///< ZeRO stage 0..3.
   /// Arithmetic and activation storage type; 16-bit types mean mixed
   /// precision (fp32 master weights and gradients).
@@ -227,6 +236,19 @@ struct TrainOptions {
   /// (see applyInputRate). 0: not modelled, the data is always ready.
   double InputSamplesPerSecond = 0;
 };
+
+/// Whether selective recomputation under O runs node Node again (its
+/// module is among O.RecomputeModules).
+inline bool selectivelyRecomputed(const TrainOptions &O, const BlockInfo &B,
+                                  unsigned Node) {
+  return O.Recomp == Recompute::Selective &&
+         (B.Modules[Node] & O.RecomputeModules) != 0;
+}
+
+/// Whether O recomputes module M (selectively).
+inline bool recomputesModule(const TrainOptions &O, BlockModule M) {
+  return O.Recomp == Recompute::Selective && (O.RecomputeModules & bit(M)) != 0;
+}
 
 struct StageReport {
   unsigned Stage = 0;
@@ -460,9 +482,9 @@ public:
     return U + 1 < CutBytes.size() ? CutBytes[U] : 0;
   }
 
-  using UnitKey =
-      std::tuple<std::string, unsigned, bool, uint8_t, uint8_t, uint8_t,
-                 uint8_t, bool, unsigned, uint8_t, unsigned, double>;
+  using UnitKey = std::tuple<std::string, unsigned, bool, uint8_t, uint8_t,
+                             uint8_t, uint8_t, bool, unsigned, uint8_t,
+                             unsigned, double, BlockModuleSet>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
   /// Unit costs depend on the strategy only through these.
   static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);
@@ -480,6 +502,11 @@ public:
 void applyInputRate(TrainReport &R, const TrainOptions &O,
                     unsigned DevicesPerNode);
 
+/// The error for selective recomputation of a module (O.RecomputeModules)
+/// that no node of the model is in (Found: BlockInfo::ModulesFound);
+/// success otherwise.
+llvm::Error recomputeModulesMissing(const TrainOptions &O,
+                                    BlockModuleSet Found);
 /// The error for context parallelism without FlashAttention (the step and
 /// the planner refuse it alike).
 llvm::Error contextParallelNeedsFlashAttention(unsigned Cp);

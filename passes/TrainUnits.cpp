@@ -90,8 +90,9 @@ std::vector<ContextAllToAllTerms> Trainer::headExchanges() const {
 
 void Trainer::addHeadExchange(const ContextAllToAllTerms &X, bool InBlock,
                               UnitCost &U) const {
-  const bool Again = (O.Recomp == Recompute::Full && InBlock) ||
-                     (O.Recomp == Recompute::Selective && !A.FlashAttention);
+  const bool Again =
+      (O.Recomp == Recompute::Full && InBlock) ||
+      (recomputesModule(O, BlockModule::CoreAttention) && !A.FlashAttention);
   U.CpComm += (Again ? 2 : 1) * X.ForwardSeconds + X.BackwardSeconds;
   U.CpForward += X.ForwardSeconds;
 }
@@ -105,12 +106,59 @@ bool Trainer::rerunsForward(unsigned U) const {
   return O.Recomp == Recompute::Full && Blocks.isBlock(U);
 }
 
+bool Trainer::rerunsExpertExchange(unsigned U) const {
+  return rerunsForward(U) || (recomputesModule(O, BlockModule::Mixture) &&
+                              !Blocks.ExpertExchanged[U].empty());
+}
+
+double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
+  if (O.Recomp != Recompute::Selective || (A.FlashAttention && K.Attention))
+    return 0;
+  if (recomputed(K.Head))
+    return Fwd;
+  const double Ratio = fusedByteRatio(K);
+  OpWork Again;
+  Again.Class = OpClass::Elementwise;
+  Again.Type = K.Work.Type;
+  bool Any = false;
+  for (unsigned M : K.Members) {
+    if (!recomputed(M))
+      continue;
+    const OpWork S = shard(Work.Nodes[M], M);
+    Again.Flops += S.Flops;
+    Again.BytesRead += S.BytesRead * Ratio;
+    Again.BytesWritten += S.BytesWritten * Ratio;
+    Any = true;
+  }
+  return Any ? time(Again) : 0;
+}
+
+void Trainer::addCheckpointInputs(llvm::DenseSet<const ir::Value *> &Kept) {
+  for (const auto &N : G.nodes()) {
+    if (!recomputed(N->index()))
+      continue;
+    for (const ir::Value *In : N->inputs()) {
+      if (!In || !In->producer() || !ir::isFloatingPoint(In->type()) ||
+          Plan.isLoadTimeConstant(In))
+        continue;
+      const ir::Value *Root = Plan.dataRoot(In);
+      const ir::Node *P = Root ? Root->producer() : nullptr;
+      if (!P || recomputed(P->index()) || !Kept.insert(Root).second)
+        continue;
+      const unsigned Owner = P->index();
+      const double Tokens = Blocks.Expert[Owner] ? O.ExpertCapacity : 1.0;
+      Fresh[Blocks.UnitOf[N->index()]].Saved +=
+          valueBytes(Root, activationScale(Owner) * Tokens);
+    }
+  }
+}
+
 void Trainer::addExpertExchange(unsigned I, UnitCost &U) const {
   double Fwd = 0;
   for (const ir::Value *V : Blocks.ExpertExchanged[I])
     Fwd += cost::collectiveSeconds(cost::Collective::AllToAll,
                                    expertExchangeBytes(V), EpGroup);
-  U.EpComm = (rerunsForward(I) ? 2 : 1) * Fwd + Fwd;
+  U.EpComm = (rerunsExpertExchange(I) ? 2 : 1) * Fwd + Fwd;
   U.EpForward = Fwd;
 }
 
@@ -120,7 +168,7 @@ std::string Trainer::explainExpertParallel(const StageReport &St) const {
   for (const auto &[From, To] : St.Chunks)
     for (unsigned U = From; U <= To; ++U)
       for (const ir::Value *V : Blocks.ExpertExchanged[U]) {
-        Calls += rerunsForward(U) ? 3 : 2;
+        Calls += rerunsExpertExchange(U) ? 3 : 2;
         First = First ? First : V;
       }
   if (!First)
@@ -193,12 +241,11 @@ void Trainer::costUnits() {
       U.TpGemmForward += Fwd;
       U.TpGemmBackward += Bwd;
     }
-    const bool Core = Blocks.AttentionCore[Head];
     const bool InBlock = Blocks.inBlock(Head);
     if (O.Recomp == Recompute::Full && InBlock)
       U.Recompute += Fwd;
-    else if (O.Recomp == Recompute::Selective && Core && !Flash)
-      U.Recompute += Fwd;
+    else
+      U.Recompute += selectiveRecomputeSeconds(K, Fwd);
     U.Backward += Bwd;
     if (Flash)
       U.Saved += logSumExpBytes(K) * activationScale(Head);
@@ -246,6 +293,15 @@ void Trainer::costUnits() {
       if (O.Recomp == Recompute::Full && InBlock) {
         Units[I].TpComm += Fwd - HiddenF;
         Units[I].TpOverlapped += HiddenF;
+      } else if (O.Recomp == Recompute::Selective && Fwd > 0) {
+        // A recomputed row GEMM's exchange runs again, exposed and hidden
+        // in the shares of the unit's forward exchanges.
+        double Again = 0;
+        for (const ir::Value *V : Blocks.ForwardReduced[I])
+          if (V->producer() && recomputed(V->producer()->index()))
+            Again += tpExchange(V);
+        Units[I].TpComm += Again * (Fwd - HiddenF) / Fwd;
+        Units[I].TpOverlapped += Again * HiddenF / Fwd;
       }
     }
   // Parameters, saved activations, inputs.
@@ -267,14 +323,17 @@ void Trainer::costUnits() {
         U.Largest =
             std::max(U.Largest, valueBytes(Out, activationScale(N->index())));
   }
+  llvm::DenseSet<const ir::Value *> Kept;
   for (const SavedTensor &S : Back.Saved) {
     const ir::Node *P = S.Value->producer();
     const unsigned Owner = P ? P->index() : S.Node;
-    // Recomputed from the core's inputs, or never stored
+    // Recomputed from the module's inputs, or never stored
     // (FlashAttention).
-    if (P && Blocks.AttentionCore[Owner] &&
-        (O.Recomp == Recompute::Selective || inFlashKernel(Owner)))
+    if (P && (recomputed(Owner) ||
+              (Blocks.AttentionCore[Owner] && inFlashKernel(Owner))))
       continue;
+    if (O.Recomp == Recompute::Selective)
+      Kept.insert(Plan.dataRoot(S.Value));
     // An expert's tokens, and its results, at the experts' capacity.
     const double Tokens =
         Blocks.Expert[Owner] || Blocks.Expert[S.Node] ? O.ExpertCapacity : 1.0;
@@ -283,6 +342,8 @@ void Trainer::costUnits() {
         S.Mask ? S.bytes() * Scale : valueBytes(S.Value, Scale);
     Units[Blocks.UnitOf[S.Node]].Saved += Bytes;
   }
+  if (O.Recomp == Recompute::Selective)
+    addCheckpointInputs(Kept);
   // Full recomputation keeps only what enters each block.
   for (const auto &N : G.nodes()) {
     const unsigned U = Blocks.UnitOf[N->index()];

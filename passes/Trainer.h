@@ -194,6 +194,11 @@ private:
   OpWork horizontalGemm(const Kernel &K,
                         llvm::SmallVectorImpl<unsigned> &Joined) const;
 
+  /// What fusing kernel K's members saved of their bytes: the kernel's
+  /// over the members' own (1 for a kernel of one node). Work redone for
+  /// some of its members moves their bytes at this share.
+  double fusedByteRatio(const Kernel &K) const;
+
   /// One micro-batch's backward through kernel K on one rank: a product
   /// head's gradients as products of its forward's size (with the GEMMs
   /// fused horizontally into it, at their joint width, as the forward ran
@@ -250,8 +255,29 @@ private:
   double expertExchangeBytes(const ir::Value *V) const;
 
   /// Whether backward reruns unit U's forward: full recomputation, in a
-  /// block.
+  /// block. Selective recomputation of moe reruns what U's mixtures
+  /// exchange (rerunsExpertExchange).
   bool rerunsForward(unsigned U) const;
+  bool rerunsExpertExchange(unsigned U) const;
+
+  /// Whether selective recomputation runs node Node again.
+  bool recomputed(unsigned Node) const {
+    return selectivelyRecomputed(O, Blocks, Node);
+  }
+
+  /// What selective recomputation runs again of kernel K (forward Fwd on
+  /// one rank): all of it where its head is recomputed; where only fused
+  /// members are (an activation fused into the GEMM before it), their
+  /// elementwise work as one kernel, bytes scaled as the fusion scaled the
+  /// forward's; nothing for FlashAttention's kernel, whose backward
+  /// recomputes its scores anyway.
+  double selectiveRecomputeSeconds(const Kernel &K, double Fwd) const;
+
+  /// Adds to each unit's kept activations what selective recomputation
+  /// needs kept that nothing else keeps: the inputs of its recomputed
+  /// nodes made by nodes it does not recompute (Megatron-Core's
+  /// checkpoint inputs). Kept: the data roots already kept.
+  void addCheckpointInputs(llvm::DenseSet<const ir::Value *> &Kept);
 
   /// Expert parallelism's all-to-alls of unit I, per micro-batch: each
   /// mixture's tokens to their experts and the results back, forward; their

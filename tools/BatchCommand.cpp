@@ -264,6 +264,27 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
            : K == "grad_compression" ? Tr.gradCompression
            : K == "cp_comm"          ? Tr.cpComm
                                      : Tr.commProtocol) = *S;
+        } else if (K == "recompute_modules") {
+          // An array of names, or one string of names separated by commas
+          // (as --recompute-modules takes them).
+          Tr.recomputeModules.clear();
+          if ((S = Str())) {
+            llvm::SmallVector<llvm::StringRef, 8> Parts;
+            llvm::StringRef(*S).split(Parts, ',', -1, /*KeepEmpty=*/false);
+            for (llvm::StringRef P : Parts)
+              Tr.recomputeModules.push_back(P.trim().str());
+          } else if (const llvm::json::Array *A = V.getAsArray()) {
+            for (const llvm::json::Value &E : *A) {
+              llvm::Optional<llvm::StringRef> N = E.getAsString();
+              if (!N)
+                return Fail("'train.recompute_modules' must be an array of "
+                            "module names");
+              Tr.recomputeModules.push_back(N->str());
+            }
+          } else {
+            return Fail("'train.recompute_modules' must be an array of module "
+                        "names or a string of them separated by commas");
+          }
         } else {
           return Fail(
               "unknown key 'train." + K.str() +
@@ -271,7 +292,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
               "tp_comm_overlap, "
               "overlap_param_gather, overlap_moe_expert_parallel_comm, "
               "micro_batch, "
-              "global_batch, recompute, dtype, optimizer, "
+              "global_batch, recompute, recompute_modules, dtype, optimizer, "
               "partition, grad_compression, comm_protocol, zero, "
               "input_rate, flash_attention");
         }

@@ -198,6 +198,30 @@ public:
       return fail("recompute",
                   "is " + quoted(*Recomp) + ": use " + RecomputeChoices);
     O.Recomp = *R;
+    O.RecomputeModules = bit(BlockModule::CoreAttention);
+    if (const llvm::json::Value *V = P.get("recompute_modules")) {
+      const llvm::json::Array *A = V->getAsArray();
+      if (!A || A->empty())
+        return fail("recompute_modules",
+                    llvm::Twine("is not a non-empty array of module names (") +
+                        RecomputeModuleChoices + ")");
+      if (O.Recomp != Recompute::Selective)
+        return fail("recompute_modules",
+                    "is given, and recompute is " + quoted(*Recomp) +
+                        ": modules are what selective recomputation "
+                        "recomputes");
+      BlockModuleSet Set = 0;
+      for (size_t I = 0; I < A->size(); ++I) {
+        const llvm::Optional<llvm::StringRef> S = (*A)[I].getAsString();
+        const llvm::Optional<BlockModule> M =
+            S ? recomputeModuleNamed(*S) : llvm::None;
+        if (!M)
+          return fail(llvm::formatv("recompute_modules[{0}]", I).str(),
+                      llvm::Twine("is not one of ") + RecomputeModuleChoices);
+        Set |= bit(*M);
+      }
+      O.RecomputeModules = Set;
+    }
 
     if (llvm::Error E = optionalString(
             "dtype",

@@ -232,6 +232,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "attention core) or full"),
       cl::init("none"), cl::value_desc("none|selective|full"),
       cl::cat(TrainCategory));
+  cl::list<std::string> RecomputeModulesOpt(
+      "recompute-modules", cl::CommaSeparated,
+      cl::desc("What selective recomputation recomputes (implies --recompute "
+               "selective), Megatron-Core's --recompute-modules: core_attn "
+               "(the default), layernorm, mla_up_proj, mlp, moe_act, moe, "
+               "shared_experts"),
+      cl::value_desc("M1,M2,..."), cl::cat(TrainCategory));
   cl::opt<std::string> ScheduleOpt(
       "schedule",
       cl::desc("Pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM; "
@@ -413,7 +420,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
           Train ? nullptr
                 : firstGiven({&OptimizerOpt, &Fp32Grads, &PerTensorOpt,
                               &FrameworkOpt, &PartitionOpt, &ScheduleOpt, &Vp,
-                              &GradCompression, &OverlapMoeComm}))
+                              &GradCompression, &OverlapMoeComm,
+                              std::addressof(RecomputeModulesOpt)}))
     return fail(fmt::format("--{} applies to a training step: add --train "
                             "(see 'perfc --help')",
                             O->ArgStr.str()));
@@ -455,6 +463,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                   "--plan");
     if (llvm::Error E = parseTrainChoices(
             {RecomputeOpt, TrainDType, OptimizerOpt, PartitionOpt}, "--",
+            TrainOpts))
+      return fail(std::move(E));
+    if (llvm::Error E = parseRecomputeModules(
+            RecomputeModulesOpt, "--recompute-modules", "--recompute",
+            RecomputeOpt.getNumOccurrences() && RecomputeOpt == "none",
             TrainOpts))
       return fail(std::move(E));
     if (Hw.empty())
@@ -863,7 +876,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       F.Sp = bool(Sp);
     if (MicroBatch.getNumOccurrences())
       F.MicroBatch = TrainOpts.MicroBatch;
-    if (RecomputeOpt.getNumOccurrences())
+    if (RecomputeOpt.getNumOccurrences() ||
+        RecomputeModulesOpt.getNumOccurrences())
       F.Recomp = TrainOpts.Recomp;
     if (Zero.getNumOccurrences())
       F.Zero = Zero;

@@ -62,6 +62,11 @@ void writeParallelism(llvm::json::OStream &J, const TrainOptions &O) {
 /// A strategy's memory savers.
 void writeMemorySavers(llvm::json::OStream &J, const TrainOptions &O) {
   J.attribute("recompute", name(O.Recomp));
+  if (O.Recomp == Recompute::Selective)
+    J.attributeArray("recompute_modules", [&] {
+      for (const std::string &M : recomputeModuleNames(O.RecomputeModules))
+        J.value(M);
+    });
   J.attribute("zero", int64_t(O.Zero));
 }
 

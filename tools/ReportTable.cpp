@@ -3,6 +3,7 @@
 
 #include "hwdb/Units.h"
 #include "passes/TrainExplain.h"
+#include "passes/TrainOptionNames.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -272,7 +273,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     OS << fmt::format("          {} precision, {} optimizer, ZeRO {}, "
                       "recompute {}; {} block{}{}\n",
                       ir::name(O.DType).str(), name(O.Optimizer), O.Zero,
-                      name(O.Recomp), T.ModelBlocks,
+                      recomputeLabel(O), T.ModelBlocks,
                       T.ModelBlocks == 1 ? "" : "s",
                       T.BlocksFromStructure
                           ? " (cut by structure: no node name numbers a layer)"
@@ -425,7 +426,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
           O.Cp > 1 ? fmt::format(" cp {}{}", O.Cp, cpCommSuffix(O)) : "",
           O.Ep > 1 ? fmt::format(" ep {}", O.Ep) : "", O.Pp, O.Vp, O.MicroBatch,
           O.SequenceParallel ? (O.TpCommOverlap ? " sp+overlap" : " sp") : "",
-          name(O.Recomp), O.Zero, Stages, formatSeconds(C.StepSeconds),
+          recomputeLabel(O), O.Zero, Stages, formatSeconds(C.StepSeconds),
           formatBytes(C.PeakBytes));
     };
     if (Res.Top.size() > 1) {

@@ -16,11 +16,34 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 namespace py = pybind11;
 using namespace perfc::api;
 using T = ModelBuilder::Tensor;
 
 namespace {
+
+/// recompute_modules: a list of names, or one string of names separated by
+/// commas (as --recompute-modules takes them).
+std::vector<std::string> moduleNames(py::handle V) {
+  if (py::isinstance<py::str>(V)) {
+    std::vector<std::string> Names;
+    const std::string S = V.cast<std::string>();
+    size_t From = 0;
+    while (From <= S.size()) {
+      const size_t To = std::min(S.find(',', From), S.size());
+      std::string Name = S.substr(From, To - From);
+      Name.erase(0, Name.find_first_not_of(' '));
+      Name.erase(Name.find_last_not_of(' ') + 1);
+      if (!Name.empty())
+        Names.push_back(Name);
+      From = To + 1;
+    }
+    return Names;
+  }
+  return V.cast<std::vector<std::string>>();
+}
 
 ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
   ImportOptions O;
@@ -107,6 +130,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.globalBatch = V.cast<int64_t>();
         else if (Key == "recompute")
           TO.recompute = V.cast<std::string>();
+        else if (Key == "recompute_modules")
+          TO.recomputeModules = moduleNames(V);
         else if (Key == "dtype")
           TO.dtype = V.cast<std::string>();
         else if (Key == "optimizer")
@@ -129,7 +154,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
               "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
               "tp_comm_overlap, overlap_param_gather, "
               "overlap_moe_expert_parallel_comm, global_batch, "
-              "recompute, dtype, optimizer, partition, "
+              "recompute, recompute_modules, dtype, optimizer, partition, "
               "grad_compression, comm_protocol, zero, "
               "input_rate, flash_attention");
       }
@@ -377,6 +402,8 @@ PlanOptions planOptions(py::dict Options) {
       O.microBatch = V.cast<int64_t>();
     else if (Key == "recompute")
       O.recompute = V.cast<std::string>();
+    else if (Key == "recompute_modules")
+      O.recomputeModules = moduleNames(V);
     else if (Key == "dtype")
       O.dtype = V.cast<std::string>();
     else if (Key == "optimizer")
@@ -398,7 +425,7 @@ PlanOptions planOptions(py::dict Options) {
           "cross_node_tp, dp, tp, cp, cp_comm, ep, pp, vp, zero, sp, "
           "tp_comm_overlap, overlap_param_gather, "
           "overlap_moe_expert_parallel_comm, flash_attention, "
-          "micro_batch, recompute, "
+          "micro_batch, recompute, recompute_modules, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
           "compute_type, fusion, timings, memory_reserve_bytes");
   }

@@ -222,8 +222,13 @@ struct TrainOptions {
   /// micro-batch's all-to-alls beside another micro-batch's kernels, as
   /// Megatron-Core's combined 1F1B.
   bool overlapMoeExpertParallelComm = false;
-  int64_t globalBatch = 0;              ///< 0: micro-batch x dp.
-  std::string recompute = "none";       ///< none, selective, full
+  int64_t globalBatch = 0;        ///< 0: micro-batch x dp.
+  std::string recompute = "none"; ///< none, selective, full
+  /// As --recompute-modules: what selective recomputation recomputes
+  /// (core_attn, layernorm, mla_up_proj, mlp, moe_act, moe,
+  /// shared_experts; Megatron-Core's names). Non-empty implies recompute
+  /// "selective" (an error beside "full"); empty: the attention core.
+  std::vector<std::string> recomputeModules;
   std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
   std::string optimizer = "adam";       ///< sgd, momentum, adam
   std::string partition = "balanced";   ///< balanced, even
@@ -490,6 +495,9 @@ struct PlanOptions {
   std::optional<bool> sp;
   std::optional<int64_t> microBatch;
   std::optional<std::string> recompute; ///< none, selective, full
+  /// As TrainOptions::recomputeModules: pins recompute to selective with
+  /// these modules (an error beside recompute "none" or "full").
+  std::vector<std::string> recomputeModules;
   /// Kept as given (as TrainOptions).
   std::string dtype = "fp32";
   std::string optimizer = "adam";

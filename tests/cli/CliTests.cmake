@@ -1125,6 +1125,41 @@ perfc_expect_error(ep_comm_overlap_without_train
   "--overlap-moe-expert-parallel-comm applies to a training step: add --train"
   ${ZOO_MOE} --hw dgx-h100 --ep 4 --batch 8 --overlap-moe-expert-parallel-comm)
 set_tests_properties(cli.error.ep_comm_overlap_without_train PROPERTIES FIXTURES_REQUIRED zoo_moe)
+# Megatron-Core's --recompute-modules: selective recomputation of the
+# norms and the experts' activation; the strategy names them, the table
+# and the explanation too, and a plan file reads them back.
+add_test(NAME cli.train_recompute_modules_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --global-batch 16
+                 --recompute-modules moe_act,layernorm --format json --ops 0
+                 --explain)
+set_tests_properties(cli.train_recompute_modules_json PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"recompute\": \"selective\",[ \n]+\"recompute_modules\": \\[[ \n]+\"layernorm\",[ \n]+\"moe_act\"[ \n]+\\],.*kept for backward \\(selective recomputation of layernorm, moe_act: their results dropped, their inputs kept\\).*\"recompute_s\": [0-9.e-]*[1-9]")
+add_test(NAME cli.train_recompute_modules_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --global-batch 16
+                 --recompute-modules moe --ops 0)
+set_tests_properties(cli.train_recompute_modules_table PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute selective \\(moe\\); 2 blocks")
+perfc_expect_error(recompute_modules_missing
+  "zoo_moe.onnx: --recompute-modules mla_up_proj: the model has no latent attention \\(a low-rank down projection whose output reaches a column GEMM on the way to an attention core\\)\; drop mla_up_proj"
+  ${ZOO_MOE} --hw dgx-h100 --train --recompute-modules layernorm,mla_up_proj)
+set_tests_properties(cli.error.recompute_modules_missing PROPERTIES FIXTURES_REQUIRED zoo_moe)
+perfc_expect_error(recompute_modules_unknown
+  "unknown --recompute-modules 'attn': use core_attn, layernorm, mla_up_proj, mlp, moe_act, moe or shared_experts"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute-modules layernorm,attn)
+perfc_expect_error(recompute_modules_full
+  "recompute modules are what selective recomputation recomputes: drop --recompute full \\(the modules imply selective\\)"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute full --recompute-modules mlp)
+perfc_expect_error(recompute_modules_without_train
+  "--recompute-modules applies to a training step: add --train"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --recompute-modules mlp)
+perfc_expect_plan_error(plan_recompute_modules_full recompute_modules_full.json
+  ": 'plan.recompute_modules' is given, and recompute is 'full': modules are what selective recomputation recomputes$")
+perfc_expect_plan_error(plan_recompute_modules_unknown recompute_modules_unknown.json
+  ": 'plan.recompute_modules\\[1\\]' is not one of core_attn, layernorm, mla_up_proj, mlp, moe_act, moe or shared_experts$")
 perfc_expect_error(ep_not_dividing
   "zoo_moe.onnx: --ep 3 does not divide dp 4 x cp 1 = 4"
   ${ZOO_MOE} --hw dgx-h100 --train --dp 4 --ep 3 --global-batch 4)

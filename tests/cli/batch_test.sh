@@ -39,6 +39,8 @@ not json
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "ep": 4}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"dp": 8, "ep": 4, "dtype": "bf16", "overlap_moe_expert_parallel_comm": true, "global_batch": 16}}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "serve_plan": true, "serve_plan_devices": 4}
+{"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"dp": 8, "ep": 4, "dtype": "bf16", "recompute_modules": ["moe_act", "layernorm"], "global_batch": 16}}
+{"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"recompute_modules": "moe_act,mla_up_proj"}}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -46,7 +48,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 23 ] || fail "expected 23 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 25 ] || fail "expected 25 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -81,6 +83,11 @@ expect 21 "$work/moe.onnx" --hw dgx-h100 --batch 8 --ep 4
 expect 22 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --dtype bf16 \
   --overlap-moe-expert-parallel-comm --global-batch 16
 expect 23 "$work/moe.onnx" --hw dgx-h100 --batch 8 --plan --devices 4
+expect 24 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --dtype bf16 \
+  --recompute-modules moe_act,layernorm --global-batch 16
+sed -n 25p "$work/out3.jsonl" |
+  grep -q "^{\"line\":27,\"error\":\".*--recompute-modules mla_up_proj: the model has no latent attention" ||
+  fail "line 27 should say the model has no latent attention"
 sed -n 16p "$work/out3.jsonl" |
   grep -q "^{\"line\":18,\"error\":\"'train.cp' must be an integer from 1 to 4294967295" ||
   fail "line 18 should say cp takes an integer from 1 to 2^32 - 1"

@@ -333,6 +333,24 @@ def test_expert_parallel_serving_is_the_clis(tmp_path):
     assert paired["strategy"]["overlap_moe_expert_parallel_comm"] is True
     assert paired["step"]["ep_overlapped_s"] > 0
     assert paired["step"]["time_s"] < serial["step"]["time_s"]
+    # Selective recomputation of the experts' activation and the norms (as
+    # --recompute-modules): a list or a comma-separated string, the CLI's
+    # bytes; less kept than without, a module the model lacks an error.
+    kept = json.loads(perfc.predict_json(
+        m, dgx, train=dict(base, recompute_modules=["moe_act", "layernorm"])))
+    assert kept["strategy"]["recompute"] == "selective"
+    assert kept["strategy"]["recompute_modules"] == ["layernorm", "moe_act"]
+    assert (kept["memory"]["activations_bytes"] <
+            serial["memory"]["activations_bytes"])
+    cli = subprocess.run([exe, path, "--hw", "dgx-h100", "--batch", "8",
+                          "--train", "--dp", "8", "--ep", "4", "--dtype", "bf16",
+                          "--global-batch", "256", "--recompute-modules",
+                          "layernorm,moe_act", "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    assert perfc.predict_json(
+        m, dgx, train=dict(base, recompute_modules="layernorm, moe_act")) == cli
+    with pytest.raises(perfc.Error, match="the model has no latent attention"):
+        perfc.predict(m, dgx, train=dict(base, recompute_modules="mla_up_proj"))
 
 
 def test_tensor_parallel_inference_is_the_clis(tmp_path):

@@ -130,6 +130,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   // Megatron-Core's overlapped parameter gather, where ZeRO 1 or 2 has one.
   O.OverlapParamGather = (O.Zero == 1 || O.Zero == 2) && Size % 7 == 3;
   O.Recomp = static_cast<perfc::Recompute>((Size / 32) % 3);
+  // Selective recomputation of some of Megatron-Core's modules (a module
+  // the graph lacks is a one-line refusal).
+  if (O.Recomp == perfc::Recompute::Selective && Size % 3 != 0)
+    O.RecomputeModules =
+        perfc::BlockModuleSet((Size / 7) % (1u << perfc::NumBlockModules));
+  if (!O.RecomputeModules)
+    O.RecomputeModules = perfc::bit(perfc::BlockModule::CoreAttention);
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
   O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
   // Context parallelism: the ring where the analysis has FlashAttention,
