@@ -276,6 +276,26 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       return std::move(E);
   }
 
+  // Recomputation: none; selective of the attention core, and where the
+  // model has them also of the modules Megatron-Core recomputes by
+  // discarding their outputs (norms, the experts' activation, latent
+  // attention's up projections: little arithmetic for the memory they
+  // hold); full. Pinned, it keeps the base strategy's modules.
+  std::vector<std::pair<Recompute, BlockModuleSet>> Recomputes;
+  if (F.Recomp) {
+    Recomputes = {{*F.Recomp, R.Base.RecomputeModules}};
+  } else {
+    const BlockModuleSet Found = (*FirstA)->Blocks.ModulesFound;
+    const BlockModuleSet Core = bit(BlockModule::CoreAttention);
+    const BlockModuleSet Light = Found & (Core | bit(BlockModule::Norm) |
+                                          bit(BlockModule::ExpertActivation) |
+                                          bit(BlockModule::LatentUp));
+    Recomputes = {{Recompute::None, Core}, {Recompute::Selective, Core}};
+    if (Light && Light != Core)
+      Recomputes.push_back({Recompute::Selective, Light});
+    Recomputes.push_back({Recompute::Full, Core});
+  }
+
   // The space, in evaluation order.
   std::vector<unsigned> Tps;
   for (unsigned T = 1; T <= N; ++T) {
@@ -305,8 +325,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       // Interleaved 1F1B runs micro-batches in groups of pp.
       if (O.Vp > 1 && (R.GlobalBatch / O.Dp / Mb) % O.Pp)
         continue;
-      for (Recompute Rc : pick(F.Recomp, {Recompute::None, Recompute::Selective,
-                                          Recompute::Full}))
+      for (const auto &[Rc, Modules] : Recomputes)
         for (bool Sp : pick(F.Sp, {false, true})) {
           if (Sp && O.Tp == 1)
             continue;
@@ -325,6 +344,7 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
             O.MicroBatch = Mb;
             O.GlobalBatch = R.GlobalBatch;
             O.Recomp = Rc;
+            O.RecomputeModules = Modules;
             O.SequenceParallel = Sp;
             // Overlap, where asked, applies to the strategies that have
             // sequence-parallel exchanges to overlap.

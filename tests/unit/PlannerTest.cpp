@@ -300,6 +300,53 @@ TEST_SUITE("planner") {
     }
   }
 
+  TEST_CASE("recomputation: the norms beside the core, or the pinned "
+            "modules") {
+    Model Xl(4, 2048, 16, 2048);
+    const hw::Cluster C = selene(8);
+    const BlockModuleSet Core = bit(BlockModule::CoreAttention),
+                         Norms = Core | bit(BlockModule::Norm);
+    // Searched: none, the core, the core and the norms (a GPT has no
+    // experts or latent attention), full; every one on some candidate.
+    PlanRequest R = request(Xl, C, 256);
+    R.TopK = 100000;
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    std::set<std::pair<Recompute, BlockModuleSet>> Seen;
+    for (const PlanCandidate &Cand : P->Top)
+      Seen.insert(
+          {Cand.Options.Recomp, Cand.Options.Recomp == Recompute::Selective
+                                    ? Cand.Options.RecomputeModules
+                                    : BlockModuleSet(0)});
+    CHECK(Seen == std::set<std::pair<Recompute, BlockModuleSet>>{
+                      {Recompute::None, 0},
+                      {Recompute::Selective, Core},
+                      {Recompute::Selective, Norms},
+                      {Recompute::Full, 0}});
+    // The norms cost a little time for a little memory: on the same
+    // strategy, slower and smaller than the core alone.
+    TrainOptions O = P->Options;
+    O.Recomp = Recompute::Selective;
+    O.RecomputeModules = Core;
+    auto A = predictTraining(*Xl.at(O.MicroBatch).get(), C, O);
+    O.RecomputeModules = Norms;
+    auto B = predictTraining(*Xl.at(O.MicroBatch).get(), C, O);
+    REQUIRE(bool(A));
+    REQUIRE(bool(B));
+    CHECK(B->StepSeconds > A->StepSeconds);
+    CHECK(B->peak().peakBytes() < A->peak().peakBytes());
+    // Pinned: selective with the modules given, in every candidate.
+    PlanRequest Pinned = request(Xl, C, 256);
+    Pinned.Fixed.Recomp = Recompute::Selective;
+    Pinned.Base.RecomputeModules = Norms;
+    Pinned.TopK = 20;
+    auto Q = planTraining(Pinned);
+    REQUIRE_MESSAGE(bool(Q), llvm::toString(Q.takeError()));
+    for (const PlanCandidate &Cand : Q->Top)
+      CHECK(Cand.Options.RecomputeModules == Norms);
+    CHECK(Q->Options.RecomputeModules == Norms);
+  }
+
   TEST_CASE("context parallelism: searched with FlashAttention, or pinned") {
     const hw::Cluster C = selene(1);
     Model Flash(2, 1024, 16, 4096, /*Flash=*/true);

@@ -79,7 +79,11 @@ def run(cmd):
 
 def choice(p):
     s = f"tp {p['tp']} pp {p['pp']} vp {p['vp']} dp {p['dp']} mb {p['micro_batch']}"
-    s += f" {'sp+' if p['sp'] else ''}{p['recompute']} zero {p['zero']}"
+    rec = p['recompute']
+    modules = p.get('recompute_modules', ['core_attn'])
+    if rec == 'selective' and modules != ['core_attn']:
+        rec += '(' + ','.join(modules) + ')'
+    s += f" {'sp+' if p['sp'] else ''}{rec} zero {p['zero']}"
     return s
 
 
