@@ -44,6 +44,15 @@ ROWS = [
 ]
 
 
+
+def recompute_label(p):
+    """The plan's recomputation, with its modules where they are not the
+    attention core alone (--recompute-modules)."""
+    modules = p.get("recompute_modules", ["core_attn"])
+    if p["recompute"] == "selective" and modules != ["core_attn"]:
+        return "selective (%s)" % ", ".join(modules)
+    return p["recompute"]
+
 def zoo(perfc, tmp, name):
     layers, hidden, heads, kv, ffn, vocab, experts, topk = SHAPES[name]
     path = os.path.join(tmp, name + ".onnx")
@@ -156,7 +165,7 @@ def main():
         cp = " cp %d (%s)" % (p["cp"], p["cp_comm"]) if p["cp"] > 1 else ""
         out.append("| %d | dp %d tp %d%s ep %d pp %d vp %d mb %d%s, recompute %s, ZeRO %d | %.3f | %.1f |" % (
             i + 1, p["dp"], p["tp"], cp, p["ep"], p["pp"], p["vp"], p["micro_batch"],
-            ", sp" if p["sp"] else "", p["recompute"], p["zero"], p["step_time_s"],
+            ", sp" if p["sp"] else "", recompute_label(p), p["zero"], p["step_time_s"],
             p["peak_bytes"] / 1e9))
     ref = rows[0]["step_s"]
     faster = sum(1 for p in plans if p["step_time_s"] < ref)

@@ -59,6 +59,15 @@ ROWS = [
 ]
 
 
+
+def recompute_label(p):
+    """The plan's recomputation, with its modules where they are not the
+    attention core alone (--recompute-modules)."""
+    modules = p.get("recompute_modules", ["core_attn"])
+    if p["recompute"] == "selective" and modules != ["core_attn"]:
+        return "selective (%s)" % ", ".join(modules)
+    return p["recompute"]
+
 def zoo(perfc, tmp, name, seq):
     fam, layers, hidden, heads, kv, ffn, vocab, dropout = SHAPES[name]
     path = os.path.join(tmp, "%s_%d.onnx" % (name, seq))
@@ -183,7 +192,7 @@ def main():
         out.append("| %s | %s | %s | dp %d tp %d cp %d pp %d vp %d mb %d, recompute %s, ZeRO %d | %.3f |" % (
             k["reserve"], k["rank"] if k["rank"] else "beyond 20",
             "%.3f" % k["step_s"] if k["step_s"] else "-", b["dp"], b["tp"], b["cp"], b["pp"],
-            b["vp"], b["micro_batch"], b["recompute"], b["zero"], b["step_time_s"]))
+            b["vp"], b["micro_batch"], recompute_label(b), b["zero"], b["step_time_s"]))
     out.append("")
     out.append(NOTES)
     text = "\n".join(out) + "\n"
@@ -210,10 +219,14 @@ NOTES = """What the comparison says:
   over the H100's 80, which is why NeMo's recipe takes CP 2. `--plan
   --framework megatron --flash-attention --dtype fp8` (global batch 128,
   one DGX H100) ranks NeMo's configuration (dp 4, cp 2, micro-batch 1,
-  ZeRO 1; 7.97 s) fifth, 1.0% behind dp 4 with pp 2 vp 2 (7.89 s), so
-  close that perfc cannot tell them apart; that plan's first stage needs
-  77.0 GiB, and with 4 GiB kept for the runtime (`--memory-reserve`, the
-  table above) NeMo's configuration is the plan. NeMo's own long-sequence
+  ZeRO 1; 7.97 s) eighth, 3.0% behind dp 8 with the norms recomputed
+  beside the attention core (`--recompute-modules core_attn,layernorm`,
+  7.74 s), which brings the step without CP from 80.2 to 76.2 GiB; before
+  the planner chose modules (2026-12-07) it ranked fifth, 1.0% behind dp 4
+  with pp 2 vp 2 (7.89 s, 77.0 GiB on its first stage). Both margins are
+  within what perfc can tell apart, and with 4 GiB kept for the runtime
+  (`--memory-reserve`, the table above) NeMo's configuration is the
+  plan. NeMo's own long-sequence
   table (24.12, Llama 2 7B FP8) measures CP 2 at 32K tokens 3% faster
   than the best configuration without it, so CP itself is cheap there
   too. What grows from Llama 2 7B (+23%) to Llama 3 8B is
