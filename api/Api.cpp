@@ -359,6 +359,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   unsigned TensorParallel = Options.tensorParallel,
            ExpertParallel = Options.expertParallel;
   llvm::Optional<ServingPlan> Serving;
+  if (!Options.servePlan && (Options.servePlanObjective != "latency" ||
+                             Options.servePlanMaxLatencySeconds))
+    throwError("servePlanObjective and servePlanMaxLatencySeconds choose "
+               "among a serving plan's layouts: set servePlan");
   if (Options.servePlan) {
     if (Options.train)
       throwError("servePlan chooses how to serve an inference; plan a "
@@ -377,6 +381,14 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     Req.Devices = Options.servePlanDevices;
     Req.AllowCrossNodeTp = Options.servePlanCrossNodeTp;
     Req.Protocol = Protocol;
+    const llvm::Optional<ServingObjective> Objective =
+        servingObjectiveNamed(Options.servePlanObjective);
+    if (!Objective)
+      throwError("unknown servePlanObjective '" + Options.servePlanObjective +
+                 "': use latency or throughput");
+    Req.Objective = *Objective;
+    if (Options.servePlanMaxLatencySeconds)
+      Req.MaxLatencySeconds = *Options.servePlanMaxLatencySeconds;
     auto Planned = planServing(MI.Graph, Req);
     if (!Planned)
       throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
@@ -575,6 +587,9 @@ std::optional<ServingPlanSummary> Prediction::servingPlan() const {
                          C.PeakBytes, C.CapacityBytes, C.Fits});
   S.chosen = SP.Chosen.getValueOr(0);
   S.samples = SP.Samples;
+  S.objective = name(SP.Objective);
+  if (SP.MaxLatencySeconds)
+    S.maxLatencySeconds = *SP.MaxLatencySeconds;
   S.skipped = SP.Skipped;
   return S;
 }

@@ -223,6 +223,14 @@ struct ServingCandidate {
 /// name a layout.
 std::string name(const ServingCandidate &C);
 
+/// What a serving plan chooses for (--objective): the lowest latency (one
+/// request's wait), or the most samples per second per device (the
+/// fewest device-seconds a sample: a deployment's cost), among the layouts
+/// that fit and meet --max-latency.
+enum class ServingObjective : uint8_t { Latency, Throughput };
+/// "latency", "throughput".
+const char *name(ServingObjective O);
+
 struct ServingPlan {
   /// Devices ascending; at each count whole (1 only), tp, ep.
   std::vector<ServingCandidate> Candidates;
@@ -235,6 +243,9 @@ struct ServingPlan {
   /// batch; a decoding step's sequences), 1 where it has none.
   double Samples = 1;
   unsigned MaxDevices = 1; ///< The largest layout tried.
+  ServingObjective Objective = ServingObjective::Latency;
+  /// The latency a chosen layout must not exceed (--max-latency).
+  llvm::Optional<double> MaxLatencySeconds;
 
   const ServingCandidate *chosen() const {
     return Chosen ? &Candidates[*Chosen] : nullptr;

@@ -8,6 +8,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace perfc;
 
@@ -21,6 +22,19 @@ const char *perfc::name(ServingSplit S) {
     return "ep";
   }
   return "whole";
+}
+
+const char *perfc::name(ServingObjective O) {
+  return O == ServingObjective::Throughput ? "throughput" : "latency";
+}
+
+llvm::Optional<ServingObjective>
+perfc::servingObjectiveNamed(llvm::StringRef S) {
+  if (S == "latency")
+    return ServingObjective::Latency;
+  if (S == "throughput")
+    return ServingObjective::Throughput;
+  return llvm::None;
 }
 
 std::string perfc::name(const ServingCandidate &C) {
@@ -77,9 +91,14 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   if (R.Devices > C.numDevices())
     return Fail(llvm::formatv("--devices {0}: cluster '{1}' has {2}", R.Devices,
                               C.Name, C.numDevices()));
+  if (R.MaxLatencySeconds &&
+      !(*R.MaxLatencySeconds > 0 && std::isfinite(*R.MaxLatencySeconds)))
+    return Fail("--max-latency must be a positive time (e.g. '50 ms')");
   const unsigned PerNode = C.Groups.front().devicesPerNode();
   ServingPlan Plan;
   Plan.Samples = samplesOf(G);
+  Plan.Objective = R.Objective;
+  Plan.MaxLatencySeconds = R.MaxLatencySeconds;
   Plan.MaxDevices =
       R.Devices ? R.Devices : (R.AllowCrossNodeTp ? C.numDevices() : PerNode);
   const unsigned MaxTp =
@@ -147,16 +166,39 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
       TrySplit(ServingSplit::Expert, N);
   }
 
+  // Strictly better wins: on a tie the earlier, with fewer devices.
+  const auto Better = [&](const ServingCandidate &A,
+                          const ServingCandidate &B) {
+    if (R.Objective == ServingObjective::Throughput) {
+      const double CostA = A.LatencySeconds * A.Devices,
+                   CostB = B.LatencySeconds * B.Devices;
+      if (CostA != CostB)
+        return CostA < CostB;
+    }
+    return A.LatencySeconds < B.LatencySeconds;
+  };
+  const ServingCandidate *Fastest = nullptr;
   for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
     const ServingCandidate &Cand = Plan.Candidates[I];
     if (!Cand.Fits)
       continue;
-    // Strictly faster wins: on a tie the earlier, with fewer devices.
-    if (!Plan.Chosen ||
-        Cand.LatencySeconds < Plan.Candidates[*Plan.Chosen].LatencySeconds)
+    if (!Fastest || Cand.LatencySeconds < Fastest->LatencySeconds)
+      Fastest = &Cand;
+    if (R.MaxLatencySeconds && Cand.LatencySeconds > *R.MaxLatencySeconds)
+      continue;
+    if (!Plan.Chosen || Better(Cand, Plan.Candidates[*Plan.Chosen]))
       Plan.Chosen = I;
   }
-  if (!Plan.Chosen)
+  if (!Fastest)
     return Fail(noLayoutFits(Plan));
+  if (!Plan.Chosen)
+    return Fail(llvm::formatv(
+        "no layout that fits meets --max-latency {0}: the fastest, {1} on {2} "
+        "device{3}, takes {4}; allow more devices (--devices, "
+        "--allow-cross-node-tp), a smaller batch or faster devices, or a "
+        "longer bound",
+        hw::formatQuantity(*R.MaxLatencySeconds, hw::Quantity::Time),
+        name(*Fastest), Fastest->Devices, Fastest->Devices == 1 ? "" : "s",
+        hw::formatQuantity(Fastest->LatencySeconds, hw::Quantity::Time)));
   return Plan;
 }

@@ -5,9 +5,12 @@
 // Megatron-style over tp devices (PredictOptions::TensorParallel) and, for a
 // mixture of experts, served expert-parallel over ep devices
 // (PredictOptions::ExpertParallel), for every power of two up to the devices
-// allowed. The fastest layout whose per-device memory fits is chosen, the
-// one with fewer devices on a tie. A handful of layouts, each predicted in
-// full: there is nothing for a solver to prune.
+// allowed. Of the layouts whose per-device memory fits (and, given a
+// latency bound, that meet it), the fastest is chosen, or under the
+// throughput objective the one serving the most samples per second per
+// device (the fewest device-seconds per step), the faster on a tie; on a
+// tie still, the one with fewer devices. A handful of layouts, each
+// predicted in full: there is nothing for a solver to prune.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_PASSES_SERVINGPLAN_H
@@ -33,10 +36,18 @@ struct ServingRequest {
   /// system runs it by default); expert parallelism may always span them.
   bool AllowCrossNodeTp = false;
   cost::CommProtocol Protocol = cost::CommProtocol::Auto;
+  ServingObjective Objective = ServingObjective::Latency;
+  /// A layout slower than this is not chosen (--max-latency); positive.
+  llvm::Optional<double> MaxLatencySeconds;
 };
 
+/// The objective named S ("latency", "throughput"); None for another name.
+llvm::Optional<ServingObjective> servingObjectiveNamed(llvm::StringRef S);
+
 /// Predicts every layout and chooses. Errors: no cluster, Devices above the
-/// cluster's, and no layout fitting (naming the one that came closest).
+/// cluster's, a latency bound that is not a positive time, no layout
+/// fitting (naming the one that came closest), and none of those that fit
+/// meeting the bound (naming the fastest).
 llvm::Expected<ServingPlan> planServing(const ir::Graph &G,
                                         const ServingRequest &R);
 

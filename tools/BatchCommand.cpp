@@ -77,11 +77,13 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         K != "storage_type" && K != "conv_layout" && K != "tp" && K != "ep" &&
         K != "comm_protocol" && K != "flash_attention" &&
         K != "memory_reserve_bytes" && K != "serve_plan" &&
-        K != "serve_plan_devices")
+        K != "serve_plan_devices" && K != "serve_plan_objective" &&
+        K != "serve_plan_max_latency_s")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
                   "launch_overhead_s, tp, ep, serve_plan, serve_plan_devices, "
+                  "serve_plan_objective, serve_plan_max_latency_s, "
                   "comm_protocol, flash_attention, memory_reserve_bytes");
   }
   auto Model = O->getString("model");
@@ -158,6 +160,19 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!F)
       return Fail("'serve_plan' must be true or false");
     J.Predict.servePlan = *F;
+  }
+  if (O->get("serve_plan_objective")) {
+    auto S = O->getString("serve_plan_objective");
+    if (!S)
+      return Fail("'serve_plan_objective' must be a string: latency or "
+                  "throughput");
+    J.Predict.servePlanObjective = S->str();
+  }
+  if (O->get("serve_plan_max_latency_s")) {
+    auto T = O->getNumber("serve_plan_max_latency_s");
+    if (!T)
+      return Fail("'serve_plan_max_latency_s' must be a number of seconds");
+    J.Predict.servePlanMaxLatencySeconds = *T;
   }
   // Device counts: tensor-parallel inference (--tp), expert-parallel
   // serving (--ep without --train), the largest layout a serving plan

@@ -334,6 +334,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       "allow-cross-node-tp",
       cl::desc("With --plan: let tensor parallelism span nodes"),
       cl::cat(TrainCategory));
+  cl::opt<std::string> ObjectiveOpt(
+      "objective",
+      cl::desc("With --plan without --train: choose the layout with the "
+               "lowest latency, or the most samples/s per device (the fewest "
+               "device-seconds per step)"),
+      cl::init("latency"), cl::value_desc("latency|throughput"),
+      cl::cat(TrainCategory));
+  cl::opt<std::string> MaxLatency(
+      "max-latency",
+      cl::desc("With --plan without --train: only layouts whose step takes "
+               "at most this long (a latency target, e.g. '50 ms')"),
+      cl::value_desc("TIME"), cl::cat(TrainCategory));
   cl::opt<std::string> FrameworkOpt(
       "framework",
       cl::desc("With --train: only strategies this framework runs (megatron: "
@@ -618,6 +630,27 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                               "--train to plan a training step)",
                               O->ArgStr.str()));
   }
+  if (const cl::Option *O =
+          !Train && Plan ? nullptr : firstGiven({&ObjectiveOpt, &MaxLatency}))
+    return fail(fmt::format(
+        "--{} chooses among the layouts of a serving plan: give --plan "
+        "without --train{}",
+        O->ArgStr.str(),
+        Train ? " (the training planner minimises the step's time)" : ""));
+  const llvm::Optional<ServingObjective> Objective =
+      servingObjectiveNamed(ObjectiveOpt);
+  if (!Objective)
+    return fail("unknown --objective '" + ObjectiveOpt +
+                "': use latency or throughput");
+  llvm::Optional<double> MaxLatencySeconds;
+  if (MaxLatency.getNumOccurrences()) {
+    auto M = hw::parseQuantity(MaxLatency, hw::Quantity::Time);
+    if (!M || !(M->Value > 0))
+      return fail("--max-latency '" + MaxLatency + "': " +
+                  (M ? std::string("give a positive time (e.g. '50 ms')")
+                     : llvm::toString(M.takeError())));
+    MaxLatencySeconds = M->Value;
+  }
   // Either plan's: 0 is the option's "not given" (every device of the
   // cluster, or of its first node when serving).
   if (Plan && Devices.getNumOccurrences() && Devices == 0)
@@ -753,6 +786,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Req.Devices = Devices;
     Req.AllowCrossNodeTp = CrossNodeTp;
     Req.Protocol = *Protocol;
+    Req.Objective = *Objective;
+    Req.MaxLatencySeconds = MaxLatencySeconds;
     auto Planned = planServing(Model->Graph, Req);
     if (!Planned)
       return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));

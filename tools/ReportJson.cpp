@@ -345,7 +345,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("devices", int64_t(C.Devices));
       };
       J.attributeObject("serving_plan", [&] {
-        J.attribute("objective", "latency");
+        J.attribute("objective", name(P.Objective));
+        if (P.MaxLatencySeconds)
+          J.attribute("max_latency_s", *P.MaxLatencySeconds);
         J.attribute("samples", count(P.Samples));
         J.attribute("max_devices", int64_t(P.MaxDevices));
         if (const ServingCandidate *C = P.chosen())

@@ -39,11 +39,17 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
   size_t Fitting = 0;
   for (const ServingCandidate &C : P.Candidates)
     Fitting += C.Fits;
-  OS << fmt::format("serving   plan: {} on {} x {}, the fastest layout that "
-                    "fits ({} of {} fit, up to {} device{})\n",
-                    name(*Chosen), Chosen->Devices, Device, Fitting,
-                    P.Candidates.size(), P.MaxDevices,
-                    P.MaxDevices == 1 ? "" : "s");
+  OS << fmt::format(
+      "serving   plan: {} on {} x {}, {} that fits{} ({} of {} fit, up to {} "
+      "device{})\n",
+      name(*Chosen), Chosen->Devices, Device,
+      P.Objective == ServingObjective::Throughput
+          ? "the layout with the most samples/s per device"
+          : "the fastest layout",
+      P.MaxLatencySeconds
+          ? " and takes at most " + formatSeconds(*P.MaxLatencySeconds)
+          : std::string(),
+      Fitting, P.Candidates.size(), P.MaxDevices, P.MaxDevices == 1 ? "" : "s");
   OS << fmt::format("          {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
                     "layout", "devices", "latency", "samples/s", "per device",
                     "memory/device", "fits");

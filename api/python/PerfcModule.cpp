@@ -73,6 +73,9 @@ struct PredictKwargs {
   /// devices (0: the first node's).
   bool ServePlan = false;
   unsigned ServePlanDevices = 0;
+  /// Its objective and latency bound (as --objective, --max-latency).
+  std::string ServePlanObjective = "latency";
+  py::object ServePlanMaxLatency = py::none();
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -89,6 +92,9 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.expertParallel = Extra.Ep;
   O.servePlan = Extra.ServePlan;
   O.servePlanDevices = Extra.ServePlanDevices;
+  O.servePlanObjective = Extra.ServePlanObjective;
+  if (!Extra.ServePlanMaxLatency.is_none())
+    O.servePlanMaxLatencySeconds = Extra.ServePlanMaxLatency.cast<double>();
   O.flashAttention = Extra.FlashAttention;
   O.commProtocol = Extra.CommProtocol;
   O.fusion = Fusion;
@@ -263,7 +269,9 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
   if (auto SP = P.servingPlan()) {
     // The JSON's "serving_plan" keys.
     py::dict SD;
-    SD["objective"] = "latency";
+    SD["objective"] = SP->objective;
+    if (SP->maxLatencySeconds)
+      SD["max_latency_s"] = *SP->maxLatencySeconds;
     SD["samples"] = SP->samples;
     const ServingPlanSummary::Layout &C = SP->layouts[SP->chosen];
     py::dict Chosen;
@@ -276,8 +284,10 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
       LD["split"] = L.split;
       LD["devices"] = L.devices;
       LD["latency_s"] = L.latencySeconds;
-      LD["samples_per_s"] =
+      const double Rate =
           L.latencySeconds > 0 ? SP->samples / L.latencySeconds : 0.0;
+      LD["samples_per_s"] = Rate;
+      LD["samples_per_s_per_device"] = Rate / L.devices;
       LD["peak_bytes"] = L.peakBytes;
       LD["capacity_bytes"] = L.capacityBytes;
       LD["fits"] = L.fits;
@@ -575,13 +585,15 @@ PYBIND11_MODULE(perfc, m) {
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
          py::object Reserve, unsigned Ep, bool ServePlan,
-         unsigned ServePlanDevices) {
+         unsigned ServePlanDevices, const std::string &Objective,
+         py::object MaxLatency) {
         const Hardware *H = hwOrNull(Hw);
-        Prediction P = run(M, H,
-                           predictOptions(ComputeType, Fusion, Train, Launch,
-                                          {StorageType, ConvLayout, Place,
-                                           false, Tp, Flash, Protocol, Reserve,
-                                           Ep, ServePlan, ServePlanDevices}));
+        Prediction P =
+            run(M, H,
+                predictOptions(ComputeType, Fusion, Train, Launch,
+                               {StorageType, ConvLayout, Place, false, Tp,
+                                Flash, Protocol, Reserve, Ep, ServePlan,
+                                ServePlanDevices, Objective, MaxLatency}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -593,6 +605,8 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("comm_protocol") = "auto",
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
+      py::arg("serve_plan_objective") = "latency",
+      py::arg("serve_plan_max_latency_s") = py::none(),
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -611,7 +625,9 @@ PYBIND11_MODULE(perfc, m) {
       "data-parallel and experts split (as --ep without --train). "
       "serve_plan: every layout (whole, tp, ep) up to serve_plan_devices "
       "(0: the first node's) predicted, the fastest that fits returned (as "
-      "--plan without --train). Returns a dict: totals, latency_s, train, "
+      "--plan without --train; serve_plan_objective 'throughput': the most "
+      "samples/s per device, as --objective; serve_plan_max_latency_s: as "
+      "--max-latency). Returns a dict: totals, latency_s, train, "
       "memory, tensor_parallel, expert_parallel, serving_plan, placement, "
       "ops (unless ops=False), warnings.");
   m.def(
@@ -621,14 +637,15 @@ PYBIND11_MODULE(perfc, m) {
          const std::string &StorageType, const std::string &ConvLayout,
          bool Place, bool Timings, unsigned Tp, bool Flash,
          const std::string &Protocol, py::object Reserve, unsigned Ep,
-         bool ServePlan, unsigned ServePlanDevices) {
+         bool ServePlan, unsigned ServePlanDevices,
+         const std::string &Objective, py::object MaxLatency) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, Timings, Tp,
                                 Flash, Protocol, Reserve, Ep, ServePlan,
-                                ServePlanDevices}));
+                                ServePlanDevices, Objective, MaxLatency}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -641,12 +658,15 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("flash_attention") = false, py::arg("comm_protocol") = "auto",
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
+      py::arg("serve_plan_objective") = "latency",
+      py::arg("serve_plan_max_latency_s") = py::none(),
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
       "--comm-protocol; memory_reserve_bytes: as --memory-reserve; ep: as "
-      "--ep without --train; serve_plan, serve_plan_devices: as --plan "
-      "(and --devices) without --train.");
+      "--ep without --train; serve_plan, serve_plan_devices, "
+      "serve_plan_objective, serve_plan_max_latency_s: as --plan (and "
+      "--devices, --objective, --max-latency) without --train.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

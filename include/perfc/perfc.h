@@ -301,6 +301,11 @@ struct PredictOptions {
   unsigned servePlanDevices = 0;
   /// As --allow-cross-node-tp with servePlan.
   bool servePlanCrossNodeTp = false;
+  /// As --objective with servePlan: "latency" (the fastest layout) or
+  /// "throughput" (the most samples per second per device).
+  std::string servePlanObjective = "latency";
+  /// As --max-latency with servePlan: no layout slower than this (seconds).
+  std::optional<double> servePlanMaxLatencySeconds;
   /// As --comm-protocol for tensorParallel's and expertParallel's
   /// exchanges: auto, LL, LL128, Simple or alpha-beta.
   std::string commProtocol = "auto";
@@ -408,8 +413,11 @@ struct ServingPlanSummary {
     bool fits = false;
   };
   std::vector<Layout> layouts; ///< Devices ascending.
-  size_t chosen = 0;           ///< The fastest that fits: predicted above.
-  double samples = 1;          ///< The first input's leading dimension.
+  /// The best that fits under the objective: predicted above.
+  size_t chosen = 0;
+  double samples = 1;                ///< The first input's leading dimension.
+  std::string objective = "latency"; ///< Or "throughput".
+  std::optional<double> maxLatencySeconds; ///< As servePlanMaxLatencySeconds.
   /// Why a degree (and its multiples) was not tried.
   std::vector<std::string> skipped;
 };

@@ -633,6 +633,28 @@ perfc_expect_error(serving_plan_without_hw
 perfc_expect_error(serving_plan_top
   "--top applies to the training planner's search\; serving plans every layout"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --top 3)
+# --objective throughput: the most samples per device (one device for
+# GPT-2 small); --max-latency keeps the layouts within a target.
+add_test(NAME cli.serving_plan_throughput
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
+                 --hw dgx-a100 --plan --objective throughput --ops 0)
+set_tests_properties(cli.serving_plan_throughput PROPERTIES PASS_REGULAR_EXPRESSION
+  "serving   plan: whole on 1 x a100-sxm4-80gb, the layout with the most samples/s per device that fits \\(3 of 3 fit, up to 8 devices\\).*\\* whole +1 ")
+add_test(NAME cli.serving_plan_max_latency_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
+                 --hw dgx-a100 --plan --objective throughput --max-latency "3 ms"
+                 --format json --ops 0)
+set_tests_properties(cli.serving_plan_max_latency_json PROPERTIES PASS_REGULAR_EXPRESSION
+  "\"serving_plan\": {[ \n]+\"objective\": \"throughput\",[ \n]+\"max_latency_s\": 0.003[0-9]*,[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 8,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2[ \n]+}")
+perfc_expect_error(serving_plan_max_latency_unmet
+  "gpt2_small.onnx: no layout that fits meets --max-latency 100 us: the fastest, tp 4 on 4 devices, takes [0-9.]+ ms"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --max-latency "100 us")
+perfc_expect_error(serving_plan_objective_unknown
+  "unknown --objective 'cost': use latency or throughput"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --objective cost)
+perfc_expect_error(serving_plan_objective_without_plan
+  "--objective chooses among the layouts of a serving plan: give --plan without --train"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --objective throughput)
 perfc_expect_error(conv_layout "unknown --conv-layout 'hwcn': use native, nchw or nhwc"
   ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb --conv-layout hwcn)
 perfc_expect_error(plan_other_model "cli-plan.json: the plan is for model 'gpt2_small' \\(graph 'torch_jit', [0-9]+ nodes, [0-9]+ parameters\\), not model 'resnet18' \\(graph 'torch_jit', [0-9]+ nodes"

@@ -41,6 +41,7 @@ not json
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "serve_plan": true, "serve_plan_devices": 4}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"dp": 8, "ep": 4, "dtype": "bf16", "recompute_modules": ["moe_act", "layernorm"], "global_batch": 16}}
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "train": {"recompute_modules": "moe_act,mla_up_proj"}}
+{"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "serve_plan": true, "serve_plan_objective": "throughput", "serve_plan_max_latency_s": 0.01}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -48,7 +49,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 25 ] || fail "expected 25 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 26 ] || fail "expected 26 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -85,6 +86,8 @@ expect 22 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --dtype bf16 \
 expect 23 "$work/moe.onnx" --hw dgx-h100 --batch 8 --plan --devices 4
 expect 24 "$work/moe.onnx" --hw dgx-h100 --train --dp 8 --ep 4 --dtype bf16 \
   --recompute-modules moe_act,layernorm --global-batch 16
+expect 26 "$work/moe.onnx" --hw dgx-h100 --batch 8 --plan --objective throughput \
+  --max-latency "10 ms"
 sed -n 25p "$work/out3.jsonl" |
   grep -q "^{\"line\":27,\"error\":\".*--recompute-modules mla_up_proj: the model has no latent attention" ||
   fail "line 27 should say the model has no latent attention"

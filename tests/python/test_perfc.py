@@ -407,6 +407,26 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
                               serve_plan_devices=4) == cli_plan
     with pytest.raises(perfc.Error, match="servePlan chooses the layout"):
         perfc.predict(m, dgx, serve_plan=True, tp=2)
+    # serve_plan_objective="throughput" (as --objective): the most samples
+    # per device; serve_plan_max_latency_s (as --max-latency) bounds it.
+    cheap = perfc.predict(m, dgx, ops=False, serve_plan=True,
+                          serve_plan_objective="throughput")["serving_plan"]
+    best = max(cheap["candidates"],
+               key=lambda c: c["samples_per_s_per_device"])
+    assert cheap["objective"] == "throughput"
+    assert cheap["chosen"] == {"split": best["split"],
+                               "devices": best["devices"]}
+    cli_cheap = subprocess.run([exe, path, "--hw", "dgx-a100", "--plan",
+                                "--objective", "throughput", "--max-latency",
+                                "1 s", "--format", "json"], check=True,
+                               capture_output=True, text=True).stdout
+    assert perfc.predict_json(m, dgx, serve_plan=True,
+                              serve_plan_objective="throughput",
+                              serve_plan_max_latency_s=1.0) == cli_cheap
+    with pytest.raises(perfc.Error, match="no layout that fits meets"):
+        perfc.predict(m, dgx, serve_plan=True, serve_plan_max_latency_s=1e-9)
+    with pytest.raises(perfc.Error, match="set servePlan"):
+        perfc.predict(m, dgx, serve_plan_objective="throughput")
 
 
 def test_training_json_explains_its_communication():

@@ -144,6 +144,66 @@ TEST_SUITE("serving plan") {
                     "per device is ") != std::string::npos);
   }
 
+  TEST_CASE("objectives: the most samples per device, within a latency "
+            "bound") {
+    // A mixture of 8 experts decoding 64 sequences after 1023 tokens, 16
+    // heads (8 key/value): every layout up to 8 devices fits; ep 8 is the
+    // fastest, one device serves the most samples per device.
+    modelgen::TransformerSpec S =
+        transformerSpec(modelgen::Family::Llama, 2, 2048, 16, 1, 1000);
+    S.KvHeads = 8;
+    S.Ffn = 4096;
+    S.Experts = 8;
+    S.TopK = 2;
+    S.Past = 1023;
+    S.Batch = 64;
+    const frontend::ImportedModel M = importZoo(zooBytes(S));
+    const hw::Cluster C = cluster("dgx-h100");
+    ServingRequest R;
+    R.Cluster = &C;
+    R.Base.Device = &C.primaryDevice();
+    auto Fast = planServing(M.Graph, R);
+    R.Objective = ServingObjective::Throughput;
+    auto Cheap = planServing(M.Graph, R);
+    REQUIRE(bool(Fast));
+    REQUIRE(bool(Cheap));
+    CHECK(Cheap->Objective == ServingObjective::Throughput);
+    // The fewest device-seconds a step, of those that fit; the fastest
+    // stays the fastest.
+    const auto Cost = [](const ServingCandidate &Cand) {
+      return Cand.LatencySeconds * Cand.Devices;
+    };
+    for (const ServingCandidate &Cand : Cheap->Candidates) {
+      CHECK(Cand.Fits);
+      CHECK(Cost(*Cheap->chosen()) <= Cost(Cand));
+      CHECK(Fast->chosen()->LatencySeconds <= Cand.LatencySeconds);
+    }
+    CHECK(Cheap->Candidates.size() == 7);
+    CHECK(name(*Fast->chosen()) == "ep 8");
+    CHECK(name(*Cheap->chosen()) == "whole");
+    // A bound between the two: the cheapest layout that meets it.
+    const double Bound =
+        (Fast->chosen()->LatencySeconds + Cheap->chosen()->LatencySeconds) / 2;
+    R.MaxLatencySeconds = Bound;
+    auto Within = planServing(M.Graph, R);
+    REQUIRE(bool(Within));
+    CHECK(Within->chosen()->LatencySeconds <= Bound);
+    for (const ServingCandidate &Cand : Within->Candidates)
+      if (Cand.LatencySeconds <= Bound)
+        CHECK(Cost(*Within->chosen()) <= Cost(Cand));
+    // A bound no layout meets names the fastest.
+    R.MaxLatencySeconds = Fast->chosen()->LatencySeconds / 2;
+    auto None = planServing(M.Graph, R);
+    REQUIRE_FALSE(bool(None));
+    CHECK(llvm::toString(None.takeError())
+              .find("no layout that fits meets --max-latency ") == 0);
+    R.MaxLatencySeconds = -1;
+    auto Negative = planServing(M.Graph, R);
+    REQUIRE_FALSE(bool(Negative));
+    CHECK(llvm::toString(Negative.takeError()) ==
+          "--max-latency must be a positive time (e.g. '50 ms')");
+  }
+
   TEST_CASE("errors: no cluster, more devices than the cluster has") {
     const frontend::ImportedModel M = decoder(0);
     const hw::Cluster C = cluster("dgx-h100");
