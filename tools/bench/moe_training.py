@@ -23,7 +23,7 @@ EP) on the bundled dgx-h100-superpod. Nothing is fitted.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
-from recorded_command import stable
+from recorded_command import recompute_label, stable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "tools", "bench", "results")
@@ -43,15 +43,6 @@ ROWS = [
     ("Mixtral-8x22B", 128, 4, 2, 8, 7, 1, 256, None),
 ]
 
-
-
-def recompute_label(p):
-    """The plan's recomputation, with its modules where they are not the
-    attention core alone (--recompute-modules)."""
-    modules = p.get("recompute_modules", ["core_attn"])
-    if p["recompute"] == "selective" and modules != ["core_attn"]:
-        return "selective (%s)" % ", ".join(modules)
-    return p["recompute"]
 
 def zoo(perfc, tmp, name):
     layers, hidden, heads, kv, ffn, vocab, experts, topk = SHAPES[name]

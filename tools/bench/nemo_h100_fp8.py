@@ -22,7 +22,7 @@ GPUs / (TP x PP). Nothing is fitted.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
-from recorded_command import stable
+from recorded_command import recompute_label, stable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RES = os.path.join(ROOT, "tools", "bench", "results")
@@ -58,15 +58,6 @@ ROWS = [
     ("LLAMA3-70B", 64, 128, 1, 8192, 4, 4, 2, 5, 1524),
 ]
 
-
-
-def recompute_label(p):
-    """The plan's recomputation, with its modules where they are not the
-    attention core alone (--recompute-modules)."""
-    modules = p.get("recompute_modules", ["core_attn"])
-    if p["recompute"] == "selective" and modules != ["core_attn"]:
-        return "selective (%s)" % ", ".join(modules)
-    return p["recompute"]
 
 def zoo(perfc, tmp, name, seq):
     fam, layers, hidden, heads, kv, ffn, vocab, dropout = SHAPES[name]

@@ -1,5 +1,5 @@
-"""How benchmark results record the perfc commands they ran (shared by
-tools/bench/nemo_h100_fp8.py and moe_training.py)."""
+"""How benchmark results record the perfc commands they ran and the plans
+those printed (shared by tools/bench/nemo_h100_fp8.py and moe_training.py)."""
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -12,3 +12,12 @@ def stable(arg, tmp):
     if arg.startswith(tmp):
         return os.path.basename(arg)
     return os.path.relpath(arg, ROOT) if arg.startswith(ROOT) else arg
+
+
+def recompute_label(p):
+    """A plan's recomputation as the results print it, with its modules
+    where they are not the attention core alone (--recompute-modules)."""
+    modules = p.get("recompute_modules", ["core_attn"])
+    if p["recompute"] == "selective" and modules != ["core_attn"]:
+        return "selective (%s)" % ", ".join(modules)
+    return p["recompute"]
