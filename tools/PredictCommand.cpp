@@ -551,6 +551,47 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       auto Read = readPlanJson(StrategyPath, TrainOpts);
       if (!Read)
         return fail(Read.takeError());
+      // A strategy flag beside the plan must agree with it: taken
+      // silently, the plan's value would replace what was asked for.
+      const TrainOptions &Asked = TrainOpts, &Planned = Read->Options;
+      const auto Str = [](const auto &V) { return fmt::format("{}", V); };
+      const auto OnOff = [](bool B) { return B ? "on" : "off"; };
+      for (const auto &[Opt, Want, Have] : std::initializer_list<
+               std::tuple<const cl::Option *, std::string, std::string>>{
+               {&Dp, Str(Asked.Dp), Str(Planned.Dp)},
+               {&Tp, Str(Asked.Tp), Str(Planned.Tp)},
+               {&Cp, Str(Asked.Cp), Str(Planned.Cp)},
+               {&CpCommOpt, name(Asked.CpComm), name(Planned.CpComm)},
+               {&Ep, Str(Asked.Ep), Str(Planned.Ep)},
+               {&MoeCapacity, Str(Asked.ExpertCapacity),
+                Str(Planned.ExpertCapacity)},
+               {&Pp, Str(Asked.Pp), Str(Planned.Pp)},
+               {&Vp, Str(Asked.Vp), Str(Planned.Vp)},
+               {&Sp, OnOff(Asked.SequenceParallel),
+                OnOff(Planned.SequenceParallel)},
+               {&TpCommOverlap, OnOff(Asked.TpCommOverlap),
+                OnOff(Planned.TpCommOverlap)},
+               {&OverlapParamGather, OnOff(Asked.OverlapParamGather),
+                OnOff(Planned.OverlapParamGather)},
+               {&OverlapMoeComm, OnOff(Asked.OverlapMoeExpertParallelComm),
+                OnOff(Planned.OverlapMoeExpertParallelComm)},
+               {&MicroBatch, Str(Asked.MicroBatch), Str(Planned.MicroBatch)},
+               {&GlobalBatch, Str(Asked.GlobalBatch), Str(Planned.GlobalBatch)},
+               {&RecomputeOpt, name(Asked.Recomp), name(Planned.Recomp)},
+               {std::addressof(RecomputeModulesOpt), recomputeLabel(Asked),
+                recomputeLabel(Planned)},
+               {&Zero, Str(Asked.Zero), Str(Planned.Zero)},
+               {&TrainDType, ir::name(Asked.DType).str(),
+                ir::name(Planned.DType).str()},
+               {&OptimizerOpt, name(Asked.Optimizer), name(Planned.Optimizer)},
+               {&PartitionOpt, name(Asked.Split), name(Planned.Split)},
+               {&FlashAttentionOpt, OnOff(Asked.FlashAttention),
+                OnOff(Planned.FlashAttention)}})
+        if (Opt->getNumOccurrences() && Want != Have)
+          return fail(fmt::format(
+              "--{0} and --strategy disagree: the plan in {1} has --{0} {2}, "
+              "the command line --{0} {3}; drop --{0} (or --strategy)",
+              Opt->ArgStr.str(), StrategyPath, Have, Want));
       TrainOpts = std::move(Read->Options);
       PlannedFor = std::move(Read->Model);
       PlanDevices = std::move(Read->StageDevices);

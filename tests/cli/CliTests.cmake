@@ -500,6 +500,17 @@ add_test(NAME cli.plan_strategy_roundtrip
          COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_OUT} --format json)
 set_tests_properties(cli.plan_strategy_roundtrip PROPERTIES FIXTURES_REQUIRED plan_json
   PASS_REGULAR_EXPRESSION "\"strategy\": {.*\"step\": {")
+# A strategy flag beside --strategy must agree with the plan (the plan
+# chose micro-batch 8): a different value is an error, not overridden
+# silently; the same value is accepted.
+perfc_expect_error(plan_strategy_flag_disagrees
+  "--micro-batch and --strategy disagree: the plan in .*cli-plan.json has --micro-batch 8, the command line --micro-batch 3\\; drop --micro-batch \\(or --strategy\\)"
+  ${PLAN_ARGS} --strategy ${PLAN_OUT} --micro-batch 3)
+set_tests_properties(cli.error.plan_strategy_flag_disagrees PROPERTIES FIXTURES_REQUIRED plan_json)
+add_test(NAME cli.plan_strategy_flag_agrees
+         COMMAND $<TARGET_FILE:perfc> ${PLAN_ARGS} --strategy ${PLAN_OUT} --micro-batch 8 --format json --ops 0)
+set_tests_properties(cli.plan_strategy_flag_agrees PROPERTIES FIXTURES_REQUIRED plan_json
+  PASS_REGULAR_EXPRESSION "\"strategy\": {[^}]*\"micro_batch\": 8,")
 # A plan made for FlashAttention says so, and --strategy predicts it so
 # without the flag.
 set(PLAN_FLASH_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-plan-flash.json)
