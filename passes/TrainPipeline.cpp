@@ -295,6 +295,7 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
     for (const Kernel &K : Plan.Kernels) {
       TrainReport::NodeBackward &B = R.NodeBackwards[K.Head];
       B.Seconds = kernelBackward(K, &B.Explain);
+      B.RecomputeSeconds = recomputeSeconds(K, &B.RecomputeExplain);
     }
   }
   return R;

@@ -391,9 +391,14 @@ struct TrainReport {
   struct NodeBackward {
     double Seconds = 0;
     std::string Explain;
+    /// What recomputation runs again of the kernel before its backward
+    /// (its forward, or its members' elementwise work), and why.
+    double RecomputeSeconds = 0;
+    std::string RecomputeExplain;
   };
   /// With TrainOptions::Explain, tp 1 and cp 1: by node index of the graph;
-  /// their Seconds sum to the stages' BackwardSeconds. Empty otherwise.
+  /// their Seconds sum to the stages' BackwardSeconds, their
+  /// RecomputeSeconds to the stages' RecomputeSeconds. Empty otherwise.
   std::vector<NodeBackward> NodeBackwards;
 
   const StageReport &peak() const { return Stages[PeakStage]; }

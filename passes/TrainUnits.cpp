@@ -2,8 +2,10 @@
 #include "passes/Trainer.h"
 
 #include "passes/TpShard.h"
+#include "passes/TrainOptionNames.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -133,6 +135,30 @@ double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
   return Any ? time(Again) : 0;
 }
 
+double Trainer::recomputeSeconds(const Kernel &K, std::string *Explain) const {
+  const double Fwd = forwardSeconds(K);
+  if (O.Recomp == Recompute::Full && Blocks.inBlock(K.Head)) {
+    if (Explain)
+      *Explain = "its forward again (full recomputation of its block)";
+    return Fwd;
+  }
+  const double Again = selectiveRecomputeSeconds(K, Fwd);
+  if (Explain && Again > 0) {
+    const BlockModuleSet Mine = [&] {
+      BlockModuleSet S = 0;
+      for (unsigned M : K.Members)
+        S |= Blocks.Modules[M] & O.RecomputeModules;
+      return S;
+    }();
+    *Explain = (recomputed(K.Head) ? std::string("its forward again")
+                                   : std::string("the elementwise work of its "
+                                                 "fused members again")) +
+               " (selective recomputation of " +
+               llvm::join(recomputeModuleNames(Mine), ", ") + ")";
+  }
+  return Again;
+}
+
 void Trainer::addCheckpointInputs(llvm::DenseSet<const ir::Value *> &Kept) {
   for (const auto &N : G.nodes()) {
     if (!recomputed(N->index()))
@@ -242,10 +268,9 @@ void Trainer::costUnits() {
       U.TpGemmBackward += Bwd;
     }
     const bool InBlock = Blocks.inBlock(Head);
-    if (O.Recomp == Recompute::Full && InBlock)
-      U.Recompute += Fwd;
-    else
-      U.Recompute += selectiveRecomputeSeconds(K, Fwd);
+    U.Recompute += O.Recomp == Recompute::Full && InBlock
+                       ? Fwd
+                       : selectiveRecomputeSeconds(K, Fwd);
     U.Backward += Bwd;
     if (Flash)
       U.Saved += logSumExpBytes(K) * activationScale(Head);

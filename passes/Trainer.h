@@ -273,6 +273,11 @@ private:
   /// recomputes its scores anyway.
   double selectiveRecomputeSeconds(const Kernel &K, double Fwd) const;
 
+  /// What recomputation (full, in a block, or selective) runs again of
+  /// kernel K on one rank, as costUnits counts it; with Explain, why.
+  double recomputeSeconds(const Kernel &K,
+                          std::string *Explain = nullptr) const;
+
   /// Adds to each unit's kept activations what selective recomputation
   /// needs kept that nothing else keeps: the inputs of its recomputed
   /// nodes made by nodes it does not recompute (Megatron-Core's

@@ -554,6 +554,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("backward_s", B->Seconds);
               if (!B->Explain.empty())
                 J.attribute("backward_explain", jsonText(B->Explain));
+              if (B->RecomputeSeconds > 0) {
+                J.attribute("recompute_s", B->RecomputeSeconds);
+                J.attribute("recompute_explain", jsonText(B->RecomputeExplain));
+              }
             }
             J.attribute("exec", N.Time->Exec);
             if (!N.Time->FusedInto.empty())

@@ -542,6 +542,10 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         OS << "      time: " << N.Time->Explain << "\n";
       if (Backward && !R.nodeBackward(Order[K])->Explain.empty())
         OS << "      backward: " << R.nodeBackward(Order[K])->Explain << "\n";
+      if (Backward && R.nodeBackward(Order[K])->RecomputeSeconds > 0)
+        OS << "      recompute: "
+           << formatSeconds(R.nodeBackward(Order[K])->RecomputeSeconds) << ", "
+           << R.nodeBackward(Order[K])->RecomputeExplain << "\n";
     }
   }
 }

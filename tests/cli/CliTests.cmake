@@ -1176,6 +1176,15 @@ add_test(NAME cli.train_recompute_modules_table
 set_tests_properties(cli.train_recompute_modules_table PROPERTIES
   FIXTURES_REQUIRED zoo_moe
   PASS_REGULAR_EXPRESSION "ZeRO 0, recompute selective \\(moe\\); 2 blocks")
+# Each kernel's recomputation, in its row: the experts' activation rides
+# in its GEMMs' epilogues, so its elementwise work alone runs again.
+add_test(NAME cli.train_recompute_modules_nodes
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
+                 --dtype bf16 --dp 8 --ep 4 --global-batch 16
+                 --recompute-modules moe_act --format json)
+set_tests_properties(cli.train_recompute_modules_nodes PROPERTIES
+  FIXTURES_REQUIRED zoo_moe
+  PASS_REGULAR_EXPRESSION "\"recompute_s\": [0-9.e-]+,[ \n]+\"recompute_explain\": \"the elementwise work of its fused members again \\(selective recomputation of moe_act\\)\"")
 perfc_expect_error(recompute_modules_missing
   "zoo_moe.onnx: --recompute-modules mla_up_proj: the model has no latent attention \\(a low-rank down projection whose output reaches a column GEMM on the way to an attention core\\)\; drop mla_up_proj"
   ${ZOO_MOE} --hw dgx-h100 --train --recompute-modules layernorm,mla_up_proj)

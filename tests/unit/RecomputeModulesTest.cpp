@@ -182,6 +182,44 @@ TEST_SUITE("recompute modules") {
               Dropped({BlockModule::SharedExperts}));
   }
 
+  TEST_CASE("each kernel's recomputation, explained, adds up to the "
+            "stage's") {
+    const frontend::ImportedModel M =
+        importZoo(zooBytes(latentMixtureSpec()), {}, "mla_moe.onnx");
+    auto C = hw::loadHardware("a100-sxm4-80gb");
+    REQUIRE(bool(C));
+    TrainOptions O;
+    O.Explain = true;
+    for (const TrainOptions &With :
+         {recomputing(O, {BlockModule::Norm, BlockModule::ExpertActivation,
+                          BlockModule::LatentUp}),
+          recomputing(O, {BlockModule::Mixture})}) {
+      const TrainReport R = train(M.Graph, *C, With);
+      REQUIRE(R.NodeBackwards.size() == M.Graph.numNodes());
+      double Sum = 0;
+      unsigned Fused = 0;
+      for (const TrainReport::NodeBackward &B : R.NodeBackwards) {
+        Sum += B.RecomputeSeconds;
+        if (B.RecomputeSeconds > 0)
+          CHECK(B.RecomputeExplain.find("(selective recomputation of ") !=
+                std::string::npos);
+        Fused += B.RecomputeExplain.find("fused members") != std::string::npos;
+      }
+      CHECK(Sum == doctest::Approx(R.Stages[0].RecomputeSeconds));
+      // The experts' activation rides in its GEMMs' epilogues: recomputed
+      // alone there.
+      if (With.RecomputeModules & bit(BlockModule::ExpertActivation))
+        CHECK(Fused > 0);
+    }
+    TrainOptions Full = O;
+    Full.Recomp = Recompute::Full;
+    const TrainReport R = train(M.Graph, *C, Full);
+    double Sum = 0;
+    for (const TrainReport::NodeBackward &B : R.NodeBackwards)
+      Sum += B.RecomputeSeconds;
+    CHECK(Sum == doctest::Approx(R.Stages[0].RecomputeSeconds));
+  }
+
   TEST_CASE("what runs again: kernels, a row's exchange, the all-to-alls") {
     const frontend::ImportedModel M =
         importZoo(zooBytes(latentMixtureSpec()), {}, "mla_moe.onnx");
