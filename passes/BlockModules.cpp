@@ -41,17 +41,6 @@ const char *name(BlockModule M) {
 
 namespace {
 
-bool isGemmOp(const ir::Node &N) {
-  return N.opType() == "MatMul" || N.opType() == "Gemm";
-}
-
-/// A projection: a GEMM reading a parameter.
-bool isParamGemm(const ir::Node &N) {
-  return isGemmOp(N) && llvm::any_of(N.inputs(), [](const ir::Value *In) {
-           return In && parameterBehind(In);
-         });
-}
-
 /// The activation a projection reads: its first input that is not a
 /// parameter or a constant.
 const ir::Value *activationOf(const ir::Node &N) {

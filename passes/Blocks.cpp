@@ -114,10 +114,6 @@ llvm::StringRef blockPrefix(llvm::StringRef Name, bool Underscore,
   return "";
 }
 
-bool isGemmOp(const ir::Node &N) {
-  return N.opType() == "MatMul" || N.opType() == "Gemm";
-}
-
 class Analyzer {
 public:
   Analyzer(const ir::Graph &G, const GraphWork &Work)
@@ -312,15 +308,6 @@ private:
     return llvm::any_of(N.inputs(), [](const ir::Value *In) {
       return parameterBehind(In) != nullptr;
     });
-  }
-
-  bool isParamGemm(const ir::Node &N) const {
-    if (!isGemmOp(N))
-      return false;
-    for (const ir::Value *In : N.inputs())
-      if (In && parameterBehind(In))
-        return true;
-    return false;
   }
 
   /// The activation input of a parameter GEMM.
@@ -647,6 +634,16 @@ private:
 };
 
 } // namespace
+
+bool isGemmOp(const ir::Node &N) {
+  return N.opType() == "MatMul" || N.opType() == "Gemm";
+}
+
+bool isParamGemm(const ir::Node &N) {
+  return isGemmOp(N) && llvm::any_of(N.inputs(), [](const ir::Value *In) {
+           return In && parameterBehind(In);
+         });
+}
 
 const ir::Value *sharedOperand(const ir::Node &N) {
   if (!isGemmOp(N) || N.numInputs() < 2 || !N.input(0) || !N.input(1))

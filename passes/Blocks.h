@@ -131,6 +131,13 @@ bool slicesExperts(const ir::Node &N);
 /// The parameter stack N takes some experts of (slicesExperts), or null.
 const ir::Value *stackSliced(const ir::Node &N);
 
+/// Whether N is a MatMul or Gemm.
+bool isGemmOp(const ir::Node &N);
+
+/// Whether N is a GEMM reading a parameter (a projection, a convolution's
+/// GEMM form excepted).
+bool isParamGemm(const ir::Node &N);
+
 /// The parameter V reads, looking through views and transposes (a tied
 /// output head's transposed embedding) and slices of expert stacks; null
 /// if V is an activation.
