@@ -663,9 +663,7 @@ const ir::Value *sharedOperand(const ir::Node &N) {
 }
 
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work) {
-  BlockInfo Info = Analyzer(G, Work).run();
-  findBlockModules(G, Work, Info);
-  return Info;
+  return Analyzer(G, Work).run();
 }
 
 } // namespace perfc

@@ -107,8 +107,10 @@ struct BlockInfo {
   std::vector<std::vector<const ir::Value *>> ExpertExchanged;
   /// Whether the blocks come from structure: no node name numbers a layer.
   bool FromStructure = false;
-  /// Per node, the modules of its block it is in (findBlockModules); and
-  /// every module some node of the graph is in.
+  /// Per node, the modules of its block it is in, and every module some
+  /// node of the graph is in: filled by findBlockModules, which training's
+  /// analysis calls (empty after analyzeBlocks alone: inference reads
+  /// none of them).
   std::vector<BlockModuleSet> Modules;
   BlockModuleSet ModulesFound = 0;
 
@@ -153,8 +155,8 @@ const ir::Value *sharedOperand(const ir::Node &N);
 BlockInfo analyzeBlocks(const ir::Graph &G, const GraphWork &Work);
 
 /// Fills Info.Modules from the blocks, tensor-parallel roles, attention
-/// cores and experts analyzeBlocks found (which calls it), by structure,
-/// within each block:
+/// cores and experts analyzeBlocks found (TrainingAnalysis calls it), by
+/// structure, within each block:
 ///  * core_attn: the attention core;
 ///  * mla_up_proj: what a low-rank down projection's output (a replicated
 ///    projection whose output reaches a column GEMM) computes on the way to

@@ -195,6 +195,8 @@ TrainingAnalysis::TrainingAnalysis(const ir::Graph &G, bool Unfused,
       Plan(trainingKernels(G, Work, Back, Unfused, FlashAttention)),
       Blocks(analyzeBlocks(G, Work)), TpSizes(tpSplitSizes(G, Work, Blocks)),
       HasAttentionCore(llvm::is_contained(Blocks.AttentionCore, true)) {
+  // What selective recomputation recomputes: training's alone.
+  findBlockModules(G, Work, Blocks);
   CutBytes.assign(Blocks.numUnits(), 0.0);
   for (const auto &N : G.nodes()) {
     FlopsPerMicroBatch +=

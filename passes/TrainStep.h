@@ -241,7 +241,7 @@ struct TrainOptions {
 /// module is among O.RecomputeModules).
 inline bool selectivelyRecomputed(const TrainOptions &O, const BlockInfo &B,
                                   unsigned Node) {
-  return O.Recomp == Recompute::Selective &&
+  return O.Recomp == Recompute::Selective && Node < B.Modules.size() &&
          (B.Modules[Node] & O.RecomputeModules) != 0;
 }
 

@@ -77,7 +77,9 @@ TEST_SUITE("recompute modules") {
     const frontend::ImportedModel M =
         importZoo(zooBytes(latentMixtureSpec()), {}, "mla_moe.onnx");
     const ir::Graph &G = M.Graph;
-    const BlockInfo B = analyzeBlocks(G, computeWork(G));
+    const GraphWork W = computeWork(G);
+    BlockInfo B = analyzeBlocks(G, W);
+    findBlockModules(G, W, B);
     const auto Is = [&](llvm::StringRef Name) { return modulesOf(G, B, Name); };
     // The norms before the attention and the MLP, every step of the
     // RMSNorm; not the residual add it reads.
@@ -131,7 +133,9 @@ TEST_SUITE("recompute modules") {
         zooBytes(transformerSpec(modelgen::Family::Bert, 2, 64, 4, 16, 128)),
         {}, "bert.onnx");
     const ir::Graph &G = M.Graph;
-    const BlockInfo B = analyzeBlocks(G, computeWork(G));
+    const GraphWork W = computeWork(G);
+    BlockInfo B = analyzeBlocks(G, W);
+    findBlockModules(G, W, B);
     unsigned Norms = 0;
     for (const auto &N : G.nodes()) {
       const bool Norm = (B.Modules[N->index()] & bit(BlockModule::Norm)) != 0;
