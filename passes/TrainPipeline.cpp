@@ -295,7 +295,8 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
     for (const Kernel &K : Plan.Kernels) {
       TrainReport::NodeBackward &B = R.NodeBackwards[K.Head];
       B.Seconds = kernelBackward(K, &B.Explain);
-      B.RecomputeSeconds = recomputeSeconds(K, &B.RecomputeExplain);
+      B.RecomputeSeconds =
+          recomputeSeconds(K, forwardSeconds(K), &B.RecomputeExplain);
     }
   }
   return R;

@@ -104,13 +104,10 @@ double Trainer::expertExchangeBytes(const ir::Value *V) const {
          O.Cp;
 }
 
-bool Trainer::rerunsForward(unsigned U) const {
-  return O.Recomp == Recompute::Full && Blocks.isBlock(U);
-}
-
 bool Trainer::rerunsExpertExchange(unsigned U) const {
-  return rerunsForward(U) || (recomputesModule(O, BlockModule::Mixture) &&
-                              !Blocks.ExpertExchanged[U].empty());
+  return (O.Recomp == Recompute::Full && Blocks.isBlock(U)) ||
+         (recomputesModule(O, BlockModule::Mixture) &&
+          !Blocks.ExpertExchanged[U].empty());
 }
 
 double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
@@ -135,8 +132,8 @@ double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
   return Any ? time(Again) : 0;
 }
 
-double Trainer::recomputeSeconds(const Kernel &K, std::string *Explain) const {
-  const double Fwd = forwardSeconds(K);
+double Trainer::recomputeSeconds(const Kernel &K, double Fwd,
+                                 std::string *Explain) const {
   if (O.Recomp == Recompute::Full && Blocks.inBlock(K.Head)) {
     if (Explain)
       *Explain = "its forward again (full recomputation of its block)";
@@ -267,10 +264,7 @@ void Trainer::costUnits() {
       U.TpGemmForward += Fwd;
       U.TpGemmBackward += Bwd;
     }
-    const bool InBlock = Blocks.inBlock(Head);
-    U.Recompute += O.Recomp == Recompute::Full && InBlock
-                       ? Fwd
-                       : selectiveRecomputeSeconds(K, Fwd);
+    U.Recompute += recomputeSeconds(K, Fwd);
     U.Backward += Bwd;
     if (Flash)
       U.Saved += logSumExpBytes(K) * activationScale(Head);

@@ -254,10 +254,8 @@ private:
   /// reductions, priced as tensor parallelism's, do that work).
   double expertExchangeBytes(const ir::Value *V) const;
 
-  /// Whether backward reruns unit U's forward: full recomputation, in a
-  /// block. Selective recomputation of moe reruns what U's mixtures
-  /// exchange (rerunsExpertExchange).
-  bool rerunsForward(unsigned U) const;
+  /// Whether backward reruns the all-to-alls of unit U's mixtures: full
+  /// recomputation, in a block, or selective recomputation of moe.
   bool rerunsExpertExchange(unsigned U) const;
 
   /// Whether selective recomputation runs node Node again.
@@ -274,8 +272,9 @@ private:
   double selectiveRecomputeSeconds(const Kernel &K, double Fwd) const;
 
   /// What recomputation (full, in a block, or selective) runs again of
-  /// kernel K on one rank, as costUnits counts it; with Explain, why.
-  double recomputeSeconds(const Kernel &K,
+  /// kernel K (forward Fwd on one rank): costUnits' sum and the report's
+  /// rows alike; with Explain, why.
+  double recomputeSeconds(const Kernel &K, double Fwd,
                           std::string *Explain = nullptr) const;
 
   /// Adds to each unit's kept activations what selective recomputation
