@@ -683,13 +683,13 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (!Objective)
     return fail("unknown --objective '" + ObjectiveOpt +
                 "': use latency or throughput");
+  // Its value is checked where the plan uses it (planServing).
   llvm::Optional<double> MaxLatencySeconds;
   if (MaxLatency.getNumOccurrences()) {
     auto M = hw::parseQuantity(MaxLatency, hw::Quantity::Time);
-    if (!M || !(M->Value > 0))
-      return fail("--max-latency '" + MaxLatency + "': " +
-                  (M ? std::string("give a positive time (e.g. '50 ms')")
-                     : llvm::toString(M.takeError())));
+    if (!M)
+      return fail("--max-latency '" + MaxLatency +
+                  "': " + llvm::toString(M.takeError()));
     MaxLatencySeconds = M->Value;
   }
   // Either plan's: 0 is the option's "not given" (every device of the

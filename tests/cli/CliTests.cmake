@@ -660,6 +660,9 @@ set_tests_properties(cli.serving_plan_max_latency_json PROPERTIES PASS_REGULAR_E
 perfc_expect_error(serving_plan_max_latency_unmet
   "gpt2_small.onnx: no layout that fits meets --max-latency 100 us: the fastest, tp 4 on 4 devices, takes [0-9.]+ ms"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --max-latency "100 us")
+perfc_expect_error(serving_plan_max_latency_zero
+  "gpt2_small.onnx: --max-latency must be a positive time \\(e.g. '50 ms'\\)"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --max-latency "0 us")
 perfc_expect_error(serving_plan_objective_unknown
   "unknown --objective 'cost': use latency or throughput"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --objective cost)
