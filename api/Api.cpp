@@ -261,6 +261,12 @@ perfc::TrainOptions trainOptions(const TrainOptions &T, int64_t MicroBatch) {
   if (llvm::Error E = parseRecomputeModules(
           T.recomputeModules, "recompute module", "recompute", false, O))
     throwError(std::move(E));
+  if (llvm::Error E = parseRecomputeLayers(
+          T.recomputeMethod,
+          T.recomputeNumLayers ? llvm::Optional<unsigned>(T.recomputeNumLayers)
+                               : llvm::None,
+          false, {"recompute method", "recompute num layers", "recompute"}, O))
+    throwError(std::move(E));
   if (llvm::Error E = parseGradCompression(
           T.gradCompression, "grad compression", O.GradCompression))
     throwError(std::move(E));

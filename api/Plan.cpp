@@ -100,6 +100,14 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
                "recomputes: drop recompute none (the modules imply "
                "selective)");
   Base.recomputeModules = Options.recomputeModules;
+  if ((Options.recompute == std::string("none") ||
+       Options.recompute == std::string("selective")) &&
+      (!Options.recomputeMethod.empty() || Options.recomputeNumLayers))
+    throwError("recompute method and num layers choose the blocks full "
+               "recomputation reruns: drop recompute " +
+               *Options.recompute + " (they imply full)");
+  Base.recomputeMethod = Options.recomputeMethod;
+  Base.recomputeNumLayers = Options.recomputeNumLayers;
   Base.dtype = Options.dtype;
   Base.optimizer = Options.optimizer;
   Base.partition = Options.partition;
@@ -174,7 +182,8 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
     F.MicroBatch = MI.Batch;
     Req.MicroBatchSizes = {MI.Batch};
   }
-  if (Options.recompute || !Options.recomputeModules.empty())
+  if (Options.recompute || !Options.recomputeModules.empty() ||
+      !Options.recomputeMethod.empty() || Options.recomputeNumLayers)
     F.Recomp = TrainOpts.Recomp;
   if (Options.zero)
     F.Zero = *Options.zero;
@@ -237,6 +246,10 @@ TrainOptions Plan::strategy() const {
   T.recompute = name(O.Recomp);
   if (O.Recomp == Recompute::Selective)
     T.recomputeModules = recomputeModuleNames(O.RecomputeModules);
+  if (O.Recomp == Recompute::Full) {
+    T.recomputeMethod = name(O.Method);
+    T.recomputeNumLayers = O.RecomputeNumLayers;
+  }
   T.dtype = O.DType == ir::DType::F8E4M3 ? "fp8" : ir::name(O.DType).str();
   T.optimizer = name(O.Optimizer);
   T.partition = name(O.Split);

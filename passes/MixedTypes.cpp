@@ -288,6 +288,11 @@ predictMixed(const TrainingAnalysis &A, const hw::Cluster &C,
                 "modelled; use --ep 1");
   if (O.Schedule != PipelineSchedule::OneFOneB)
     return fail("mixed GPU types: only the 1F1B schedule is modelled");
+  if (groupedFullRecompute(O))
+    return fail("mixed GPU types: full recomputation of some blocks or of "
+                "groups of blocks (--recompute-method block, "
+                "--recompute-num-layers above 1) is not modelled; use "
+                "--recompute-num-layers 1, uniform");
   auto Types = gpuTypes(C);
   if (!Types)
     return Types.takeError();

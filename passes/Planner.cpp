@@ -1,7 +1,9 @@
 //===- Planner.cpp - The training planner (Z3 or exhaustive) --------------===//
 #include "passes/Planner.h"
+
 #include "passes/Saturating.h"
 #include "passes/TrainExplain.h"
+#include "passes/TrainOptionNames.h"
 #include "passes/Z3Timeout.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -56,7 +58,11 @@ std::string describe(const TrainOptions &O) {
     S += ", sp";
   if (O.TpCommOverlap)
     S += ", tp-comm-overlap";
-  S += std::string(", recompute ") + name(O.Recomp);
+  // The modules are left out (a plan's candidates differ by recompute
+  // kind); the blocks full recomputation reruns, where not every one
+  // alone, are named.
+  S += ", recompute " +
+       (O.Recomp == Recompute::Full ? recomputeLabel(O) : name(O.Recomp));
   S += llvm::formatv(", zero {0}", O.Zero).str();
   // An uneven data split: "..., data a100 x16 (3 micro-batches each) +
   // v100 x16 (1 each)".
@@ -557,7 +563,8 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       // already).
       if (T && !T->Fits && Pt.Devs.empty() && O.DataSplit.empty() && O.Pp > 1 &&
           O.Vp == 1 && O.Schedule == PipelineSchedule::OneFOneB &&
-          O.ChunkBlocks.empty() && O.Split == Partition::Balanced)
+          O.ChunkBlocks.empty() && O.Split == Partition::Balanced &&
+          !groupedFullRecompute(O))
         if (const std::vector<UnitCost> *U = A->cachedUnits(C, O)) {
           std::vector<StageSpec> Specs;
           for (const StageReport &S : T->Stages)

@@ -22,6 +22,9 @@ llvm::Error Trainer::check() {
     return fail("parallel degrees must be positive");
   if (O.MicroBatch <= 0)
     return fail("--micro-batch must be positive");
+  if (O.Recomp == Recompute::Full && O.RecomputeNumLayers == 0)
+    return fail("--recompute-num-layers must be at least 1 (the blocks "
+                "full recomputation reruns together, or of each chunk)");
   // 0 means "not given" (micro-batch x dp); a negative one would make
   // every time of the step negative.
   if (O.GlobalBatch < 0)

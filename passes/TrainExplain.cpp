@@ -17,6 +17,7 @@ using namespace perfc;
 
 std::vector<std::string>
 perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
+                             const llvm::BitVector &FullyRecomputed,
                              const TrainOptions &O, const cost::CommGroup &Tp) {
   struct Exchange {
     cost::Collective Kind;
@@ -44,12 +45,11 @@ perfc::explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
   };
   for (const auto &Chunk : St.Chunks)
     for (unsigned U = Chunk.first; U <= Chunk.second; ++U) {
-      const bool InBlock = Blocks.isBlock(U);
-      // Full recomputation runs a block's forward exchanges again,
+      // Full recomputation runs a rerun block's forward exchanges again,
       // selective recomputation those of the row GEMMs it reruns.
       for (const ir::Value *V : Blocks.ForwardReduced[U]) {
         const bool Again =
-            (O.Recomp == Recompute::Full && InBlock) ||
+            FullyRecomputed[U] ||
             (V->producer() &&
              selectivelyRecomputed(O, Blocks, V->producer()->index()));
         AddExchange(V, Again ? 2 : 1);
@@ -155,7 +155,7 @@ std::string perfc::explainExpertExchange(const StageReport &St,
              "forward and, with their gradients, backward{3}), {4}; one: "
              "{5}",
              O.Ep, St.Stage, Calls,
-             O.Recomp == Recompute::Full ||
+             St.RecomputedBlocks > 0 ||
                      recomputesModule(O, BlockModule::Mixture)
                  ? "; the forward's again, recomputed"
                  : "",
@@ -286,14 +286,40 @@ std::string perfc::explainMemory(const StageReport &St, const TrainOptions &O,
       O.Schedule == PipelineSchedule::GPipe ? "GPipe: every micro-batch"
       : O.Vp > 1 ? "interleaved 1F1B: (vp - 1) pp + 2 (pp - stage - 1) + 1"
                  : "1F1B: pp - stage";
-  const std::string Activations =
-      O.Recomp == Recompute::Full
-          ? llvm::formatv("{0} in flight ({1}) x {2} of chunk inputs (full "
+  // Under full recomputation: what each chunk keeps by method.
+  const std::string Rerun =
+      O.Recomp != Recompute::Full ? std::string()
+      : O.Method == RecomputeMethod::Block
+          ? llvm::formatv(
+                "{0} in flight ({1}) x {2} kept (full recomputation, block "
+                "method: the inputs of each chunk's first {3}, {4} of the "
+                "stage's {5}, and the other blocks' activations) + the "
+                "largest block's {6} recomputed = {7}",
+                St.InFlight, Schedule, B(T.InputsPerMicroBatch),
+                O.RecomputeNumLayers == 1
+                    ? std::string("block")
+                    : std::to_string(O.RecomputeNumLayers) + " blocks",
+                St.RecomputedBlocks, St.Blocks, B(T.LargestBlockSaved),
+                B(St.ActivationsBytes))
+                .str()
+      : O.RecomputeNumLayers > 1
+          ? llvm::formatv("{0} in flight ({1}) x {2} of the inputs of each "
+                          "chunk's groups of {3} blocks (full recomputation, "
+                          "uniform method) + the largest group's {4} "
+                          "recomputed = {5}",
+                          St.InFlight, Schedule, B(T.InputsPerMicroBatch),
+                          O.RecomputeNumLayers, B(T.LargestBlockSaved),
+                          B(St.ActivationsBytes))
+                .str()
+          : llvm::formatv("{0} in flight ({1}) x {2} of chunk inputs (full "
                           "recomputation) + the largest block's {3} "
                           "recomputed = {4}",
                           St.InFlight, Schedule, B(T.InputsPerMicroBatch),
                           B(T.LargestBlockSaved), B(St.ActivationsBytes))
-                .str()
+                .str();
+  const std::string Activations =
+      O.Recomp == Recompute::Full
+          ? Rerun
           : llvm::formatv(
                 "{0} in flight ({1}) x {2} kept for backward{3} "
                 "= {4}",

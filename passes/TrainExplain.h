@@ -16,6 +16,8 @@
 #include "passes/Blocks.h"
 #include "passes/TrainStep.h"
 
+#include "llvm/ADT/BitVector.h"
+
 #include <string>
 #include <vector>
 
@@ -23,12 +25,13 @@ namespace perfc {
 
 /// The tensor-parallel exchanges of one micro-batch of stage St, one line
 /// per kind and size, with its count (the same sums the step makes: each
-/// reduced value of the stage's units, forward ones twice in blocks under
-/// full recomputation, sequence parallelism's extra all-gather).
-std::vector<std::string> explainTensorParallel(const StageReport &St,
-                                               const BlockInfo &Blocks,
-                                               const TrainOptions &O,
-                                               const cost::CommGroup &Tp);
+/// reduced value of the stage's units, forward ones twice in the blocks
+/// full recomputation reruns (FullyRecomputed, per unit), sequence
+/// parallelism's extra all-gather).
+std::vector<std::string>
+explainTensorParallel(const StageReport &St, const BlockInfo &Blocks,
+                      const llvm::BitVector &FullyRecomputed,
+                      const TrainOptions &O, const cost::CommGroup &Tp);
 
 /// The pipeline's messages of a step: 2 x micro-batches x vp of Message
 /// bytes over Link.

@@ -45,6 +45,49 @@ llvm::Error parseRecomputeModules(llvm::ArrayRef<std::string> Names,
   return llvm::Error::success();
 }
 
+llvm::Optional<RecomputeMethod> recomputeMethodNamed(llvm::StringRef S) {
+  return llvm::StringSwitch<llvm::Optional<RecomputeMethod>>(S)
+      .Case("uniform", RecomputeMethod::Uniform)
+      .Case("block", RecomputeMethod::Block)
+      .Default(llvm::None);
+}
+
+llvm::Error parseRecomputeLayers(llvm::StringRef Method,
+                                 llvm::Optional<unsigned> NumLayers,
+                                 bool RecomputeGiven,
+                                 const RecomputeLayerNames &Names,
+                                 TrainOptions &O) {
+  if (Method.empty() && !NumLayers)
+    return llvm::Error::success();
+  auto Fail = [](const llvm::Twine &Msg) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+  };
+  llvm::Optional<RecomputeMethod> M = RecomputeMethod::Uniform;
+  if (!Method.empty() && !(M = recomputeMethodNamed(Method)))
+    return unknownName(Names.Method, Method, RecomputeMethodChoices);
+  if (NumLayers && *NumLayers == 0)
+    return Fail(Names.NumLayers + " must be at least 1 (the blocks full "
+                                  "recomputation reruns together, or of "
+                                  "each pipeline chunk)");
+  const llvm::StringRef Given = NumLayers ? Names.NumLayers : Names.Method;
+  if (O.Recomp != Recompute::Full &&
+      (RecomputeGiven || O.Recomp == Recompute::Selective))
+    return Fail(Given +
+                " chooses the blocks full recomputation reruns, and "
+                "recomputation here is " +
+                name(O.Recomp) + ": drop " + Given + ", or use " +
+                Names.Recompute + " full");
+  if (*M == RecomputeMethod::Block && !NumLayers)
+    return Fail(Names.Method +
+                " block reruns the first N blocks of each "
+                "pipeline chunk: give " +
+                Names.NumLayers + " N");
+  O.Recomp = Recompute::Full;
+  O.Method = *M;
+  O.RecomputeNumLayers = NumLayers ? *NumLayers : 1;
+  return llvm::Error::success();
+}
+
 std::vector<std::string> recomputeModuleNames(BlockModuleSet S) {
   std::vector<std::string> Names;
   for (unsigned I = 0; I < NumBlockModules; ++I)
@@ -55,6 +98,14 @@ std::vector<std::string> recomputeModuleNames(BlockModuleSet S) {
 
 std::string recomputeLabel(const TrainOptions &O) {
   std::string Label = name(O.Recomp);
+  if (O.Recomp == Recompute::Full &&
+      (O.Method != RecomputeMethod::Uniform || O.RecomputeNumLayers != 1))
+    return Label +
+           (O.Method == RecomputeMethod::Block ? " (block method, "
+                                               : " (uniform method, groups "
+                                                 "of ") +
+           std::to_string(O.RecomputeNumLayers) +
+           (O.RecomputeNumLayers == 1 ? " block)" : " blocks)");
   if (O.Recomp != Recompute::Selective ||
       O.RecomputeModules == bit(BlockModule::CoreAttention))
     return Label;

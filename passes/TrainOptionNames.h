@@ -27,6 +27,7 @@ namespace perfc {
 inline constexpr const char RecomputeChoices[] = "none, selective or full";
 inline constexpr const char RecomputeModuleChoices[] =
     "core_attn, layernorm, mla_up_proj, mlp, moe_act, moe or shared_experts";
+inline constexpr const char RecomputeMethodChoices[] = "uniform or block";
 inline constexpr const char TrainDTypeChoices[] =
     "fp32, tf32, fp16, bf16 or fp8";
 inline constexpr const char OptimizerChoices[] = "sgd, momentum or adam";
@@ -39,6 +40,8 @@ inline constexpr const char CommProtocolChoices[] =
 
 /// The value a name stands for; None when it is none of the choices.
 llvm::Optional<Recompute> recomputeNamed(llvm::StringRef S);
+/// Megatron's --recompute-method names (name(RecomputeMethod)).
+llvm::Optional<RecomputeMethod> recomputeMethodNamed(llvm::StringRef S);
 /// Megatron-Core's recompute_modules names (name(BlockModule)).
 llvm::Optional<BlockModule> recomputeModuleNamed(llvm::StringRef S);
 /// fp8 is FP8 E4M3, the format training recipes compute in.
@@ -78,12 +81,35 @@ llvm::Error parseRecomputeModules(llvm::ArrayRef<std::string> Names,
                                   llvm::StringRef RecomputeWhat, bool NoneGiven,
                                   TrainOptions &O);
 
+/// How the caller's user writes the options parseRecomputeLayers reads
+/// ("--recompute-method", "--recompute-num-layers", "--recompute" on the
+/// command line).
+struct RecomputeLayerNames {
+  llvm::StringRef Method, NumLayers, Recompute;
+};
+
+/// Sets which blocks full recomputation reruns (O.Method,
+/// O.RecomputeNumLayers; Megatron's --recompute-method and
+/// --recompute-num-layers) from a method name (empty: not given) and a
+/// number of blocks (None: not given); either implies full recomputation,
+/// the method uniform and the number 1 by default. An unknown method, a
+/// number of 0, the block method without a number, or either beside none
+/// or selective recomputation (RecomputeGiven: the recompute option was
+/// given; selective from recompute modules counts too) fails. Neither
+/// given: O is left as it is.
+llvm::Error parseRecomputeLayers(llvm::StringRef Method,
+                                 llvm::Optional<unsigned> NumLayers,
+                                 bool RecomputeGiven,
+                                 const RecomputeLayerNames &Names,
+                                 TrainOptions &O);
+
 /// The names of the modules in S, in BlockModule order.
 std::vector<std::string> recomputeModuleNames(BlockModuleSet S);
 
 /// O's recomputation as reports print it: "none", "full", "selective", or
 /// with modules other than the attention core's "selective (layernorm,
-/// moe_act)".
+/// moe_act)", or with other blocks than each alone "full (block method,
+/// 4 blocks)" or "full (uniform method, groups of 2 blocks)".
 std::string recomputeLabel(const TrainOptions &O);
 
 /// Sets C's kind (and ratio) from none, fp16 or topk:R, R in (0, 1];

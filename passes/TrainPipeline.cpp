@@ -116,13 +116,37 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
     StageReport St;
     St.Stage = S;
     St.Device = Dev.Name;
-    double ChunkActivation = 0, ChunkInputs = 0, MaxBlockSaved = 0,
+    double ChunkActivation = 0, RecomputeKept = 0, MaxBlockSaved = 0,
            MaxUnitParams = 0;
     for (unsigned C = S; C < Chunks.size(); C += O.Pp) {
       auto [First, Last] = Chunks[C];
       St.Chunks.push_back({First, Last});
+      // Under full recomputation a chunk keeps the input of each group it
+      // reruns (N blocks under the uniform method, one under the block
+      // method) and all of a block's activations it does not; a group's
+      // activations live again, together, while it is recomputed.
+      unsigned Position = 0;
+      double GroupSaved = 0;
       for (unsigned U = First; U <= Last; ++U) {
         const UnitCost &UC = (*Units)[U];
+        if (!Blocks.isBlock(U)) {
+          // The prologue and epilogue (embedding, head and loss) keep their
+          // inputs; their activations count once, as a block's rerun.
+          RecomputeKept += UC.InputBytes;
+          MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
+        } else if (!FullyRecomputed[U]) {
+          RecomputeKept += UC.Saved;
+        } else {
+          const unsigned Group =
+              O.Method == RecomputeMethod::Block ? 1 : O.RecomputeNumLayers;
+          if (Position++ % Group == 0) {
+            RecomputeKept += UC.InputBytes;
+            GroupSaved = 0;
+          }
+          GroupSaved += UC.Saved;
+          MaxBlockSaved = std::max(MaxBlockSaved, GroupSaved);
+          ++St.RecomputedBlocks;
+        }
         St.ForwardSeconds += UC.Forward;
         St.BackwardSeconds += UC.Backward;
         St.RecomputeSeconds += UC.Recompute;
@@ -138,8 +162,6 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
         St.ExpertParams += UC.ExpertParams;
         St.ParamTensors += UC.ParamTensors;
         ChunkActivation += UC.Saved;
-        ChunkInputs += UC.InputBytes;
-        MaxBlockSaved = std::max(MaxBlockSaved, UC.Saved);
         St.WorkspaceBytes = std::max(St.WorkspaceBytes, UC.Largest);
         MaxUnitParams = std::max(MaxUnitParams, UC.Params);
         if (Blocks.isBlock(U))
@@ -171,7 +193,7 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
     }
     const double PerChunk = ChunkActivation / O.Vp;
     if (O.Recomp == Recompute::Full)
-      St.ActivationsBytes = Flight * (ChunkInputs / O.Vp) + MaxBlockSaved;
+      St.ActivationsBytes = Flight * (RecomputeKept / O.Vp) + MaxBlockSaved;
     else
       St.ActivationsBytes = Flight * PerChunk;
     St.WeightsBytes = St.Params * Wbytes / (O.Zero >= 3 ? Dp : 1);
@@ -187,7 +209,7 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
       MemoryTerms T;
       T.States = States;
       T.KeptPerMicroBatch = PerChunk;
-      T.InputsPerMicroBatch = ChunkInputs / O.Vp;
+      T.InputsPerMicroBatch = RecomputeKept / O.Vp;
       T.LargestBlockSaved = MaxBlockSaved;
       T.GatheredParamBytes = Gathered;
       MemoryNotes.push_back(explainMemory(St, O, T));
@@ -201,7 +223,8 @@ Trainer::assemble(const std::vector<std::pair<unsigned, unsigned>> &Chunks) {
       Slow = S;
   const StageReport &SS = R.Stages[Slow];
   if (O.Explain && O.Tp > 1)
-    R.CommExplain = explainTensorParallel(SS, Blocks, O, TpGroup);
+    R.CommExplain =
+        explainTensorParallel(SS, Blocks, FullyRecomputed, O, TpGroup);
   const double T = SS.microBatchSeconds();
   const double M = MicroBatches;
   // Fill and drain: each stage but the slowest adds its own micro-batch

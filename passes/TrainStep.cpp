@@ -22,12 +22,17 @@ const char *name(Recompute R) {
   return "none";
 }
 
+const char *name(RecomputeMethod M) {
+  return M == RecomputeMethod::Block ? "block" : "uniform";
+}
+
 TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
-                                                    const TrainOptions &O) {
+                                                    const TrainOptions &O,
+                                                    Recompute Costed) {
   return {C.Name,
           O.Tp,
           O.SequenceParallel,
-          uint8_t(O.Recomp),
+          uint8_t(Costed),
           uint8_t(O.DType),
           uint8_t(O.Layout),
           uint8_t(O.Protocol),
@@ -36,8 +41,8 @@ TrainingAnalysis::UnitKey TrainingAnalysis::unitKey(const hw::Cluster &C,
           uint8_t(O.CpComm),
           O.Ep,
           O.ExpertCapacity,
-          O.Recomp == Recompute::Selective ? O.RecomputeModules
-                                           : BlockModuleSet(0)};
+          Costed == Recompute::Selective ? O.RecomputeModules
+                                         : BlockModuleSet(0)};
 }
 
 const std::vector<UnitCost> *
@@ -120,17 +125,56 @@ llvm::Expected<TrainReport> Trainer::run() {
     return std::move(E);
   if (llvm::Error E = makeGroups())
     return std::move(E);
-  const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(C, O);
+  const bool Full = O.Recomp == Recompute::Full;
+  if (!Full || O.Method == RecomputeMethod::Uniform) {
+    Units = &unitCosts(Full);
+    auto Chunks = partition();
+    if (!Chunks)
+      return Chunks.takeError();
+    return assemble(*Chunks);
+  }
+  // The block method reruns the first N blocks of each chunk: the split
+  // comes first, balanced on the costs without recomputation (each chunk
+  // holding N blocks adds the same reruns, so the split that balances
+  // those balances these; one holding fewer reruns them all).
+  Units = &unitCosts(false);
+  auto Chunks = partition();
+  if (!Chunks)
+    return Chunks.takeError();
+  const std::vector<UnitCost> &Plain = *Units;
+  const std::vector<UnitCost> &Again = unitCosts(true);
+  Merged = Plain;
+  FullyRecomputed.clear();
+  FullyRecomputed.resize(Blocks.numUnits());
+  for (const auto &[First, Last] : *Chunks) {
+    unsigned Rerun = 0;
+    for (unsigned U = First; U <= Last && Rerun < O.RecomputeNumLayers; ++U)
+      if (Blocks.isBlock(U)) {
+        FullyRecomputed[U] = true;
+        Merged[U] = Again[U];
+        ++Rerun;
+      }
+  }
+  Units = &Merged;
+  return assemble(*Chunks);
+}
+
+const std::vector<UnitCost> &Trainer::unitCosts(bool Rerun) {
+  // Costs are per unit: those of every block rerun and of none, each
+  // cached, make any choice of blocks.
+  FullyRecomputed.clear();
+  FullyRecomputed.resize(Blocks.numUnits());
+  if (Rerun)
+    for (unsigned U = 0; U < Blocks.numUnits(); ++U)
+      FullyRecomputed[U] = Blocks.isBlock(U);
+  const TrainingAnalysis::UnitKey Key = TrainingAnalysis::unitKey(
+      C, O, !Rerun && O.Recomp == Recompute::Full ? Recompute::None : O.Recomp);
   auto It = A.UnitCache.find(Key);
   if (It == A.UnitCache.end()) {
     costUnits();
     It = A.UnitCache.emplace(Key, std::move(Fresh)).first;
   }
-  Units = &It->second;
-  auto Chunks = partition();
-  if (!Chunks)
-    return Chunks.takeError();
-  return assemble(*Chunks);
+  return It->second;
 }
 
 llvm::Error Trainer::makeGroups() {

@@ -68,6 +68,13 @@ class Graph;
 }
 
 enum class Recompute : uint8_t { None, Selective, Full };
+/// Which blocks full recomputation reruns (Megatron's --recompute-method
+/// with --recompute-num-layers N): Uniform reruns every block, keeping the
+/// input of each group of N consecutive blocks of a pipeline chunk (the
+/// group's activations all live again while it is recomputed); Block
+/// reruns only the first N blocks of each chunk, keeping each one's input,
+/// and keeps the other blocks' activations as without recomputation.
+enum class RecomputeMethod : uint8_t { Uniform, Block };
 enum class Partition : uint8_t { Balanced, Even };
 /// GPipe (Huang et al. 2019) runs all forwards, then all backwards: the
 /// same bubble as 1F1B, every micro-batch's activations in flight.
@@ -79,6 +86,7 @@ enum class PipelineSchedule : uint8_t { OneFOneB, GPipe };
 /// DeepSpeed-Ulysses).
 enum class ContextExchange : uint8_t { Ring, AllToAll };
 const char *name(Recompute R);
+const char *name(RecomputeMethod M);
 
 /// One GPU type's share of an uneven data split (data parallelism across
 /// GPU types, as AMP and Metis plan it): its replicas (tp devices each) and
@@ -144,6 +152,12 @@ struct TrainOptions {
   /// GEMM's tensor-parallel exchange and, for moe, the expert all-to-alls.
   /// Read only under Recompute::Selective.
   BlockModuleSet RecomputeModules = bit(BlockModule::CoreAttention);
+  /// Which blocks full recomputation reruns, and N (--recompute-method,
+  /// --recompute-num-layers; RecomputeMethod). Uniform with 1 is every
+  /// block on its own, as Korthikanti et al. ran full recomputation. Read
+  /// only under Recompute::Full; N is at least 1.
+  RecomputeMethod Method = RecomputeMethod::Uniform;
+  unsigned RecomputeNumLayers = 1;
   unsigned Zero = 0; ///< ZeRO stage 0..3.
   /// Arithmetic and activation storage type; 16-bit types mean mixed
   /// precision (fp32 master weights and gradients).
@@ -245,6 +259,14 @@ inline bool selectivelyRecomputed(const TrainOptions &O, const BlockInfo &B,
          (B.Modules[Node] & O.RecomputeModules) != 0;
 }
 
+/// Whether full recomputation under O keeps other than every block's input
+/// alone (the block method, or uniform groups of several blocks): what the
+/// stage-split search (passes/MixedTypes.h) does not model.
+inline bool groupedFullRecompute(const TrainOptions &O) {
+  return O.Recomp == Recompute::Full &&
+         (O.Method == RecomputeMethod::Block || O.RecomputeNumLayers > 1);
+}
+
 /// Whether O recomputes module M (selectively).
 inline bool recomputesModule(const TrainOptions &O, BlockModule M) {
   return O.Recomp == Recompute::Selective && (O.RecomputeModules & bit(M)) != 0;
@@ -255,6 +277,9 @@ struct StageReport {
   std::string Device; ///< The device it runs on (planners may mix types).
   std::vector<std::pair<unsigned, unsigned>> Chunks; ///< Blocks [first, last].
   unsigned Blocks = 0;
+  /// Blocks whose forward full recomputation reruns (all of them but
+  /// under RecomputeMethod::Block); 0 without full recomputation.
+  unsigned RecomputedBlocks = 0;
   /// Per micro-batch on this device.
   double ForwardSeconds = 0, BackwardSeconds = 0, RecomputeSeconds = 0,
          TpCommSeconds = 0;
@@ -491,8 +516,14 @@ public:
                              uint8_t, uint8_t, bool, unsigned, uint8_t,
                              unsigned, double, BlockModuleSet>;
   mutable std::map<UnitKey, std::vector<UnitCost>> UnitCache;
-  /// Unit costs depend on the strategy only through these.
-  static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O);
+  /// Unit costs depend on the strategy only through these. Costed: the
+  /// recomputation they were costed with (full recomputation's block
+  /// method merges the costs of Full, every block rerun, and None's).
+  static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O,
+                         Recompute Costed);
+  static UnitKey unitKey(const hw::Cluster &C, const TrainOptions &O) {
+    return unitKey(C, O, O.Recomp);
+  }
   /// The unit costs a prediction on C under O cached; null before one ran.
   const std::vector<UnitCost> *cachedUnits(const hw::Cluster &C,
                                            const TrainOptions &O) const;

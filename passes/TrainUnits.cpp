@@ -41,14 +41,15 @@ ContextRingTerms Trainer::ringOf(const Kernel &K, double Fwd,
   return R;
 }
 
-void Trainer::addContextExchange(const ContextRingTerms &R, UnitCost &U) const {
+void Trainer::addContextExchange(const ContextRingTerms &R, bool Rerun,
+                                 UnitCost &U) const {
   const double Steps = O.Cp - 1;
   const double Fwd = Steps * R.ForwardStep, Bwd = Steps * R.BackwardStep;
   const double ExposedF =
       Steps * std::max(0.0, R.ForwardStep - R.ForwardAttention);
   const double ExposedB =
       Steps * std::max(0.0, R.BackwardStep - R.BackwardAttention);
-  const unsigned Forwards = O.Recomp == Recompute::Full ? 2 : 1;
+  const unsigned Forwards = Rerun ? 2 : 1;
   U.CpComm += Forwards * ExposedF + ExposedB;
   U.CpForward += ExposedF;
   U.CpOverlapped += Forwards * (Fwd - ExposedF) + (Bwd - ExposedB);
@@ -90,10 +91,10 @@ std::vector<ContextAllToAllTerms> Trainer::headExchanges() const {
   return T;
 }
 
-void Trainer::addHeadExchange(const ContextAllToAllTerms &X, bool InBlock,
+void Trainer::addHeadExchange(const ContextAllToAllTerms &X, bool Rerun,
                               UnitCost &U) const {
   const bool Again =
-      (O.Recomp == Recompute::Full && InBlock) ||
+      Rerun ||
       (recomputesModule(O, BlockModule::CoreAttention) && !A.FlashAttention);
   U.CpComm += (Again ? 2 : 1) * X.ForwardSeconds + X.BackwardSeconds;
   U.CpForward += X.ForwardSeconds;
@@ -105,9 +106,8 @@ double Trainer::expertExchangeBytes(const ir::Value *V) const {
 }
 
 bool Trainer::rerunsExpertExchange(unsigned U) const {
-  return (O.Recomp == Recompute::Full && Blocks.isBlock(U)) ||
-         (recomputesModule(O, BlockModule::Mixture) &&
-          !Blocks.ExpertExchanged[U].empty());
+  return FullyRecomputed[U] || (recomputesModule(O, BlockModule::Mixture) &&
+                                !Blocks.ExpertExchanged[U].empty());
 }
 
 double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
@@ -134,7 +134,7 @@ double Trainer::selectiveRecomputeSeconds(const Kernel &K, double Fwd) const {
 
 double Trainer::recomputeSeconds(const Kernel &K, double Fwd,
                                  std::string *Explain) const {
-  if (O.Recomp == Recompute::Full && Blocks.inBlock(K.Head)) {
+  if (FullyRecomputed[Blocks.UnitOf[K.Head]]) {
     if (Explain)
       *Explain = "its forward again (full recomputation of its block)";
     return Fwd;
@@ -258,7 +258,8 @@ void Trainer::costUnits() {
     U.Forward += Fwd;
     const double Bwd = kernelBackward(K);
     if (Flash && O.Cp > 1 && O.CpComm == ContextExchange::Ring)
-      addContextExchange(ringOf(K, Fwd, Bwd), U);
+      addContextExchange(ringOf(K, Fwd, Bwd),
+                         FullyRecomputed[Blocks.UnitOf[Head]], U);
     const TpRole Role = Blocks.Tp[Head];
     if (Role == TpRole::Column || Role == TpRole::Row) {
       U.TpGemmForward += Fwd;
@@ -272,7 +273,7 @@ void Trainer::costUnits() {
   if (O.Cp > 1 && O.CpComm == ContextExchange::AllToAll) {
     const std::vector<ContextAllToAllTerms> T = headExchanges();
     for (unsigned I = 0; I < Blocks.numUnits(); ++I)
-      addHeadExchange(T[I], Blocks.isBlock(I), Units[I]);
+      addHeadExchange(T[I], FullyRecomputed[I], Units[I]);
   }
   if (O.Ep > 1)
     for (unsigned I = 0; I < Blocks.numUnits(); ++I)
@@ -293,7 +294,6 @@ void Trainer::costUnits() {
                                          V->numElements() * elementBytes(),
                                          TpGroup);
       }
-      const bool InBlock = Blocks.isBlock(I);
       // Sequence parallelism adds the mirror exchanges of the column
       // inputs in forward and of the row outputs in backward; the pairs
       // above already count both halves.
@@ -309,7 +309,7 @@ void Trainer::costUnits() {
       Units[I].TpComm = Fwd - HiddenF + Bwd - HiddenB;
       Units[I].TpForward = Fwd - HiddenF;
       Units[I].TpOverlapped = HiddenF + HiddenB;
-      if (O.Recomp == Recompute::Full && InBlock) {
+      if (FullyRecomputed[I]) {
         Units[I].TpComm += Fwd - HiddenF;
         Units[I].TpOverlapped += HiddenF;
       } else if (O.Recomp == Recompute::Selective && Fwd > 0) {

@@ -26,6 +26,7 @@
 #include "passes/TrainExplain.h"
 #include "passes/WorkPass.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -229,8 +230,9 @@ private:
   /// Adds ring R's exchanges to unit U: of each of the Cp - 1 steps, what
   /// outlasts that step's attention is exposed (the first step computes on
   /// the rank's own keys while the second's arrive); full recomputation
-  /// runs the forward's again.
-  void addContextExchange(const ContextRingTerms &R, UnitCost &U) const;
+  /// of the unit (Rerun) runs the forward's again.
+  void addContextExchange(const ContextRingTerms &R, bool Rerun,
+                          UnitCost &U) const;
 
   /// Under the all-to-all exchange, per unit and micro-batch: each
   /// attention core's Q and K (its first product's operands), V and its
@@ -243,8 +245,8 @@ private:
 
   /// Adds the all-to-alls X of a unit to U: on the critical path, the
   /// forward's again where recomputation reruns the attention core
-  /// (full, or selective without FlashAttention).
-  void addHeadExchange(const ContextAllToAllTerms &X, bool InBlock,
+  /// (full of the unit, Rerun, or selective without FlashAttention).
+  void addHeadExchange(const ContextAllToAllTerms &X, bool Rerun,
                        UnitCost &U) const;
 
   /// The bytes one rank sends in expert parallelism's all-to-all of
@@ -302,6 +304,13 @@ private:
   /// load-time mask only such kernels read (they mask as they go).
   bool neverStored(const ir::Value *V) const;
 
+  /// Each unit's costs (cached in the analysis) with every block's
+  /// forward rerun by full recomputation (Rerun), or none's; sets
+  /// FullyRecomputed to match.
+  const std::vector<UnitCost> &unitCosts(bool Rerun);
+
+  /// Unit costs per micro-batch, full recomputation rerunning the units
+  /// FullyRecomputed marks.
   void costUnits();
 
   // TrainPipeline.cpp: stages, the step's report, the schedule's timeline.
@@ -362,6 +371,11 @@ private:
   int64_t GlobalBatch = 0, MicroBatches = 1;
   std::vector<UnitCost> Fresh;
   const std::vector<UnitCost> *Units = nullptr;
+  /// Per unit: whether full recomputation reruns its forward (every block,
+  /// or under the block method the first N of each chunk).
+  llvm::BitVector FullyRecomputed;
+  /// The units' costs under the block method: rerun blocks' and others'.
+  std::vector<UnitCost> Merged;
 };
 
 } // namespace trainstep

@@ -240,6 +240,11 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
           if (!(I = Int(1)))
             return Fail("'train.global_batch' must be a positive integer");
           Tr.globalBatch = *I;
+        } else if (K == "recompute_num_layers") {
+          if (!(I = Int(1)) || *I > UINT32_MAX)
+            return Fail("'train.recompute_num_layers' must be a positive "
+                        "integer (blocks per group or per chunk)");
+          Tr.recomputeNumLayers = unsigned(*I);
         } else if (K == "micro_batch") {
           if (!(I = Int(1)))
             return Fail("'train.micro_batch' must be a positive integer");
@@ -269,7 +274,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
               *B;
         } else if (K == "recompute" || K == "dtype" || K == "optimizer" ||
                    K == "partition" || K == "grad_compression" ||
-                   K == "comm_protocol" || K == "cp_comm") {
+                   K == "comm_protocol" || K == "cp_comm" ||
+                   K == "recompute_method") {
           if (!(S = Str()))
             return Fail("'train." + K.str() + "' must be a string");
           (K == "recompute"          ? Tr.recompute
@@ -278,6 +284,7 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
            : K == "partition"        ? Tr.partition
            : K == "grad_compression" ? Tr.gradCompression
            : K == "cp_comm"          ? Tr.cpComm
+           : K == "recompute_method" ? Tr.recomputeMethod
                                      : Tr.commProtocol) = *S;
         } else if (K == "recompute_modules") {
           // An array of names, or one string of names separated by commas
@@ -307,7 +314,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
               "tp_comm_overlap, "
               "overlap_param_gather, overlap_moe_expert_parallel_comm, "
               "micro_batch, "
-              "global_batch, recompute, recompute_modules, dtype, optimizer, "
+              "global_batch, recompute, recompute_modules, recompute_method, "
+              "recompute_num_layers, dtype, optimizer, "
               "partition, grad_compression, comm_protocol, zero, "
               "input_rate, flash_attention");
         }

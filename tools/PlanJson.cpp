@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace perfc;
 
@@ -221,6 +222,34 @@ public:
         Set |= bit(*M);
       }
       O.RecomputeModules = Set;
+    }
+    O.Method = RecomputeMethod::Uniform;
+    O.RecomputeNumLayers = 1;
+    const llvm::json::Value *Method = P.get("recompute_method");
+    const llvm::json::Value *Layers = P.get("recompute_num_layers");
+    if ((Method || Layers) && O.Recomp != Recompute::Full)
+      return fail(Method ? "recompute_method" : "recompute_num_layers",
+                  "is given, and recompute is " + quoted(*Recomp) +
+                      ": it chooses the blocks full recomputation reruns");
+    if (Method) {
+      const llvm::Optional<llvm::StringRef> S = Method->getAsString();
+      const llvm::Optional<RecomputeMethod> M =
+          S ? recomputeMethodNamed(*S) : llvm::None;
+      if (!M)
+        return fail("recompute_method",
+                    llvm::Twine("is not one of ") + RecomputeMethodChoices);
+      O.Method = *M;
+    }
+    if (Layers) {
+      const llvm::Optional<int64_t> N = Layers->getAsInteger();
+      if (!N || *N < 1 || *N > std::numeric_limits<unsigned>::max())
+        return fail("recompute_num_layers",
+                    "is not a whole number of blocks, 1 or more");
+      O.RecomputeNumLayers = unsigned(*N);
+    } else if (O.Method == RecomputeMethod::Block) {
+      return fail("recompute_method",
+                  "is 'block', and recompute_num_layers (the blocks each "
+                  "chunk reruns) is missing");
     }
 
     if (llvm::Error E = optionalString(

@@ -239,6 +239,20 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                "(the default), layernorm, mla_up_proj, mlp, moe_act, moe, "
                "shared_experts"),
       cl::value_desc("M1,M2,..."), cl::cat(TrainCategory));
+  cl::opt<std::string> RecomputeMethodOpt(
+      "recompute-method",
+      cl::desc("Which blocks full recomputation reruns (implies --recompute "
+               "full), Megatron's --recompute-method: uniform (every block, "
+               "keeping the input of each group of --recompute-num-layers "
+               "blocks; the default) or block (only the first "
+               "--recompute-num-layers blocks of each pipeline chunk)"),
+      cl::value_desc("uniform|block"), cl::cat(TrainCategory));
+  cl::opt<unsigned> RecomputeNumLayers(
+      "recompute-num-layers",
+      cl::desc("Full recomputation's blocks per group (uniform) or per "
+               "pipeline chunk (block), Megatron's --recompute-num-layers "
+               "(implies --recompute full; default 1)"),
+      cl::value_desc("N"), cl::cat(TrainCategory));
   cl::opt<std::string> ScheduleOpt(
       "schedule",
       cl::desc("Pipeline schedule: 1f1b (PipeDream-Flush, Megatron-LM; "
@@ -433,7 +447,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                 : firstGiven({&OptimizerOpt, &Fp32Grads, &PerTensorOpt,
                               &FrameworkOpt, &PartitionOpt, &ScheduleOpt, &Vp,
                               &GradCompression, &OverlapMoeComm,
-                              std::addressof(RecomputeModulesOpt)}))
+                              std::addressof(RecomputeModulesOpt),
+                              &RecomputeMethodOpt, &RecomputeNumLayers}))
     return fail(fmt::format("--{} applies to a training step: add --train "
                             "(see 'perfc --help')",
                             O->ArgStr.str()));
@@ -480,6 +495,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (llvm::Error E = parseRecomputeModules(
             RecomputeModulesOpt, "--recompute-modules", "--recompute",
             RecomputeOpt.getNumOccurrences() && RecomputeOpt == "none",
+            TrainOpts))
+      return fail(std::move(E));
+    if (llvm::Error E = parseRecomputeLayers(
+            RecomputeMethodOpt,
+            RecomputeNumLayers.getNumOccurrences()
+                ? llvm::Optional<unsigned>(RecomputeNumLayers)
+                : llvm::None,
+            RecomputeOpt.getNumOccurrences(),
+            {"--recompute-method", "--recompute-num-layers", "--recompute"},
             TrainOpts))
       return fail(std::move(E));
     if (Hw.empty())
@@ -579,6 +603,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                {&GlobalBatch, Str(Asked.GlobalBatch), Str(Planned.GlobalBatch)},
                {&RecomputeOpt, name(Asked.Recomp), name(Planned.Recomp)},
                {std::addressof(RecomputeModulesOpt), recomputeLabel(Asked),
+                recomputeLabel(Planned)},
+               {&RecomputeMethodOpt, recomputeLabel(Asked),
+                recomputeLabel(Planned)},
+               {&RecomputeNumLayers, recomputeLabel(Asked),
                 recomputeLabel(Planned)},
                {&Zero, Str(Asked.Zero), Str(Planned.Zero)},
                {&TrainDType, ir::name(Asked.DType).str(),
@@ -953,7 +981,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (MicroBatch.getNumOccurrences())
       F.MicroBatch = TrainOpts.MicroBatch;
     if (RecomputeOpt.getNumOccurrences() ||
-        RecomputeModulesOpt.getNumOccurrences())
+        RecomputeModulesOpt.getNumOccurrences() ||
+        RecomputeMethodOpt.getNumOccurrences() ||
+        RecomputeNumLayers.getNumOccurrences())
       F.Recomp = TrainOpts.Recomp;
     if (Zero.getNumOccurrences())
       F.Zero = Zero;

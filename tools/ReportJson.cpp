@@ -67,6 +67,10 @@ void writeMemorySavers(llvm::json::OStream &J, const TrainOptions &O) {
       for (const std::string &M : recomputeModuleNames(O.RecomputeModules))
         J.value(M);
     });
+  if (O.Recomp == Recompute::Full) {
+    J.attribute("recompute_method", name(O.Method));
+    J.attribute("recompute_num_layers", int64_t(O.RecomputeNumLayers));
+  }
   J.attribute("zero", int64_t(O.Zero));
 }
 
@@ -452,6 +456,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
                 J.value(llvm::json::Array{int64_t(First), int64_t(Last)});
             });
             J.attribute("blocks", int64_t(S.Blocks));
+            if (R.Strategy && R.Strategy->Recomp == Recompute::Full)
+              J.attribute("recomputed_blocks", int64_t(S.RecomputedBlocks));
             J.attribute("params", S.Params);
             J.attribute("expert_params", S.ExpertParams);
             J.attribute("forward_s", S.ForwardSeconds);

@@ -45,6 +45,17 @@ std::vector<std::string> moduleNames(py::handle V) {
   return V.cast<std::vector<std::string>>();
 }
 
+/// recompute_num_layers: a whole number of blocks, 1 or more (the C++
+/// API reads 0 as not given, which a Python caller never means).
+unsigned numLayers(py::handle V) {
+  const int64_t N = V.cast<int64_t>();
+  if (N < 1 || N > int64_t(UINT32_MAX))
+    throw py::value_error("recompute_num_layers must be at least 1 (the "
+                          "blocks full recomputation reruns together, or of "
+                          "each pipeline chunk)");
+  return unsigned(N);
+}
+
 ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
   ImportOptions O;
   if (!Batch.is_none())
@@ -138,6 +149,10 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
           TO.recompute = V.cast<std::string>();
         else if (Key == "recompute_modules")
           TO.recomputeModules = moduleNames(V);
+        else if (Key == "recompute_method")
+          TO.recomputeMethod = V.cast<std::string>();
+        else if (Key == "recompute_num_layers")
+          TO.recomputeNumLayers = numLayers(V);
         else if (Key == "dtype")
           TO.dtype = V.cast<std::string>();
         else if (Key == "optimizer")
@@ -160,7 +175,8 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
               "': use dp, tp, pp, vp, cp, cp_comm, ep, moe_capacity, sp, "
               "tp_comm_overlap, overlap_param_gather, "
               "overlap_moe_expert_parallel_comm, global_batch, "
-              "recompute, recompute_modules, dtype, optimizer, partition, "
+              "recompute, recompute_modules, recompute_method, "
+              "recompute_num_layers, dtype, optimizer, partition, "
               "grad_compression, comm_protocol, zero, "
               "input_rate, flash_attention");
       }
@@ -414,6 +430,10 @@ PlanOptions planOptions(py::dict Options) {
       O.recompute = V.cast<std::string>();
     else if (Key == "recompute_modules")
       O.recomputeModules = moduleNames(V);
+    else if (Key == "recompute_method")
+      O.recomputeMethod = V.cast<std::string>();
+    else if (Key == "recompute_num_layers")
+      O.recomputeNumLayers = numLayers(V);
     else if (Key == "dtype")
       O.dtype = V.cast<std::string>();
     else if (Key == "optimizer")
@@ -435,7 +455,8 @@ PlanOptions planOptions(py::dict Options) {
           "cross_node_tp, dp, tp, cp, cp_comm, ep, pp, vp, zero, sp, "
           "tp_comm_overlap, overlap_param_gather, "
           "overlap_moe_expert_parallel_comm, flash_attention, "
-          "micro_batch, recompute, recompute_modules, "
+          "micro_batch, recompute, recompute_modules, recompute_method, "
+          "recompute_num_layers, "
           "dtype, optimizer, partition, grad_compression, comm_protocol, "
           "compute_type, fusion, timings, memory_reserve_bytes");
   }

@@ -229,6 +229,15 @@ struct TrainOptions {
   /// shared_experts; Megatron-Core's names). Non-empty implies recompute
   /// "selective" (an error beside "full"); empty: the attention core.
   std::vector<std::string> recomputeModules;
+  /// As --recompute-method: which blocks full recomputation reruns,
+  /// "uniform" (every block, the input of each group of recomputeNumLayers
+  /// kept) or "block" (the first recomputeNumLayers of each pipeline
+  /// chunk); Megatron's names. Empty: uniform. Either field implies
+  /// recompute "full" (an error beside "selective" or recomputeModules).
+  std::string recomputeMethod;
+  /// As --recompute-num-layers: blocks per group (uniform) or per chunk
+  /// (block); 0: not given (1; the block method needs one).
+  unsigned recomputeNumLayers = 0;
   std::string dtype = "fp32";           ///< fp32, tf32, fp16, bf16, fp8
   std::string optimizer = "adam";       ///< sgd, momentum, adam
   std::string partition = "balanced";   ///< balanced, even
@@ -506,6 +515,11 @@ struct PlanOptions {
   /// As TrainOptions::recomputeModules: pins recompute to selective with
   /// these modules (an error beside recompute "none" or "full").
   std::vector<std::string> recomputeModules;
+  /// As TrainOptions::recomputeMethod and recomputeNumLayers: pin
+  /// recompute to full with that choice of blocks (an error beside
+  /// recompute "none" or "selective").
+  std::string recomputeMethod;
+  unsigned recomputeNumLayers = 0;
   /// Kept as given (as TrainOptions).
   std::string dtype = "fp32";
   std::string optimizer = "adam";

@@ -1205,6 +1205,50 @@ perfc_expect_plan_error(plan_recompute_modules_full recompute_modules_full.json
   ": 'plan.recompute_modules' is given, and recompute is 'full': modules are what selective recomputation recomputes$")
 perfc_expect_plan_error(plan_recompute_modules_unknown recompute_modules_unknown.json
   ": 'plan.recompute_modules\\[1\\]' is not one of core_attn, layernorm, mla_up_proj, mlp, moe_act, moe or shared_experts$")
+# Megatron's --recompute-method / --recompute-num-layers: full
+# recomputation of the first N blocks of each chunk (block), or of every
+# block in groups of N (uniform); the strategy, each stage and the
+# explanation say which; a plan file reads them back.
+add_test(NAME cli.train_recompute_block_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw dgx-a100 --train --dtype bf16 --pp 2 --dp 4
+                 --global-batch 32 --recompute-method block
+                 --recompute-num-layers 2 --format json --ops 0 --explain)
+set_tests_properties(cli.train_recompute_block_json PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"recompute\": \"full\",[ \n]+\"recompute_method\": \"block\",[ \n]+\"recompute_num_layers\": 2,.*kept \\(full recomputation, block method: the inputs of each chunk's first 2 blocks, 2 of the stage's 7, and the other blocks' activations\\).*\"blocks\": 7,[ \n]+\"recomputed_blocks\": 2,.*\"blocks\": 5,[ \n]+\"recomputed_blocks\": 2,")
+add_test(NAME cli.train_recompute_uniform_table
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024
+                 --hw dgx-a100 --train --dtype bf16 --pp 2 --dp 4
+                 --global-batch 32 --recompute-num-layers 2 --ops 0)
+set_tests_properties(cli.train_recompute_uniform_table PROPERTIES
+  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute full \\(uniform method, groups of 2 blocks\\); 12 blocks")
+# The planner pinned to the block method plans with it, and its plan file
+# predicts the same strategy again.
+add_test(NAME cli.plan_recompute_block_roundtrip
+         COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --dtype bf16 --plan --global-batch 64 --pp 2 --recompute-method block --recompute-num-layers 3 --format json -o ${CMAKE_CURRENT_BINARY_DIR}/plan-block.json && $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=1024 --hw dgx-a100 --train --dtype bf16 --global-batch 64 --strategy ${CMAKE_CURRENT_BINARY_DIR}/plan-block.json --format json --ops 0")
+set_tests_properties(cli.plan_recompute_block_roundtrip PROPERTIES
+  PASS_REGULAR_EXPRESSION "\"recompute\": \"full\",[ \n]+\"recompute_method\": \"block\",[ \n]+\"recompute_num_layers\": 3,.*\"recomputed_blocks\": [1-9][0-9]*,")
+perfc_expect_error(recompute_method_unknown
+  "unknown --recompute-method 'blocks': use uniform or block"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute-method blocks --recompute-num-layers 2)
+perfc_expect_error(recompute_block_without_layers
+  "--recompute-method block reruns the first N blocks of each pipeline chunk: give --recompute-num-layers N"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute-method block)
+perfc_expect_error(recompute_num_layers_zero
+  "--recompute-num-layers must be at least 1 \\(the blocks full recomputation reruns together, or of each pipeline chunk\\)"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute-num-layers 0)
+perfc_expect_error(recompute_num_layers_selective
+  "--recompute-num-layers chooses the blocks full recomputation reruns, and recomputation here is selective: drop --recompute-num-layers, or use --recompute full"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --train --recompute selective --recompute-num-layers 2)
+perfc_expect_error(recompute_num_layers_without_train
+  "--recompute-num-layers applies to a training step: add --train"
+  ${ZOO}/gpt2_small.onnx --dim seq=128 --hw a100-sxm4-80gb --recompute-num-layers 2)
+perfc_expect_plan_error(plan_recompute_method_none recompute_method_none.json
+  ": 'plan.recompute_method' is given, and recompute is 'none': it chooses the blocks full recomputation reruns$")
+perfc_expect_plan_error(plan_recompute_block_no_layers recompute_block_no_layers.json
+  ": 'plan.recompute_method' is 'block', and recompute_num_layers \\(the blocks each chunk reruns\\) is missing$")
+perfc_expect_plan_error(plan_recompute_num_layers_zero recompute_num_layers_zero.json
+  ": 'plan.recompute_num_layers' is not a whole number of blocks, 1 or more$")
 perfc_expect_error(ep_not_dividing
   "zoo_moe.onnx: --ep 3 does not divide dp 4 x cp 1 = 4"
   ${ZOO_MOE} --hw dgx-h100 --train --dp 4 --ep 3 --global-batch 4)

@@ -353,6 +353,43 @@ def test_expert_parallel_serving_is_the_clis(tmp_path):
         perfc.predict(m, dgx, train=dict(base, recompute_modules="mla_up_proj"))
 
 
+def test_recompute_layers_is_the_clis():
+    # Full recomputation of the first 2 blocks of each chunk (as
+    # --recompute-method block --recompute-num-layers 2): the CLI's bytes;
+    # the plan keeps a pinned choice; no blocks at all is refused.
+    exe = os.environ.get("PERFC_BIN")
+    if not exe:
+        pytest.skip("needs PERFC_BIN to compare with the CLI")
+    dgx = perfc.load_hw("dgx-a100")
+    path = os.path.join(ZOO, "gpt2_small.onnx")
+    m = perfc.Model.from_onnx(path, dims={"seq": 128})
+    train = dict(pp=2, dp=4, dtype="bf16", global_batch=32,
+                 recompute_method="block", recompute_num_layers=2)
+    j = perfc.predict_json(m, dgx, train=train)
+    cli = subprocess.run([exe, path, "--dim", "seq=128", "--hw", "dgx-a100",
+                          "--train", "--pp", "2", "--dp", "4", "--dtype",
+                          "bf16", "--global-batch", "32", "--recompute-method",
+                          "block", "--recompute-num-layers", "2", "--format",
+                          "json"], check=True, capture_output=True,
+                         text=True).stdout
+    assert j == cli
+    strategy = json.loads(j)["strategy"]
+    assert strategy["recompute"] == "full"
+    assert strategy["recompute_method"] == "block"
+    assert strategy["recompute_num_layers"] == 2
+    p = perfc.plan(m, dgx, {"global_batch": 64, "dtype": "bf16", "pp": 2,
+                            "recompute_method": "block",
+                            "recompute_num_layers": 3})
+    assert p["recompute"] == "full" and p["recompute_method"] == "block"
+    assert p["recompute_num_layers"] == 3
+    with pytest.raises(ValueError, match="recompute_num_layers must be at "
+                                         "least 1"):
+        perfc.predict(m, dgx, train={"recompute_num_layers": 0})
+    with pytest.raises(perfc.Error, match="recomputation here is selective"):
+        perfc.predict(m, dgx, train={"recompute": "selective",
+                                     "recompute_method": "uniform"})
+
+
 def test_tensor_parallel_inference_is_the_clis(tmp_path):
     # tp=4 splits a decoding step over 4 GPUs of a DGX: the dict has the
     # CLI's tensor_parallel figures, the latency adds the exchanges to one

@@ -16,8 +16,16 @@ def stable(arg, tmp):
 
 def recompute_label(p):
     """A plan's recomputation as the results print it, with its modules
-    where they are not the attention core alone (--recompute-modules)."""
+    where they are not the attention core alone (--recompute-modules), and
+    full recomputation's blocks where not every one alone
+    (--recompute-method, --recompute-num-layers)."""
     modules = p.get("recompute_modules", ["core_attn"])
     if p["recompute"] == "selective" and modules != ["core_attn"]:
         return "selective (%s)" % ", ".join(modules)
+    method = p.get("recompute_method", "uniform")
+    layers = p.get("recompute_num_layers", 1)
+    if p["recompute"] == "full" and (method, layers) != ("uniform", 1):
+        return "full (%s method, %s%d block%s)" % (
+            method, "groups of " if method == "uniform" else "", layers,
+            "" if layers == 1 else "s")
     return p["recompute"]

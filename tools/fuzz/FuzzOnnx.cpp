@@ -137,6 +137,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
         perfc::BlockModuleSet((Size / 7) % (1u << perfc::NumBlockModules));
   if (!O.RecomputeModules)
     O.RecomputeModules = perfc::bit(perfc::BlockModule::CoreAttention);
+  // Full recomputation of some blocks per chunk (the block method), or of
+  // every block in groups (uniform), Megatron's --recompute-method.
+  if (O.Recomp == perfc::Recompute::Full && Size % 5 != 0) {
+    O.Method = Size % 2 ? perfc::RecomputeMethod::Block
+                        : perfc::RecomputeMethod::Uniform;
+    O.RecomputeNumLayers = 1 + (Size / 5) % 4;
+  }
   O.SequenceParallel = O.Tp > 1 && (Size / 96) % 2;
   O.TpCommOverlap = O.SequenceParallel && (Size / 192) % 2;
   // Context parallelism: the ring where the analysis has FlashAttention,
