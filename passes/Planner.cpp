@@ -120,6 +120,31 @@ double headroom(const TrainReport &T, const hw::Cluster &C) {
   return Least;
 }
 
+/// A strategy less its recomputation (and the overlaps that follow from
+/// it): where the block method's search pairs a step without recomputation
+/// with one under full recomputation.
+using StrategyKey = std::tuple<unsigned, unsigned, unsigned, uint8_t, unsigned,
+                               unsigned, unsigned, int64_t, bool, unsigned>;
+StrategyKey recomputeFree(const TrainOptions &O) {
+  return {O.Dp, O.Tp, O.Cp,         uint8_t(O.CpComm),  O.Pp,
+          O.Vp, O.Ep, O.MicroBatch, O.SequenceParallel, O.Zero};
+}
+
+/// What the planners compare of a strategy predicted as T.
+PlanCandidate candidate(const TrainOptions &O,
+                        const std::vector<std::string> &StageDevices,
+                        const TrainReport &T, const hw::Cluster &C) {
+  PlanCandidate P;
+  P.Options = O;
+  P.StageDevices = StageDevices;
+  P.StepSeconds = T.StepSeconds;
+  P.PeakBytes = T.peak().peakBytes();
+  P.TimeNs = roundSaturated(P.StepSeconds * 1e9);
+  P.Bytes = roundSaturated(P.PeakBytes);
+  P.HeadroomBytes = floorSaturated(headroom(T, C));
+  return P;
+}
+
 } // namespace
 
 llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
@@ -531,6 +556,11 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
   std::map<int64_t, const TrainingAnalysis *> Analyses;
   // The least fitting step time at each micro-batch size evaluated.
   std::map<int64_t, double> BestAt;
+  // For the block method's search: the strategies (less their
+  // recomputation) that overflow without recomputation, with their step
+  // time, and those that fit with full recomputation.
+  std::map<StrategyKey, double> Overflowing;
+  std::map<StrategyKey, TrainOptions> FullFits;
   for (size_t Next = 0;;) {
     for (; Next < Space.size(); ++Next) {
       const Point &Pt = Space[Next];
@@ -590,14 +620,13 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
       if (!Pt.Devs.empty() && Chosen.Pp > 1 && Chosen.ChunkBlocks.empty())
         for (const StageReport &S : T->Stages)
           Chosen.ChunkBlocks.push_back(S.Blocks);
-      PlanCandidate P;
-      P.Options = Chosen;
-      P.StageDevices = Pt.Devs;
-      P.StepSeconds = T->StepSeconds;
-      P.PeakBytes = T->peak().peakBytes();
-      P.TimeNs = roundSaturated(P.StepSeconds * 1e9);
-      P.Bytes = roundSaturated(P.PeakBytes);
-      P.HeadroomBytes = floorSaturated(headroom(*T, C));
+      const PlanCandidate P = candidate(Chosen, Pt.Devs, *T, C);
+      if (!F.Recomp && Pt.Devs.empty() && O.DataSplit.empty()) {
+        if (O.Recomp == Recompute::None && !T->Fits)
+          Overflowing.try_emplace(recomputeFree(O), P.StepSeconds);
+        else if (O.Recomp == Recompute::Full && T->Fits)
+          FullFits.try_emplace(recomputeFree(O), O);
+      }
       if (!Smallest || P.PeakBytes < Smallest->PeakBytes) {
         Smallest = P;
         SmallestCapacity = T->CapacityBytes;
@@ -647,7 +676,60 @@ llvm::Expected<PlanResult> planTraining(const PlanRequest &R) {
     if (Space.size() == Before)
       break;
   }
-  Res.Space = Space.size();
+  // Full recomputation of only some blocks (Megatron's --recompute-method
+  // block, as NeMo's configurations set recompute_num_layers): for a
+  // strategy that overflows without recomputation and fits with full, the
+  // fewest blocks per chunk rerun that fit. Memory falls and time rises
+  // with the blocks rerun, so bisection finds it; the step without
+  // recomputation bounds it from below, so a strategy is searched only
+  // where that bound beats the best plan so far (cheapest bound first).
+  uint64_t Searched = 0;
+  if (!F.Recomp && !Res.TimedOut && !All.empty()) {
+    std::vector<std::pair<double, StrategyKey>> Order;
+    for (const auto &[Key, Seconds] : Overflowing)
+      if (FullFits.count(Key))
+        Order.push_back({Seconds, Key});
+    llvm::sort(Order);
+    double BestSeconds = All.front().StepSeconds;
+    for (const PlanCandidate &P : All)
+      BestSeconds = std::min(BestSeconds, P.StepSeconds);
+    for (const auto &[Bound, Key] : Order) {
+      if (Bound >= BestSeconds)
+        break;
+      if (R.TimeLimitSeconds > 0 && since(Start) > R.TimeLimitSeconds) {
+        Res.TimedOut = true;
+        break;
+      }
+      TrainOptions O = FullFits.find(Key)->second;
+      const TrainingAnalysis &A = *Analyses[O.MicroBatch];
+      O.Method = RecomputeMethod::Block;
+      // Lo blocks per chunk overflow; Hi, every block of every chunk, is
+      // full recomputation again (on the split without it), taken to fit.
+      unsigned Lo = 0, Hi = A.Blocks.NumBlocks;
+      llvm::Optional<PlanCandidate> Found;
+      while (Hi - Lo > 1) {
+        O.RecomputeNumLayers = (Lo + Hi) / 2;
+        auto T = predictTraining(A, C, O);
+        ++Searched;
+        if (!T) {
+          llvm::consumeError(T.takeError());
+          break;
+        }
+        if (T->Fits) {
+          Hi = O.RecomputeNumLayers;
+          Found = candidate(O, {}, *T, C);
+        } else {
+          Lo = O.RecomputeNumLayers;
+        }
+      }
+      if (!Found || Found->StepSeconds >= BestSeconds)
+        continue;
+      BestSeconds = Found->StepSeconds;
+      All.push_back(*Found);
+    }
+  }
+  Res.Candidates += Searched;
+  Res.Space = Space.size() + Searched;
   if (Printed)
     llvm::errs() << "\n";
   Res.EvaluateSeconds = since(Start);

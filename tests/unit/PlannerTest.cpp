@@ -347,6 +347,69 @@ TEST_SUITE("planner") {
     CHECK(Q->Options.RecomputeModules == Norms);
   }
 
+  TEST_CASE("recomputation: the fewest blocks full recomputation reruns "
+            "that fit (Megatron's block method)") {
+    Model Xl(8, 2048, 16, 2048);
+    const hw::Cluster C = selene(1);
+    PlanRequest R = request(Xl, C, 64);
+    R.Fixed.Dp = 8;
+    R.Fixed.Tp = 1;
+    R.Fixed.Pp = 1;
+    R.Fixed.MicroBatch = 1;
+    R.Fixed.Zero = 1;
+    const TrainingAnalysis &A = *Xl.at(1).get();
+    TrainOptions O;
+    O.Dp = 8;
+    O.MicroBatch = 1;
+    O.GlobalBatch = 64;
+    O.Zero = 1;
+    O.DType = ir::DType::BF16;
+    auto Peak = [&](const TrainOptions &With, const hw::Cluster &On) {
+      auto T = predictTraining(A, On, With);
+      REQUIRE_MESSAGE(bool(T), llvm::toString(T.takeError()));
+      return std::make_pair(T->peak().peakBytes(), T->StepSeconds);
+    };
+    TrainOptions Full = O;
+    Full.Recomp = Recompute::Full;
+    TrainOptions Light = O;
+    Light.Recomp = Recompute::Selective;
+    Light.RecomputeModules =
+        bit(BlockModule::CoreAttention) | bit(BlockModule::Norm);
+    const auto [FullPeak, FullSeconds] = Peak(Full, C);
+    const auto [LightPeak, LightSeconds] = Peak(Light, C);
+    REQUIRE(FullPeak < LightPeak);
+    // Room for full recomputation and more, not for the selective kinds:
+    // the block method's fewest blocks that fit.
+    const hw::Cluster Tight = withCapacity(C, LightPeak - 1);
+    R.Cluster = &Tight;
+    auto P = planTraining(R);
+    REQUIRE_MESSAGE(bool(P), llvm::toString(P.takeError()));
+    const TrainOptions &Q = P->Options;
+    REQUIRE(Q.Recomp == Recompute::Full);
+    CHECK(Q.Method == RecomputeMethod::Block);
+    CHECK(Q.RecomputeNumLayers >= 1);
+    CHECK(Q.RecomputeNumLayers < 8);
+    CHECK(P->Report.Fits);
+    CHECK(P->Report.StepSeconds < FullSeconds);
+    CHECK(P->Report.Stages[0].RecomputedBlocks == Q.RecomputeNumLayers);
+    // One block fewer does not fit.
+    if (Q.RecomputeNumLayers > 1) {
+      TrainOptions Fewer = Q;
+      Fewer.ChunkBlocks.clear();
+      --Fewer.RecomputeNumLayers;
+      auto T = predictTraining(A, Tight, Fewer);
+      REQUIRE(bool(T));
+      CHECK_FALSE(T->Fits);
+    }
+    // Pinned full recomputation stays every block alone.
+    R.Fixed.Recomp = Recompute::Full;
+    auto Pinned = planTraining(R);
+    REQUIRE_MESSAGE(bool(Pinned), llvm::toString(Pinned.takeError()));
+    CHECK(Pinned->Options.Method == RecomputeMethod::Uniform);
+    CHECK(Pinned->Options.RecomputeNumLayers == 1);
+    CHECK(Pinned->Report.StepSeconds == doctest::Approx(FullSeconds));
+  }
+
   TEST_CASE("context parallelism: searched with FlashAttention, or pinned") {
     const hw::Cluster C = selene(1);
     Model Flash(2, 1024, 16, 4096, /*Flash=*/true);

@@ -215,9 +215,12 @@ NOTES = """What the comparison says:
   7.74 s), which brings the step without CP from 80.2 to 76.2 GiB; before
   the planner chose modules (2026-12-07) it ranked fifth, 1.0% behind dp 4
   with pp 2 vp 2 (7.89 s, 77.0 GiB on its first stage). Both margins are
-  within what perfc can tell apart, and with 4 GiB kept for the runtime
-  (`--memory-reserve`, the table above) NeMo's configuration is the
-  plan. NeMo's own long-sequence
+  within what perfc can tell apart. With 4 GiB kept for the runtime
+  (`--memory-reserve`, the table above) NeMo's configuration ranks
+  second, 0.2% behind dp 8 with full recomputation of 5 of its 32 blocks
+  (`--recompute-method block --recompute-num-layers 5`, 7.96 s); it was
+  the plan until the planner searched the block method (2026-12-07,
+  later). NeMo's own long-sequence
   table (24.12, Llama 2 7B FP8) measures CP 2 at 32K tokens 3% faster
   than the best configuration without it, so CP itself is cheap there
   too. What grows from Llama 2 7B (+23%) to Llama 3 8B is

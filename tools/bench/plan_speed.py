@@ -83,6 +83,10 @@ def choice(p):
     modules = p.get('recompute_modules', ['core_attn'])
     if rec == 'selective' and modules != ['core_attn']:
         rec += '(' + ','.join(modules) + ')'
+    if rec == 'full' and p.get('recompute_method', 'uniform') == 'block':
+        rec += f"(block {p['recompute_num_layers']})"
+    elif rec == 'full' and p.get('recompute_num_layers', 1) != 1:
+        rec += f"(uniform {p['recompute_num_layers']})"
     s += f" {'sp+' if p['sp'] else ''}{rec} zero {p['zero']}"
     return s
 
