@@ -288,11 +288,12 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                                      : Tr.commProtocol) = *S;
         } else if (K == "recompute_modules") {
           // An array of names, or one string of names separated by commas
-          // (as --recompute-modules takes them).
+          // (as --recompute-modules takes them); a blank entry is kept, for
+          // the library to refuse as the CLI does.
           Tr.recomputeModules.clear();
           if ((S = Str())) {
             llvm::SmallVector<llvm::StringRef, 8> Parts;
-            llvm::StringRef(*S).split(Parts, ',', -1, /*KeepEmpty=*/false);
+            llvm::StringRef(*S).split(Parts, ',', -1, /*KeepEmpty=*/true);
             for (llvm::StringRef P : Parts)
               Tr.recomputeModules.push_back(P.trim().str());
           } else if (const llvm::json::Array *A = V.getAsArray()) {

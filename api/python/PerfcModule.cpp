@@ -25,7 +25,8 @@ using T = ModelBuilder::Tensor;
 namespace {
 
 /// recompute_modules: a list of names, or one string of names separated by
-/// commas (as --recompute-modules takes them).
+/// commas (as --recompute-modules takes them). A blank entry is kept, for
+/// the library to refuse as the CLI does ("unknown recompute module ''").
 std::vector<std::string> moduleNames(py::handle V) {
   if (py::isinstance<py::str>(V)) {
     std::vector<std::string> Names;
@@ -36,8 +37,7 @@ std::vector<std::string> moduleNames(py::handle V) {
       std::string Name = S.substr(From, To - From);
       Name.erase(0, Name.find_first_not_of(' '));
       Name.erase(Name.find_last_not_of(' ') + 1);
-      if (!Name.empty())
-        Names.push_back(Name);
+      Names.push_back(Name);
       From = To + 1;
     }
     return Names;

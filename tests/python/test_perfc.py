@@ -351,6 +351,9 @@ def test_expert_parallel_serving_is_the_clis(tmp_path):
         m, dgx, train=dict(base, recompute_modules="layernorm, moe_act")) == cli
     with pytest.raises(perfc.Error, match="the model has no latent attention"):
         perfc.predict(m, dgx, train=dict(base, recompute_modules="mla_up_proj"))
+    # A blank entry is refused, as the CLI and perfc batch refuse it.
+    with pytest.raises(perfc.Error, match="unknown recompute module ''"):
+        perfc.predict(m, dgx, train=dict(base, recompute_modules="moe_act,,"))
 
 
 def test_recompute_layers_is_the_clis():
