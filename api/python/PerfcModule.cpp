@@ -56,6 +56,63 @@ unsigned numLayers(py::handle V) {
   return unsigned(N);
 }
 
+/// Sets the strategy option Key, which perfc.predict's train dict and
+/// perfc.plan's options share (Options: TrainOptions or PlanOptions, whose
+/// fields of these names take the same values, pinned where optional);
+/// false for another key.
+template <typename Options>
+bool setStrategyKey(Options &O, const std::string &Key, py::handle V) {
+  if (Key == "dp")
+    O.dp = V.cast<unsigned>();
+  else if (Key == "tp")
+    O.tp = V.cast<unsigned>();
+  else if (Key == "pp")
+    O.pp = V.cast<unsigned>();
+  else if (Key == "vp")
+    O.vp = V.cast<unsigned>();
+  else if (Key == "cp")
+    O.cp = V.cast<unsigned>();
+  else if (Key == "ep")
+    O.ep = V.cast<unsigned>();
+  else if (Key == "cp_comm")
+    O.cpComm = V.cast<std::string>();
+  else if (Key == "sp")
+    O.sp = V.cast<bool>();
+  else if (Key == "tp_comm_overlap")
+    O.tpCommOverlap = V.cast<bool>();
+  else if (Key == "overlap_param_gather")
+    O.overlapParamGather = V.cast<bool>();
+  else if (Key == "overlap_moe_expert_parallel_comm")
+    O.overlapMoeExpertParallelComm = V.cast<bool>();
+  else if (Key == "flash_attention")
+    O.flashAttention = V.cast<bool>();
+  else if (Key == "global_batch")
+    O.globalBatch = V.cast<int64_t>();
+  else if (Key == "zero")
+    O.zero = V.cast<unsigned>();
+  else if (Key == "recompute")
+    O.recompute = V.cast<std::string>();
+  else if (Key == "recompute_modules")
+    O.recomputeModules = moduleNames(V);
+  else if (Key == "recompute_method")
+    O.recomputeMethod = V.cast<std::string>();
+  else if (Key == "recompute_num_layers")
+    O.recomputeNumLayers = numLayers(V);
+  else if (Key == "dtype")
+    O.dtype = V.cast<std::string>();
+  else if (Key == "optimizer")
+    O.optimizer = V.cast<std::string>();
+  else if (Key == "partition")
+    O.partition = V.cast<std::string>();
+  else if (Key == "grad_compression")
+    O.gradCompression = V.cast<std::string>();
+  else if (Key == "comm_protocol")
+    O.commProtocol = V.cast<std::string>();
+  else
+    return false;
+  return true;
+}
+
 ImportOptions importOptions(py::object Batch, py::object Dims, bool Unknown) {
   ImportOptions O;
   if (!Batch.is_none())
@@ -119,56 +176,12 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
     if (py::isinstance<py::dict>(Train))
       for (auto [K, V] : Train.cast<py::dict>()) {
         std::string Key = K.cast<std::string>();
-        if (Key == "dp")
-          TO.dp = V.cast<unsigned>();
-        else if (Key == "tp")
-          TO.tp = V.cast<unsigned>();
-        else if (Key == "pp")
-          TO.pp = V.cast<unsigned>();
-        else if (Key == "vp")
-          TO.vp = V.cast<unsigned>();
-        else if (Key == "cp")
-          TO.cp = V.cast<unsigned>();
-        else if (Key == "ep")
-          TO.ep = V.cast<unsigned>();
-        else if (Key == "moe_capacity")
+        if (setStrategyKey(TO, Key, V))
+          continue;
+        if (Key == "moe_capacity")
           TO.moeCapacity = V.cast<double>();
-        else if (Key == "cp_comm")
-          TO.cpComm = V.cast<std::string>();
-        else if (Key == "sp")
-          TO.sp = V.cast<bool>();
-        else if (Key == "tp_comm_overlap")
-          TO.tpCommOverlap = V.cast<bool>();
-        else if (Key == "overlap_param_gather")
-          TO.overlapParamGather = V.cast<bool>();
-        else if (Key == "overlap_moe_expert_parallel_comm")
-          TO.overlapMoeExpertParallelComm = V.cast<bool>();
-        else if (Key == "global_batch")
-          TO.globalBatch = V.cast<int64_t>();
-        else if (Key == "recompute")
-          TO.recompute = V.cast<std::string>();
-        else if (Key == "recompute_modules")
-          TO.recomputeModules = moduleNames(V);
-        else if (Key == "recompute_method")
-          TO.recomputeMethod = V.cast<std::string>();
-        else if (Key == "recompute_num_layers")
-          TO.recomputeNumLayers = numLayers(V);
-        else if (Key == "dtype")
-          TO.dtype = V.cast<std::string>();
-        else if (Key == "optimizer")
-          TO.optimizer = V.cast<std::string>();
-        else if (Key == "partition")
-          TO.partition = V.cast<std::string>();
-        else if (Key == "grad_compression")
-          TO.gradCompression = V.cast<std::string>();
-        else if (Key == "comm_protocol")
-          TO.commProtocol = V.cast<std::string>();
-        else if (Key == "zero")
-          TO.zero = V.cast<unsigned>();
         else if (Key == "input_rate")
           TO.inputRate = V.cast<double>();
-        else if (Key == "flash_attention")
-          TO.flashAttention = V.cast<bool>();
         else
           throw py::value_error(
               "unknown train option '" + Key +
@@ -378,9 +391,9 @@ PlanOptions planOptions(py::dict Options) {
   PlanOptions O;
   for (auto [K, V] : Options) {
     std::string Key = K.cast<std::string>();
-    if (Key == "global_batch")
-      O.globalBatch = V.cast<int64_t>();
-    else if (Key == "devices")
+    if (setStrategyKey(O, Key, V))
+      continue;
+    if (Key == "devices")
       O.devices = V.cast<unsigned>();
     else if (Key == "planner")
       O.planner = V.cast<std::string>();
@@ -396,54 +409,10 @@ PlanOptions planOptions(py::dict Options) {
       O.crossNodeTp = V.cast<bool>();
     else if (Key == "framework")
       O.framework = V.cast<std::string>();
-    else if (Key == "dp")
-      O.dp = V.cast<unsigned>();
-    else if (Key == "tp")
-      O.tp = V.cast<unsigned>();
-    else if (Key == "cp")
-      O.cp = V.cast<unsigned>();
-    else if (Key == "ep")
-      O.ep = V.cast<unsigned>();
-    else if (Key == "cp_comm")
-      O.cpComm = V.cast<std::string>();
     else if (Key == "memory_reserve_bytes")
       O.memoryReserveBytes = V.cast<double>();
-    else if (Key == "pp")
-      O.pp = V.cast<unsigned>();
-    else if (Key == "vp")
-      O.vp = V.cast<unsigned>();
-    else if (Key == "zero")
-      O.zero = V.cast<unsigned>();
-    else if (Key == "sp")
-      O.sp = V.cast<bool>();
-    else if (Key == "tp_comm_overlap")
-      O.tpCommOverlap = V.cast<bool>();
-    else if (Key == "overlap_param_gather")
-      O.overlapParamGather = V.cast<bool>();
-    else if (Key == "overlap_moe_expert_parallel_comm")
-      O.overlapMoeExpertParallelComm = V.cast<bool>();
-    else if (Key == "flash_attention")
-      O.flashAttention = V.cast<bool>();
     else if (Key == "micro_batch")
       O.microBatch = V.cast<int64_t>();
-    else if (Key == "recompute")
-      O.recompute = V.cast<std::string>();
-    else if (Key == "recompute_modules")
-      O.recomputeModules = moduleNames(V);
-    else if (Key == "recompute_method")
-      O.recomputeMethod = V.cast<std::string>();
-    else if (Key == "recompute_num_layers")
-      O.recomputeNumLayers = numLayers(V);
-    else if (Key == "dtype")
-      O.dtype = V.cast<std::string>();
-    else if (Key == "optimizer")
-      O.optimizer = V.cast<std::string>();
-    else if (Key == "partition")
-      O.partition = V.cast<std::string>();
-    else if (Key == "grad_compression")
-      O.gradCompression = V.cast<std::string>();
-    else if (Key == "comm_protocol")
-      O.commProtocol = V.cast<std::string>();
     else if (Key == "compute_type")
       O.computeType = V.cast<std::string>();
     else if (Key == "fusion")
