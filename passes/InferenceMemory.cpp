@@ -24,7 +24,8 @@ struct Life {
   int Last = -1;
   double Bytes = 0; ///< Held: Full, or one rank's Share of it.
   double Full = 0;
-  double Share = 0; ///< With kernel shares: the largest asked so far.
+  /// With kernel shares: the largest asked so far; -1 until one is.
+  double Share = -1;
   bool Weight = false;
 };
 
@@ -96,12 +97,19 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
     if (!Shares.empty()) {
       // One rank's share: of a weight as its reader splits it, of what a
       // kernel writes and of a floating-point graph input as the kernel
-      // splits its activations; the largest any kernel asks.
-      const double Share =
-          L.Weight ? Shares[K].Weights
-          : Write || (!V->producer() && ir::isFloatingPoint(V->type()))
-              ? Shares[ShareOf].Activations
-              : 1;
+      // splits its activations; another graph input (token ids) whole
+      // where the kernel holds anything (a kernel of another pipeline
+      // stage holds nothing: share 0); the largest any kernel asks. Reading
+      // an activation asks nothing: its writer laid it out (a row-parallel
+      // GEMM reads its input split as the kernel before wrote it).
+      const KernelShare &S = Shares[K];
+      const bool Input = !V->producer();
+      const double Share = L.Weight ? S.Weights
+                           : Write || (Input && ir::isFloatingPoint(V->type()))
+                               ? Shares[ShareOf].Activations
+                           : Input
+                               ? (S.Weights > 0 || S.Activations > 0 ? 1 : 0)
+                               : -1;
       if (Share > L.Share) {
         L.Share = Share;
         L.Bytes = L.Full * Share;

@@ -227,6 +227,25 @@ TEST_SUITE("tensor-parallel inference") {
           doctest::Approx(One.Memory->Usage.InputsBytes - Cache * 3 / 4));
   }
 
+  TEST_CASE("a rank holds the activations its kernels write at their split, "
+            "whatever reads them") {
+    // A prefill of 256 tokens over a small vocabulary: the MLP's inner
+    // activations (4h wide, written 1/4 on each rank by the column GEMM and
+    // the GELU, read by the row GEMM) dominate the peak, not the logits.
+    const frontend::ImportedModel M = importZoo(
+        zooBytes(transformerSpec(modelgen::Family::Gpt, 2, 256, 8, 256, 64)));
+    const hw::Cluster C = dgx();
+    const Report One = predictOn(M, C, 1);
+    const Report Four = predictOn(M, C, 4);
+    REQUIRE(One.Memory);
+    REQUIRE(Four.Memory);
+    const double A1 = One.Memory->Usage.ActivationsBytes;
+    const double A4 = Four.Memory->Usage.ActivationsBytes;
+    // Split but for the replicated residual stream and norms.
+    CHECK(A4 < 0.75 * A1);
+    CHECK(A4 > A1 / 4);
+  }
+
   TEST_CASE("a model without column/row pairs, or heads the degree does not "
             "divide, is refused") {
     const frontend::ImportedModel M = zoo(modelgen::Family::Llama, 1, 0, 8);
