@@ -363,7 +363,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   };
   // A serving plan picks the split the prediction then makes.
   unsigned TensorParallel = Options.tensorParallel,
-           ExpertParallel = Options.expertParallel;
+           ExpertParallel = Options.expertParallel,
+           PipelineParallel = Options.pipelineParallel;
+  if (Options.pipelineParallel == 0)
+    throwError("pipelineParallel 0: give the number of pipeline stages, 1 "
+               "or more");
   llvm::Optional<ServingPlan> Serving;
   if (!Options.servePlan && (Options.servePlanObjective != "latency" ||
                              Options.servePlanMaxLatencySeconds))
@@ -374,10 +378,11 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError("servePlan chooses how to serve an inference; plan a "
                  "training step with perfc::api::plan");
     if (Options.place || Options.tensorParallel != 1 ||
-        Options.expertParallel != 1)
-      throwError("servePlan chooses the layout (whole, tensorParallel or "
-                 "expertParallel); leave place, tensorParallel and "
-                 "expertParallel unset, or drop servePlan");
+        Options.expertParallel != 1 || Options.pipelineParallel != 1)
+      throwError("servePlan chooses the layout (whole, tensorParallel, "
+                 "pipelineParallel or expertParallel); leave place, "
+                 "tensorParallel, pipelineParallel and expertParallel unset, "
+                 "or drop servePlan");
     if (!Cluster)
       throwError("servePlan needs hardware: a cluster whose devices serve "
                  "the model");
@@ -400,7 +405,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
     const ServingCandidate &Chosen = *Planned->chosen();
     if (Chosen.Split == ServingSplit::Tensor)
-      TensorParallel = Chosen.Devices;
+      TensorParallel = Chosen.Devices / Chosen.Stages;
+    PipelineParallel = Chosen.Stages;
     if (Chosen.Split == ServingSplit::Expert)
       ExpertParallel = Chosen.Devices;
     Serving = std::move(*Planned);
@@ -439,6 +445,33 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                  "serve the model");
     PO.ExpertParallel =
         SplitOver(ExpertParallel, "expertParallel", analyzeExpertParallel);
+  }
+  if (PipelineParallel > 1) {
+    if (Options.train)
+      throwError("pipelineParallel splits inference; a training step's "
+                 "pipeline parallelism is train.pp");
+    if (Options.place)
+      throwError("place and pipelineParallel: place puts each kernel on one "
+                 "processor of a SoC, pipelineParallel splits the blocks over "
+                 "a cluster's devices; give one");
+    if (ExpertParallel > 1)
+      throwError("pipelineParallel and expertParallel: pipeline stages of an "
+                 "expert-parallel group are not modelled for inference; give "
+                 "one of them");
+    if (!Cluster)
+      throwError("pipelineParallel needs hardware: a cluster whose devices "
+                 "hold the stages");
+    auto Pipe = pipelineStages(*Cluster, PipelineParallel, TensorParallel);
+    if (!Pipe)
+      throwError(Pipe.takeError());
+    if (!Split) {
+      Split = analyzeInferenceSplit(MI.Graph);
+      PO.Split = &*Split;
+    }
+    if (llvm::Error E =
+            checkPipelineParallel(MI.Graph, *Split, PipelineParallel))
+      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    PO.PipelineParallel = std::move(*Pipe);
   }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
@@ -583,6 +616,31 @@ std::optional<ExpertParallelSummary> Prediction::expertParallel() const {
   return S;
 }
 
+std::optional<PipelineParallelSummary> Prediction::pipelineParallel() const {
+  if (!P->R.PipelineParallel)
+    return std::nullopt;
+  const PipelineParallelReport &PP = *P->R.PipelineParallel;
+  PipelineParallelSummary S;
+  S.degree = PP.Degree;
+  S.inFlightBatches = PP.InFlight;
+  S.latencySeconds = PP.LatencySeconds;
+  S.intervalSeconds = PP.IntervalSeconds;
+  S.samplesPerSecond = PP.samplesPerSecond();
+  for (const PipelineStageReport &St : PP.Stages) {
+    PipelineParallelSummary::Stage T;
+    T.firstBlock = St.FirstBlock;
+    T.lastBlock = St.LastBlock;
+    T.kernels = St.Kernels;
+    T.kernelSeconds = St.KernelSeconds;
+    T.sendBytes = St.SendBytes;
+    T.sendSeconds = St.SendSeconds;
+    T.peakBytes = St.Usage.PeakBytes;
+    T.fits = St.Fits;
+    S.stages.push_back(T);
+  }
+  return S;
+}
+
 std::optional<ServingPlanSummary> Prediction::servingPlan() const {
   if (!P->R.Serving)
     return std::nullopt;
@@ -590,7 +648,8 @@ std::optional<ServingPlanSummary> Prediction::servingPlan() const {
   ServingPlanSummary S;
   for (const ServingCandidate &C : SP.Candidates)
     S.layouts.push_back({name(C.Split), C.Devices, C.LatencySeconds,
-                         C.PeakBytes, C.CapacityBytes, C.Fits});
+                         C.PeakBytes, C.CapacityBytes, C.Fits, C.Stages,
+                         C.IntervalSeconds});
   S.chosen = SP.Chosen.getValueOr(0);
   S.samples = SP.Samples;
   S.objective = name(SP.Objective);

@@ -146,6 +146,8 @@ InferenceMemory inferenceMemory(const ir::Graph &G, const KernelPlan &Plan,
       ++M.WeightTensors;
       continue;
     }
+    if (!G.values()[I]->producer())
+      M.HeldInputsBytes += L.Bytes;
     Delta[L.First] += L.Bytes;
     Delta[L.Last + 1] -= L.Bytes;
   }

@@ -40,6 +40,9 @@ struct InferenceMemory {
   double ActivationsBytes = 0;
   unsigned LiveTensors = 0;
   double InputsBytes = 0; ///< Of ActivationsBytes: graph inputs.
+  /// Every graph input held over the run (alive at the peak or not): what
+  /// one more batch in flight adds (pipeline-parallel inference).
+  double HeldInputsBytes = 0;
   /// The kernel (index in the plan) at whose run the activations peak.
   unsigned PeakKernel = 0;
   /// Weights and activations alive while each kernel of the plan runs, in

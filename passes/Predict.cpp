@@ -1,6 +1,7 @@
 //===- Predict.cpp - From a graph to a Report -----------------------------===//
 #include "passes/Predict.h"
 
+#include "hwdb/Cluster.h"
 #include "hwdb/Device.h"
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
@@ -8,6 +9,7 @@
 #include "passes/CpuLayout.h"
 #include "passes/Fp8Recipe.h"
 #include "passes/InferenceMemory.h"
+#include "passes/PipelineInference.h"
 #include "passes/StorageType.h"
 #include "passes/TpShard.h"
 #include "passes/TpSizes.h"
@@ -284,7 +286,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   llvm::Optional<BlockInfo> OwnBlocks;
   const BlockInfo *Blocks = O.Split && !O.Training ? &O.Split->Blocks : nullptr;
   std::vector<KernelShare> Shares;
-  if ((Tp > 1 || Ep > 1 || Recipe) && !Blocks) {
+  const bool Pipelined = O.PipelineParallel && O.PipelineParallel->Stages > 1;
+  if ((Tp > 1 || Ep > 1 || Recipe || Pipelined) && !Blocks) {
     OwnBlocks = analyzeBlocks(G, Work);
     Blocks = &*OwnBlocks;
   }
@@ -402,7 +405,9 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
   Summary.Fused = Plan.numFused();
   R.LatencySeconds = Total;
   R.Kernels = Summary;
-  if (O.Memory)
+  if (Pipelined)
+    addPipelineStages(G, Plan, *Blocks, O, Shares, R);
+  else if (O.Memory)
     addMemory(G, Plan, O, Shares, R);
 }
 
@@ -495,6 +500,79 @@ tensorParallelGroup(const hw::Cluster &C, unsigned Tp, llvm::StringRef What) {
                  llvm::toString(Group.takeError()))
                     .str());
   return *Group;
+}
+
+llvm::Expected<InferencePipeline> pipelineStages(const hw::Cluster &C,
+                                                 unsigned Pp, unsigned Tp) {
+  const auto Fail = [](std::string Message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
+  };
+  const uint64_t Needed = uint64_t(Pp) * Tp;
+  const std::string Ask =
+      Tp > 1 ? llvm::formatv("--pp {0} with --tp {1}", Pp, Tp).str()
+             : llvm::formatv("--pp {0}", Pp).str();
+  if (Needed > C.numDevices())
+    return Fail(llvm::formatv(
+        "{0} runs {1} stages of {2} device{3} ({4} in all), but '{5}' has "
+        "{6}: give a cluster with more (e.g. dgx-h100-superpod) or fewer "
+        "stages",
+        Ask, Pp, Tp, Tp == 1 ? "" : "s", Needed, C.Name, C.numDevices()));
+  const hw::NodeGroup &Front = C.Groups.front();
+  const unsigned PerNode = Front.devicesPerNode();
+  const uint64_t OfFirstKind = Front.Devices.size() > 1
+                                   ? Front.Devices.front().Count
+                                   : uint64_t(Front.Count) * PerNode;
+  if (Needed > OfFirstKind)
+    return Fail(llvm::formatv(
+        "{0}: the stages' devices are of one kind, but '{1}' has {2} {3} "
+        "before other devices; to spread a model over a SoC's processors "
+        "use --place",
+        Ask, C.Name, OfFirstKind, Front.Devices.front().Dev->Name));
+  InferencePipeline Pipe;
+  Pipe.Stages = Pp;
+  for (unsigned S = 1; S < Pp; ++S) {
+    // Stage S - 1's last rank and stage S's first, node-major.
+    const uint64_t First = uint64_t(S) * Tp;
+    const bool SameNode = (First - 1) / PerNode == First / PerNode;
+    const hw::Link *L = SameNode
+                            ? (Front.IntraNode ? &*Front.IntraNode : nullptr)
+                            : (Front.InterNode ? &*Front.InterNode : nullptr);
+    if (!L)
+      return Fail(llvm::formatv("{0}: cluster '{1}' has no link between "
+                                "the devices of stages {2} and {3}",
+                                Ask, C.Name, S, S + 1));
+    Pipe.Links.push_back(L);
+  }
+  return Pipe;
+}
+
+llvm::Error checkPipelineParallel(const ir::Graph &, const InferenceSplit &S,
+                                  unsigned Pp) {
+  if (Pp <= 1)
+    return llvm::Error::success();
+  const unsigned NB = S.Blocks.NumBlocks;
+  if (NB < Pp)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        NB == 0 ? llvm::formatv("--pp {0}: the model has no repeated blocks "
+                                "(layers) to split into stages; use --pp 1",
+                                Pp)
+                      .str()
+                : llvm::formatv("--pp {0}: the model has {1} block{2} "
+                                "(layers), and each stage holds at least "
+                                "one; give --pp at most {1}",
+                                Pp, NB, NB == 1 ? "" : "s")
+                      .str());
+  return llvm::Error::success();
+}
+
+double samplesPerStep(const ir::Graph &G) {
+  if (G.inputs().empty() || !G.inputs().front())
+    return 1;
+  const ir::Shape &S = G.inputs().front()->shape();
+  if (!S.isRanked() || S.rank() == 0 || S.size(0) <= 0)
+    return 1;
+  return double(S.size(0));
 }
 
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {

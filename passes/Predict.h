@@ -20,8 +20,10 @@ namespace ir {
 class Graph;
 }
 namespace hw {
+struct Cluster;
 struct Device;
-}
+struct Link;
+} // namespace hw
 
 /// What a split inference (--tp, --ep) checks the split on
 /// (analyzeTensorParallel, analyzeExpertParallel) and predict then reuses
@@ -30,6 +32,16 @@ struct Device;
 struct InferenceSplit {
   GraphWork Work;
   BlockInfo Blocks;
+};
+
+/// The stages of pipeline-parallel inference (PredictOptions::
+/// PipelineParallel): how many, and the link each one sends the next
+/// stage's devices its activations over.
+struct InferencePipeline {
+  unsigned Stages = 1;
+  /// Stages - 1 of them, stage S to S + 1; the cluster's, which must
+  /// outlive the prediction.
+  std::vector<const hw::Link *> Links;
 };
 
 struct PredictOptions {
@@ -80,6 +92,11 @@ struct PredictOptions {
   /// their experts; Tp must be 1. None, or Size 1: one device.
   /// checkExpertParallel first.
   llvm::Optional<cost::CommGroup> ExpertParallel;
+  /// Pipeline parallelism for inference (--pp; passes/PipelineInference.h):
+  /// the blocks split into stages, each on its own devices (a
+  /// TensorParallel group of them with --tp). None: one stage.
+  /// pipelineStages and checkPipelineParallel first.
+  llvm::Optional<InferencePipeline> PipelineParallel;
   /// analyzeTensorParallel's or analyzeExpertParallel's result for the
   /// graph predicted (inference only; it must outlive the call): its work
   /// and blocks are reused.
@@ -126,6 +143,20 @@ llvm::Error checkTensorParallel(const ir::Graph &G, const InferenceSplit &S,
                                 unsigned Tp);
 llvm::Error checkExpertParallel(const ir::Graph &G, const InferenceSplit &S,
                                 unsigned Ep);
+
+/// The stages of --pp Pp over C, each a group of Tp devices (stage S on
+/// ranks S x Tp to (S + 1) x Tp - 1, node-major), and the link between
+/// neighbours: inside a node where they share one, else between nodes.
+/// Errors: too few devices, devices of several kinds, no link.
+llvm::Expected<InferencePipeline> pipelineStages(const hw::Cluster &C,
+                                                 unsigned Pp, unsigned Tp);
+/// Whether G's blocks split into Pp stages of at least one block each.
+llvm::Error checkPipelineParallel(const ir::Graph &G, const InferenceSplit &S,
+                                  unsigned Pp);
+
+/// The samples one inference step serves: the first input's leading
+/// dimension (the batch; a decoding step's sequences), 1 where it has none.
+double samplesPerStep(const ir::Graph &G);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

@@ -204,6 +204,56 @@ struct ExpertParallelReport {
   std::string Explain;      ///< The rule and the largest exchange's formula.
 };
 
+/// One stage of pipeline-parallel inference (PipelineParallelReport).
+struct PipelineStageReport {
+  /// The blocks it holds, 1-based and inclusive (the prologue goes with the
+  /// first stage, the epilogue with the last), and their names.
+  unsigned FirstBlock = 0, LastBlock = 0;
+  std::string FirstBlockName, LastBlockName;
+  unsigned Kernels = 0;
+  /// Its kernels and their tensor-parallel exchanges, one rank's.
+  double KernelSeconds = 0;
+  /// What each of its ranks sends the next stage (none for the last), and
+  /// the send's time, on the stage's stream after its kernels.
+  double SendBytes = 0;
+  double SendSeconds = 0;
+  std::string SendLink;
+  /// One rank's memory with every in-flight batch's inputs (Usage.PeakBytes
+  /// includes them and the activations received from the stage before).
+  InferenceMemory Usage;
+  std::string PeakAt;             ///< Head node of the kernel at the peak.
+  double InFlightInputsBytes = 0; ///< The other batches' inputs held.
+  double ReceivedBytes = 0;       ///< What the stage before sends it.
+  bool Fits = true;
+
+  double seconds() const { return KernelSeconds + SendSeconds; }
+};
+
+/// With --pp N for inference (passes/PipelineInference.h): the blocks split
+/// into N stages, each on its own devices (a tensor-parallel group with
+/// --tp), as vLLM, TensorRT-LLM and SGLang serve a model larger than a node.
+/// The report's latency is one batch's pass through every stage; the
+/// nodes' times are their stage's rank's; the memory is the fullest stage's.
+struct PipelineParallelReport {
+  unsigned Degree = 1;
+  unsigned InFlight = 1; ///< Batches in the pipeline at once: Degree.
+  std::vector<PipelineStageReport> Stages;
+  /// One batch through every stage: the stages' kernels and sends.
+  double LatencySeconds = 0;
+  /// The slowest stage's time: a batch completes a step this often.
+  double IntervalSeconds = 0;
+  double Samples = 1; ///< Per batch: samplesPerStep.
+  /// The stage whose memory is the report's (the largest peak), 0-based.
+  unsigned FullestStage = 0;
+  /// Per node of the graph, its stage.
+  std::vector<unsigned> NodeStage;
+  std::string Explain; ///< The rule and the split.
+
+  double samplesPerSecond() const {
+    return IntervalSeconds > 0 ? Samples / IntervalSeconds : 0;
+  }
+};
+
 /// perfc --plan without --train (passes/ServingPlan.h): the layouts one
 /// inference step was predicted in, and the one chosen.
 enum class ServingSplit : uint8_t { Whole, Tensor, Expert };
@@ -213,14 +263,20 @@ const char *name(ServingSplit S);
 /// One layout, predicted.
 struct ServingCandidate {
   ServingSplit Split = ServingSplit::Whole;
+  /// All of them: Split's degree (1 when whole) times Stages.
   unsigned Devices = 1;
+  /// Pipeline stages (--pp), each on Devices / Stages of them.
+  unsigned Stages = 1;
   double LatencySeconds = 0;
+  /// How often a step completes: the latency, or with stages the slowest
+  /// stage's time (Stages batches in flight).
+  double IntervalSeconds = 0;
   double PeakBytes = 0;     ///< Per device.
   double CapacityBytes = 0; ///< One device's (after any reserve).
   bool Fits = false;
 };
-/// "whole", or the split's flag and degree ("tp 4"), as tables and errors
-/// name a layout.
+/// "whole", or the split's flag and degree ("tp 4"), with stages "pp 2" or
+/// "tp 8 pp 2", as tables and errors name a layout.
 std::string name(const ServingCandidate &C);
 
 /// What a serving plan chooses for (--objective): the lowest latency (one
@@ -242,7 +298,10 @@ struct ServingPlan {
   /// Samples one step serves: the first input's leading dimension (the
   /// batch; a decoding step's sequences), 1 where it has none.
   double Samples = 1;
-  unsigned MaxDevices = 1; ///< The largest layout tried.
+  unsigned MaxDevices = 1; ///< The largest layout tried without stages.
+  /// The most devices a layout with pipeline stages may use (0: none
+  /// tried, a mixture of experts).
+  unsigned MaxPipelineDevices = 0;
   ServingObjective Objective = ServingObjective::Latency;
   /// The latency a chosen layout must not exceed (--max-latency).
   llvm::Optional<double> MaxLatencySeconds;
@@ -267,6 +326,9 @@ struct Report {
   /// Inference with --ep: the split and its all-to-alls (LatencySeconds
   /// includes them).
   llvm::Optional<ExpertParallelReport> ExpertParallel;
+  /// Inference with --pp: the stages (LatencySeconds is one batch's pass
+  /// through them; Memory the fullest stage's).
+  llvm::Optional<PipelineParallelReport> PipelineParallel;
   /// With --train: the strategy and what one step costs.
   llvm::Optional<TrainOptions> Strategy;
   llvm::Optional<TrainReport> Train;

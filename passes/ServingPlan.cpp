@@ -38,23 +38,17 @@ perfc::servingObjectiveNamed(llvm::StringRef S) {
 }
 
 std::string perfc::name(const ServingCandidate &C) {
-  return C.Split == ServingSplit::Whole
-             ? std::string(name(C.Split))
-             : (llvm::Twine(name(C.Split)) + " " + llvm::Twine(C.Devices))
-                   .str();
+  const unsigned Degree = C.Devices / std::max(C.Stages, 1u);
+  std::string S =
+      C.Split == ServingSplit::Whole
+          ? std::string(C.Stages > 1 ? "" : name(C.Split))
+          : (llvm::Twine(name(C.Split)) + " " + llvm::Twine(Degree)).str();
+  if (C.Stages > 1)
+    S += (S.empty() ? "pp " : " pp ") + std::to_string(C.Stages);
+  return S;
 }
 
 namespace {
-
-/// The batch one step serves: the first input's leading dimension.
-double samplesOf(const ir::Graph &G) {
-  if (G.inputs().empty() || !G.inputs().front())
-    return 1;
-  const ir::Shape &S = G.inputs().front()->shape();
-  if (!S.isRanked() || S.rank() == 0 || S.size(0) <= 0)
-    return 1;
-  return double(S.size(0));
-}
 
 /// A serving plan none of whose layouts fits: the one that came closest.
 std::string noLayoutFits(const ServingPlan &P) {
@@ -63,8 +57,8 @@ std::string noLayoutFits(const ServingPlan &P) {
     if (!Least || C.PeakBytes < Least->PeakBytes)
       Least = &C;
   return llvm::formatv(
-             "no layout of up to {0} device{1} fits in memory: the least per "
-             "device is {2} ({3} on {4}), over the {5} a device has; use "
+             "no layout of up to {0} device{1}{6} fits in memory: the least "
+             "per device is {2} ({3} on {4}), over the {5} a device has; use "
              "devices with more memory, a smaller batch or cache, "
              "--storage-type fp8 or int8, or more devices (--devices, "
              "--allow-cross-node-tp)",
@@ -73,7 +67,12 @@ std::string noLayoutFits(const ServingPlan &P) {
              Least->Devices == 1
                  ? "one device"
                  : (llvm::Twine(Least->Devices) + " devices").str(),
-             hw::formatDataBytes(Least->CapacityBytes))
+             hw::formatDataBytes(Least->CapacityBytes),
+             P.MaxPipelineDevices > P.MaxDevices
+                 ? (" (" + llvm::Twine(P.MaxPipelineDevices) +
+                    " with pipeline stages)")
+                       .str()
+                 : std::string())
       .str();
 }
 
@@ -96,7 +95,7 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
     return Fail("--max-latency must be a positive time (e.g. '50 ms')");
   const unsigned PerNode = C.Groups.front().devicesPerNode();
   ServingPlan Plan;
-  Plan.Samples = samplesOf(G);
+  Plan.Samples = samplesPerStep(G);
   Plan.Objective = R.Objective;
   Plan.MaxLatencySeconds = R.MaxLatencySeconds;
   Plan.MaxDevices =
@@ -109,7 +108,8 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   const bool HasExperts = !Analysis.Blocks.ExpertCounts.empty();
 
   const auto Add = [&](ServingSplit Split, unsigned N,
-                       const cost::CommGroup *Group) {
+                       const cost::CommGroup *Group,
+                       const InferencePipeline *Pipe = nullptr) {
     PredictOptions O = R.Base;
     O.Explain = false;
     O.NodeNames = false;
@@ -119,11 +119,17 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
       O.TensorParallel = *Group;
     if (Split == ServingSplit::Expert)
       O.ExpertParallel = *Group;
+    if (Pipe)
+      O.PipelineParallel = *Pipe;
     const Report P = predict(G, O);
     ServingCandidate Cand;
     Cand.Split = Split;
-    Cand.Devices = N;
+    Cand.Stages = Pipe ? Pipe->Stages : 1;
+    Cand.Devices = N * Cand.Stages;
     Cand.LatencySeconds = P.LatencySeconds.getValueOr(0);
+    Cand.IntervalSeconds = P.PipelineParallel
+                               ? P.PipelineParallel->IntervalSeconds
+                               : Cand.LatencySeconds;
     if (P.Memory) {
       Cand.PeakBytes = P.Memory->Usage.PeakBytes;
       Cand.CapacityBytes = P.Memory->CapacityBytes;
@@ -136,17 +142,18 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   // pattern the model lacks, devices the cluster lacks) refuses its
   // multiples too.
   bool TensorRefused = false, ExpertRefused = false;
-  const auto TrySplit = [&](ServingSplit Split, unsigned N) {
+  const auto TrySplit = [&](ServingSplit Split,
+                            unsigned N) -> llvm::Optional<cost::CommGroup> {
     bool &Refused =
         Split == ServingSplit::Tensor ? TensorRefused : ExpertRefused;
     if (Refused)
-      return;
+      return llvm::None;
     const char *Flag = Split == ServingSplit::Tensor ? "--tp" : "--ep";
     auto Group = tensorParallelGroup(C, N, Flag);
     if (!Group) {
       Plan.Skipped.push_back(llvm::toString(Group.takeError()));
       Refused = true;
-      return;
+      return llvm::None;
     }
     Group->Protocol = R.Protocol;
     if (llvm::Error E = Split == ServingSplit::Tensor
@@ -154,24 +161,65 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
                             : checkExpertParallel(G, Analysis, N)) {
       Plan.Skipped.push_back(llvm::toString(std::move(E)));
       Refused = true;
-      return;
+      return llvm::None;
     }
     Add(Split, N, &*Group);
+    return *Group;
   };
   Add(ServingSplit::Whole, 1, nullptr);
+  // The tensor-parallel degrees tried (1: whole), each with its group.
+  std::vector<std::pair<unsigned, llvm::Optional<cost::CommGroup>>> TpTried = {
+      {1, llvm::None}};
   for (unsigned N = 2; N <= Plan.MaxDevices; N *= 2) {
     if (N <= MaxTp)
-      TrySplit(ServingSplit::Tensor, N);
+      if (auto Group = TrySplit(ServingSplit::Tensor, N))
+        TpTried.push_back({N, Group});
     if (HasExperts)
       TrySplit(ServingSplit::Expert, N);
+  }
+  // Pipeline stages (tensor-parallel groups of one node at most, stages
+  // across nodes as serving engines place them): for each degree tried
+  // whose layout does not fit, 2, 4, ... stages until one fits. More
+  // stages than the first that fits serve no better: the same samples per
+  // second per device (as many batches in flight as stages) with a longer
+  // pass.
+  {
+    Plan.MaxPipelineDevices = R.Devices ? R.Devices : C.numDevices();
+    for (const auto &[Tp, Group] : TpTried) {
+      const bool Fits = llvm::any_of(Plan.Candidates, [&](const auto &Cand) {
+        return Cand.Stages == 1 && Cand.Devices == Tp &&
+               Cand.Split != ServingSplit::Expert && Cand.Fits;
+      });
+      if (Fits || Tp > PerNode)
+        continue;
+      for (unsigned Pp = 2; uint64_t(Pp) * Tp <= Plan.MaxPipelineDevices;
+           Pp *= 2) {
+        if (llvm::Error E = checkPipelineParallel(G, Analysis, Pp)) {
+          if (Tp == 1)
+            Plan.Skipped.push_back(llvm::toString(std::move(E)));
+          else
+            llvm::consumeError(std::move(E));
+          break;
+        }
+        auto Pipe = pipelineStages(C, Pp, Tp);
+        if (!Pipe) {
+          llvm::consumeError(Pipe.takeError());
+          break;
+        }
+        Add(Tp > 1 ? ServingSplit::Tensor : ServingSplit::Whole, Tp,
+            Group ? &*Group : nullptr, &*Pipe);
+        if (Plan.Candidates.back().Fits)
+          break;
+      }
+    }
   }
 
   // Strictly better wins: on a tie the earlier, with fewer devices.
   const auto Better = [&](const ServingCandidate &A,
                           const ServingCandidate &B) {
     if (R.Objective == ServingObjective::Throughput) {
-      const double CostA = A.LatencySeconds * A.Devices,
-                   CostB = B.LatencySeconds * B.Devices;
+      const double CostA = A.IntervalSeconds * A.Devices,
+                   CostB = B.IntervalSeconds * B.Devices;
       if (CostA != CostB)
         return CostA < CostB;
     }

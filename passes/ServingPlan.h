@@ -5,10 +5,13 @@
 // Megatron-style over tp devices (PredictOptions::TensorParallel) and, for a
 // mixture of experts, served expert-parallel over ep devices
 // (PredictOptions::ExpertParallel), for every power of two up to the devices
-// allowed. Of the layouts whose per-device memory fits (and, given a
+// allowed; where the whole model or a tp degree does not fit, 2, 4, ...
+// pipeline stages of it (PredictOptions::PipelineParallel, across nodes)
+// until one fits. Of the layouts whose per-device memory fits (and, given a
 // latency bound, that meet it), the fastest is chosen, or under the
 // throughput objective the one serving the most samples per second per
-// device (the fewest device-seconds per step), the faster on a tie; on a
+// device (the fewest device-seconds per step; with stages, per slowest
+// stage), the faster on a tie; on a
 // tie still, the one with fewer devices. A handful of layouts, each
 // predicted in full: there is nothing for a solver to prune.
 //
@@ -30,7 +33,8 @@ struct ServingRequest {
   /// The options every layout is predicted with (Device set; no split).
   PredictOptions Base;
   /// Devices a layout may use: 0 for the first node's (all of the cluster's
-  /// with AllowCrossNodeTp), else at most that many.
+  /// with AllowCrossNodeTp, and for layouts with pipeline stages), else at
+  /// most that many.
   unsigned Devices = 0;
   /// Tensor parallelism across nodes (over InfiniBand, as no serving
   /// system runs it by default); expert parallelism may always span them.

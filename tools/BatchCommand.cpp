@@ -12,7 +12,8 @@
 //    "train": {"dp": 8, "recompute": "full", "input_rate": 17800}}
 //
 // ("model" required; "train" also takes true, and its "micro_batch" sets
-// the batch as --micro-batch does; "tp" splits an inference as --tp, "ep"
+// the batch as --micro-batch does; "tp" and "pp" split an inference as --tp
+// and --pp do, "ep"
 // serves a mixture of experts as --ep does without --train,
 // "comm_protocol" prices its exchanges as --comm-protocol does,
 // "flash_attention" runs its attention as --flash-attention does). Each
@@ -75,14 +76,15 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         K != "train" && K != "compute_type" && K != "fusion" &&
         K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
         K != "storage_type" && K != "conv_layout" && K != "tp" && K != "ep" &&
-        K != "comm_protocol" && K != "flash_attention" &&
+        K != "pp" && K != "comm_protocol" && K != "flash_attention" &&
         K != "memory_reserve_bytes" && K != "serve_plan" &&
         K != "serve_plan_devices" && K != "serve_plan_objective" &&
         K != "serve_plan_max_latency_s")
       return Fail("unknown key '" + K.str() +
                   "': use model, hw, batch, dims, train, compute_type, "
                   "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, ep, serve_plan, serve_plan_devices, "
+                  "launch_overhead_s, tp, ep, pp, serve_plan, "
+                  "serve_plan_devices, "
                   "serve_plan_objective, serve_plan_max_latency_s, "
                   "comm_protocol, flash_attention, memory_reserve_bytes");
   }
@@ -183,6 +185,8 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
             "the devices an inference is split over"},
         {"ep", &J.Predict.expertParallel,
          "the devices a mixture of experts is served over"},
+        {"pp", &J.Predict.pipelineParallel,
+         "the pipeline stages an inference is split into"},
         {"serve_plan_devices", &J.Predict.servePlanDevices,
          "the largest layout a serving plan tries"}})
     if (O->get(Key)) {

@@ -650,15 +650,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   } else if (!StrategyPath.empty()) {
     return fail("--strategy needs --train: a plan file holds a training "
                 "strategy (without --train, --plan chooses how to serve)");
-  } else if (Dp.getNumOccurrences() || Pp.getNumOccurrences() ||
-             Cp.getNumOccurrences() || CpCommOpt.getNumOccurrences() ||
-             MoeCapacity.getNumOccurrences() ||
+  } else if (Dp.getNumOccurrences() || Cp.getNumOccurrences() ||
+             CpCommOpt.getNumOccurrences() || MoeCapacity.getNumOccurrences() ||
              GlobalBatch.getNumOccurrences() ||
              MicroBatch.getNumOccurrences() ||
              RecomputeOpt.getNumOccurrences() || Zero.getNumOccurrences() ||
              InputRate.getNumOccurrences()) {
     return fail(
-        "training options (--dp, --pp, --cp, --cp-comm, --moe-capacity, "
+        "training options (--dp, --cp, --cp-comm, --moe-capacity, "
         "--global-batch, --micro-batch, --recompute, --zero, --input-rate) "
         "need --train");
   } else if (Ep.getNumOccurrences()) {
@@ -685,12 +684,14 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (Hw.empty())
       return fail("--plan without --train chooses how to serve the model "
                   "over a cluster: add --hw naming one (e.g. dgx-h100)");
-    if (Tp.getNumOccurrences() || Ep.getNumOccurrences() || Place)
+    if (Tp.getNumOccurrences() || Ep.getNumOccurrences() ||
+        Pp.getNumOccurrences() || Place)
       return fail(fmt::format(
-          "--plan without --train chooses the layout (whole, --tp or --ep); "
-          "drop --{}, or drop --plan to predict that layout",
+          "--plan without --train chooses the layout (whole, --tp, --pp or "
+          "--ep); drop --{}, or drop --plan to predict that layout",
           Tp.getNumOccurrences()   ? "tp"
           : Ep.getNumOccurrences() ? "ep"
+          : Pp.getNumOccurrences() ? "pp"
                                    : "place"));
     if (const cl::Option *O =
             firstGiven({&PlannerOpt, &TopK, &Pareto, &TimeLimit, &Timings}))
@@ -725,6 +726,21 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   if (Plan && Devices.getNumOccurrences() && Devices == 0)
     return fail("--devices 0: give how many of the cluster's devices the "
                 "plan may use, 1 or more");
+  if (!Train && Pp.getNumOccurrences()) {
+    // Inference over pipeline stages.
+    if (Pp == 0)
+      return fail("--pp 0: give the number of pipeline stages, 1 or more");
+    if (Hw.empty())
+      return fail("--pp needs --hw naming a cluster whose devices hold the "
+                  "stages (e.g. dgx-h100-superpod)");
+    if (Ep.getNumOccurrences())
+      return fail("--pp and --ep: pipeline stages of an expert-parallel "
+                  "group are not modelled for inference; give one of them");
+    if (Place)
+      return fail("--place and --pp: --place puts each kernel on one "
+                  "processor of a SoC, --pp splits the blocks over a "
+                  "cluster's devices; give one");
+  }
   if (!Train && Tp.getNumOccurrences()) {
     // Inference split over a tensor-parallel group.
     if (Tp == 0)
@@ -846,7 +862,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   };
   // The split predicted: the one given, or the one a serving plan chose.
   unsigned TpDegree = Train ? 1 : unsigned(Tp),
-           EpDegree = Train ? 1 : unsigned(Ep);
+           EpDegree = Train ? 1 : unsigned(Ep),
+           PpDegree = Train ? 1 : unsigned(Pp);
   llvm::Optional<ServingPlan> Serving;
   if (!Train && Plan) {
     ServingRequest Req;
@@ -865,6 +882,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       TpDegree = Chosen->Devices;
     if (Chosen->Split == ServingSplit::Expert)
       EpDegree = Chosen->Devices;
+    PpDegree = Chosen->Stages;
+    if (Chosen->Split == ServingSplit::Tensor)
+      TpDegree = Chosen->Devices / Chosen->Stages;
     Serving = std::move(*Planned);
   }
   if (TpDegree > 1) {
@@ -878,6 +898,18 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (!Group)
       return fail(Group.takeError());
     Options.ExpertParallel = *Group;
+  }
+  if (PpDegree > 1) {
+    auto Pipe = pipelineStages(*Cluster, PpDegree, TpDegree);
+    if (!Pipe)
+      return fail(Pipe.takeError());
+    if (!Split) {
+      Split = analyzeInferenceSplit(Model->Graph);
+      Options.Split = &*Split;
+    }
+    if (llvm::Error E = checkPipelineParallel(Model->Graph, *Split, PpDegree))
+      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
+    Options.PipelineParallel = std::move(*Pipe);
   }
   Report R = predict(Model->Graph, Options);
   R.Serving = std::move(Serving);

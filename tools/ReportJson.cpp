@@ -309,8 +309,49 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("complete", M.Usage.Complete);
         if (!M.Explain.empty())
           J.attribute("explain", jsonText(M.Explain));
-        if (R.TensorParallel || R.ExpertParallel)
+        if (R.TensorParallel || R.ExpertParallel || R.PipelineParallel)
           J.attribute("per_rank", true);
+        if (R.PipelineParallel)
+          J.attribute("stage", int64_t(R.PipelineParallel->FullestStage + 1));
+      });
+    }
+    if (R.PipelineParallel) {
+      const PipelineParallelReport &PP = *R.PipelineParallel;
+      J.attributeObject("pipeline_parallel", [&] {
+        J.attribute("degree", int64_t(PP.Degree));
+        J.attribute("in_flight_batches", int64_t(PP.InFlight));
+        J.attribute("latency_s", PP.LatencySeconds);
+        J.attribute("interval_s", PP.IntervalSeconds);
+        J.attribute("samples_per_s", PP.samplesPerSecond());
+        J.attributeArray("stages", [&] {
+          for (const PipelineStageReport &St : PP.Stages)
+            J.object([&] {
+              J.attribute("first_block", int64_t(St.FirstBlock));
+              J.attribute("last_block", int64_t(St.LastBlock));
+              J.attribute("first_block_name", jsonText(St.FirstBlockName));
+              J.attribute("last_block_name", jsonText(St.LastBlockName));
+              J.attribute("kernels", int64_t(St.Kernels));
+              J.attribute("kernels_s", St.KernelSeconds);
+              J.attribute("send_bytes", count(St.SendBytes));
+              J.attribute("send_s", St.SendSeconds);
+              if (!St.SendLink.empty())
+                J.attribute("send_link", jsonText(St.SendLink));
+              J.attribute("time_s", St.seconds());
+              if (R.Memory) {
+                J.attribute("peak_bytes", count(St.Usage.PeakBytes));
+                J.attribute("weights_bytes", count(St.Usage.WeightsBytes));
+                J.attribute("activations_bytes",
+                            count(St.Usage.ActivationsBytes));
+                J.attribute("in_flight_inputs_bytes",
+                            count(St.InFlightInputsBytes));
+                J.attribute("received_bytes", count(St.ReceivedBytes));
+                J.attribute("peak_at", jsonText(St.PeakAt));
+                J.attribute("fits", St.Fits);
+              }
+            });
+        });
+        if (!PP.Explain.empty())
+          J.attribute("explain", jsonText(PP.Explain));
       });
     }
     if (R.TensorParallel) {
@@ -347,6 +388,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
       const auto Layout = [&](const ServingCandidate &C) {
         J.attribute("split", name(C.Split));
         J.attribute("devices", int64_t(C.Devices));
+        J.attribute("pp", int64_t(C.Stages));
       };
       J.attributeObject("serving_plan", [&] {
         J.attribute("objective", name(P.Objective));
@@ -354,6 +396,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("max_latency_s", *P.MaxLatencySeconds);
         J.attribute("samples", count(P.Samples));
         J.attribute("max_devices", int64_t(P.MaxDevices));
+        J.attribute("max_pipeline_devices", int64_t(P.MaxPipelineDevices));
         if (const ServingCandidate *C = P.chosen())
           J.attributeObject("chosen", [&] { Layout(*C); });
         J.attributeArray("candidates", [&] {
@@ -361,8 +404,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
             J.object([&] {
               Layout(C);
               J.attribute("latency_s", C.LatencySeconds);
+              J.attribute("interval_s", C.IntervalSeconds);
               const double Rate =
-                  C.LatencySeconds > 0 ? P.Samples / C.LatencySeconds : 0;
+                  C.IntervalSeconds > 0 ? P.Samples / C.IntervalSeconds : 0;
               J.attribute("samples_per_s", Rate);
               J.attribute("samples_per_s_per_device", Rate / C.Devices);
               J.attribute("peak_bytes", C.PeakBytes);
@@ -553,6 +597,9 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("winograd_reduction", N.Time->WinogradReduction);
             if (N.Time->TpCommSeconds > 0)
               J.attribute("tp_comm_s", N.Time->TpCommSeconds);
+            if (R.PipelineParallel && I < R.PipelineParallel->NodeStage.size())
+              J.attribute("stage",
+                          int64_t(R.PipelineParallel->NodeStage[I] + 1));
             // A training step's backward per kernel, where the step
             // gives one.
             if (const auto *B = R.nodeBackward(I);

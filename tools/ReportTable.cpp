@@ -41,7 +41,7 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
     Fitting += C.Fits;
   OS << fmt::format(
       "serving   plan: {} on {} x {}, {} that fits{} ({} of {} fit, up to {} "
-      "device{})\n",
+      "device{}{})\n",
       name(*Chosen), Chosen->Devices, Device,
       P.Objective == ServingObjective::Throughput
           ? "the layout with the most samples/s per device"
@@ -49,14 +49,20 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
       P.MaxLatencySeconds
           ? " and takes at most " + formatSeconds(*P.MaxLatencySeconds)
           : std::string(),
-      Fitting, P.Candidates.size(), P.MaxDevices, P.MaxDevices == 1 ? "" : "s");
-  OS << fmt::format("          {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
+      Fitting, P.Candidates.size(), P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
+      P.MaxPipelineDevices > P.MaxDevices
+          ? fmt::format(", {} with pipeline stages", P.MaxPipelineDevices)
+          : std::string());
+  // A layout with stages serves as many batches at once as it has stages:
+  // its samples/s is a batch per slowest stage.
+  OS << fmt::format("          {:<10} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
                     "layout", "devices", "latency", "samples/s", "per device",
                     "memory/device", "fits");
   for (const ServingCandidate &C : P.Candidates) {
-    const double Rate = C.LatencySeconds > 0 ? P.Samples / C.LatencySeconds : 0;
+    const double Rate =
+        C.IntervalSeconds > 0 ? P.Samples / C.IntervalSeconds : 0;
     OS << fmt::format(
-        "        {} {:<8} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
+        "        {} {:<10} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
         &C == Chosen ? "*" : " ", name(C), C.Devices,
         formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
         withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
@@ -236,12 +242,39 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     if (Options.Explain && !EP.Explain.empty())
       OS << "          " << EP.Explain << "\n";
   }
+  if (R.PipelineParallel) {
+    const PipelineParallelReport &PP = *R.PipelineParallel;
+    const unsigned Ranks = R.TensorParallel ? R.TensorParallel->Degree : 1;
+    OS << fmt::format("pp        {} stages of {} device{}, {} batches in "
+                      "flight: a step every {} (the slowest stage), {:.4g} "
+                      "samples/s; latency is one batch's pass\n",
+                      PP.Degree, Ranks, Ranks == 1 ? "" : "s", PP.InFlight,
+                      formatSeconds(PP.IntervalSeconds), PP.samplesPerSecond());
+    for (size_t S = 0; S < PP.Stages.size(); ++S) {
+      const PipelineStageReport &St = PP.Stages[S];
+      std::string Line = fmt::format(
+          "  stage {:<3} blocks {}-{} ({} to {}): {} kernels {}", S + 1,
+          St.FirstBlock, St.LastBlock, St.FirstBlockName, St.LastBlockName,
+          St.Kernels, formatSeconds(St.KernelSeconds));
+      if (!St.SendLink.empty())
+        Line += fmt::format(" + send {} over {} {}", formatBytes(St.SendBytes),
+                            St.SendLink, formatSeconds(St.SendSeconds));
+      if (R.Memory)
+        Line += fmt::format(", {} {}", formatBytes(St.Usage.PeakBytes),
+                            St.Fits ? "fits" : "DOES NOT FIT");
+      OS << Line << "\n";
+    }
+    if (Options.Explain && !PP.Explain.empty())
+      OS << "          " << PP.Explain << "\n";
+  }
   if (R.Memory) {
     const InferenceMemoryReport &Mem = *R.Memory;
     OS << fmt::format("memory    {} at peak{} (weights {}, activations {} at "
                       "'{}'){} {} {}\n",
                       formatBytes(Mem.Usage.PeakBytes),
-                      R.TensorParallel || R.ExpertParallel ? " per rank" : "",
+                      R.PipelineParallel ? " per rank of the fullest stage"
+                      : R.TensorParallel || R.ExpertParallel ? " per rank"
+                                                             : "",
                       formatBytes(Mem.Usage.WeightsBytes),
                       formatBytes(Mem.Usage.ActivationsBytes), Mem.PeakAt,
                       Mem.Usage.Complete ? "," : " (at least),",

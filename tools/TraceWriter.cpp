@@ -46,22 +46,37 @@ void event(llvm::json::OStream &J, const TimelineEvent &E) {
 /// parallelism each exchange after the kernel that writes its tensor
 /// (Exchanges, drawn on a communication track: the same stream, so the
 /// next kernel waits for it).
+/// Under pipeline parallelism one batch's pass: each stage's kernels on
+/// its own device, from when the stage before has sent its activations,
+/// and its send after them.
 Timeline kernelTimeline(const Report &R,
                         std::vector<TimelineEvent> &Exchanges) {
   Timeline T;
-  double Now = 0;
-  for (const NodeReport &N : R.Nodes) {
+  const PipelineParallelReport *PP =
+      R.PipelineParallel ? &*R.PipelineParallel : nullptr;
+  const size_t Stages = PP ? PP->Stages.size() : 1;
+  std::vector<double> Now(Stages, 0.0);
+  for (size_t S = 1; S < Stages; ++S)
+    Now[S] = Now[S - 1] + PP->Stages[S - 1].seconds();
+  for (size_t I = 0; I < R.Nodes.size(); ++I) {
+    const NodeReport &N = R.Nodes[I];
     if (!N.Time || N.Time->Exec != "kernel")
       continue;
-    T.Events.push_back({N.Name, N.Op, 0, 0, Now, N.Time->Seconds, -1});
-    Now += N.Time->Seconds;
+    const unsigned D = PP && I < PP->NodeStage.size() ? PP->NodeStage[I] : 0;
+    double &At = Now[D];
+    T.Events.push_back({N.Name, N.Op, D, 0, At, N.Time->Seconds, -1});
+    At += N.Time->Seconds;
     if (N.Time->TpCommSeconds > 0) {
-      Exchanges.push_back({N.Name + " (exchange)", "tensor-parallel", 0, 1, Now,
+      Exchanges.push_back({N.Name + " (exchange)", "tensor-parallel", D, 1, At,
                            N.Time->TpCommSeconds, -1});
-      Now += N.Time->TpCommSeconds;
+      At += N.Time->TpCommSeconds;
     }
   }
-  T.End = Now;
+  for (size_t S = 0; PP && S + 1 < Stages; ++S)
+    Exchanges.push_back({"send to stage " + std::to_string(S + 2), "pipeline",
+                         unsigned(S), 1, Now[S], PP->Stages[S].SendSeconds,
+                         -1});
+  T.End = PP ? PP->LatencySeconds : Now[0];
   return T;
 }
 
@@ -73,7 +88,11 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
   const Timeline T = Training ? R.Train->Trace : kernelTimeline(R, Exchanges);
   const std::string Device =
       R.Hardware ? R.Hardware->Device : std::string("device");
-  unsigned Devices = Training ? R.Train->Stages.size() : 1;
+  const PipelineParallelReport *PP =
+      R.PipelineParallel ? &*R.PipelineParallel : nullptr;
+  const unsigned Devices = Training ? R.Train->Stages.size()
+                           : PP     ? PP->Stages.size()
+                                    : 1;
   llvm::json::OStream J(OS, 1);
   J.object([&] {
     J.attribute("displayTimeUnit", "ms");
@@ -85,8 +104,9 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
     J.attributeArray("traceEvents", [&] {
       for (unsigned D = 0; D < Devices; ++D) {
         metadata(J, "process_name", D, 0,
-                 Training ? "stage " + std::to_string(D) + " (" + Device + ")"
-                          : Device);
+                 Training || PP
+                     ? "stage " + std::to_string(D) + " (" + Device + ")"
+                     : Device);
         metadata(J, "thread_name", D, 0, "compute");
         if (Training || !Exchanges.empty())
           metadata(J, "thread_name", D, 1, "communication");
@@ -98,18 +118,22 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
       for (const TimelineEvent &E : Exchanges)
         event(J, E);
       // Inference: the memory one run holds (weights and live
-      // activations) as a counter track, a value from each kernel's start.
+      // activations) as a counter track, a value from each kernel's start;
+      // under pipeline parallelism the fullest stage's, on its device.
       if (R.Memory && R.Memory->Usage.LiveBytes.size() == T.Events.size())
-        for (size_t I = 0; I < T.Events.size(); ++I)
+        for (size_t I = 0; I < T.Events.size(); ++I) {
+          if (PP && T.Events[I].Device != PP->FullestStage)
+            continue;
           J.object([&] {
             J.attribute("name", "memory");
             J.attribute("ph", "C");
-            J.attribute("pid", int64_t(0));
+            J.attribute("pid", int64_t(T.Events[I].Device));
             J.attribute("ts", T.Events[I].Start * 1e6);
             J.attributeObject("args", [&] {
               J.attribute("bytes", R.Memory->Usage.LiveBytes[I]);
             });
           });
+        }
     });
   });
   OS << "\n";

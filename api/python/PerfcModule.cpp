@@ -144,6 +144,7 @@ struct PredictKwargs {
   /// Its objective and latency bound (as --objective, --max-latency).
   std::string ServePlanObjective = "latency";
   py::object ServePlanMaxLatency = py::none();
+  unsigned Pp = 1; ///< Pipeline stages for inference (as --pp).
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -158,6 +159,7 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.timings = Extra.Timings;
   O.tensorParallel = Extra.Tp;
   O.expertParallel = Extra.Ep;
+  O.pipelineParallel = Extra.Pp;
   O.servePlan = Extra.ServePlan;
   O.servePlanDevices = Extra.ServePlanDevices;
   O.servePlanObjective = Extra.ServePlanObjective;
@@ -295,6 +297,31 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     ED["comm_s"] = EP->commSeconds;
     D["expert_parallel"] = ED;
   }
+  if (auto PP = P.pipelineParallel()) {
+    // The JSON's "pipeline_parallel" keys, without names and explanation.
+    py::dict PD;
+    PD["degree"] = PP->degree;
+    PD["in_flight_batches"] = PP->inFlightBatches;
+    PD["latency_s"] = PP->latencySeconds;
+    PD["interval_s"] = PP->intervalSeconds;
+    PD["samples_per_s"] = PP->samplesPerSecond;
+    py::list Stages;
+    for (const auto &St : PP->stages) {
+      py::dict SD;
+      SD["first_block"] = St.firstBlock;
+      SD["last_block"] = St.lastBlock;
+      SD["kernels"] = St.kernels;
+      SD["kernels_s"] = St.kernelSeconds;
+      SD["send_bytes"] = St.sendBytes;
+      SD["send_s"] = St.sendSeconds;
+      SD["time_s"] = St.kernelSeconds + St.sendSeconds;
+      SD["peak_bytes"] = St.peakBytes;
+      SD["fits"] = St.fits;
+      Stages.append(SD);
+    }
+    PD["stages"] = Stages;
+    D["pipeline_parallel"] = PD;
+  }
   if (auto SP = P.servingPlan()) {
     // The JSON's "serving_plan" keys.
     py::dict SD;
@@ -306,15 +333,18 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     py::dict Chosen;
     Chosen["split"] = C.split;
     Chosen["devices"] = C.devices;
+    Chosen["pp"] = C.stages;
     SD["chosen"] = Chosen;
     py::list Layouts;
     for (const ServingPlanSummary::Layout &L : SP->layouts) {
       py::dict LD;
       LD["split"] = L.split;
       LD["devices"] = L.devices;
+      LD["pp"] = L.stages;
       LD["latency_s"] = L.latencySeconds;
+      LD["interval_s"] = L.intervalSeconds;
       const double Rate =
-          L.latencySeconds > 0 ? SP->samples / L.latencySeconds : 0.0;
+          L.intervalSeconds > 0 ? SP->samples / L.intervalSeconds : 0.0;
       LD["samples_per_s"] = Rate;
       LD["samples_per_s_per_device"] = Rate / L.devices;
       LD["peak_bytes"] = L.peakBytes;
@@ -576,14 +606,14 @@ PYBIND11_MODULE(perfc, m) {
          bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
          py::object Reserve, unsigned Ep, bool ServePlan,
          unsigned ServePlanDevices, const std::string &Objective,
-         py::object MaxLatency) {
+         py::object MaxLatency, unsigned Pp) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, false, Tp,
                                 Flash, Protocol, Reserve, Ep, ServePlan,
-                                ServePlanDevices, Objective, MaxLatency}));
+                                ServePlanDevices, Objective, MaxLatency, Pp}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -596,7 +626,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       py::arg("serve_plan_objective") = "latency",
-      py::arg("serve_plan_max_latency_s") = py::none(),
+      py::arg("serve_plan_max_latency_s") = py::none(), py::arg("pp") = 1,
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -617,8 +647,10 @@ PYBIND11_MODULE(perfc, m) {
       "(0: the first node's) predicted, the fastest that fits returned (as "
       "--plan without --train; serve_plan_objective 'throughput': the most "
       "samples/s per device, as --objective; serve_plan_max_latency_s: as "
-      "--max-latency). Returns a dict: totals, latency_s, train, "
-      "memory, tensor_parallel, expert_parallel, serving_plan, placement, "
+      "--max-latency). pp: inference over that many pipeline stages of hw's "
+      "cluster, each a tp group (as --pp without --train). Returns a dict: "
+      "totals, latency_s, train, memory, tensor_parallel, expert_parallel, "
+      "pipeline_parallel, serving_plan, placement, "
       "ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
@@ -628,14 +660,14 @@ PYBIND11_MODULE(perfc, m) {
          bool Place, bool Timings, unsigned Tp, bool Flash,
          const std::string &Protocol, py::object Reserve, unsigned Ep,
          bool ServePlan, unsigned ServePlanDevices,
-         const std::string &Objective, py::object MaxLatency) {
+         const std::string &Objective, py::object MaxLatency, unsigned Pp) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, Timings, Tp,
                                 Flash, Protocol, Reserve, Ep, ServePlan,
-                                ServePlanDevices, Objective, MaxLatency}));
+                                ServePlanDevices, Objective, MaxLatency, Pp}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -649,14 +681,15 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("memory_reserve_bytes") = py::none(), py::arg("ep") = 1,
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       py::arg("serve_plan_objective") = "latency",
-      py::arg("serve_plan_max_latency_s") = py::none(),
+      py::arg("serve_plan_max_latency_s") = py::none(), py::arg("pp") = 1,
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
       "--comm-protocol; memory_reserve_bytes: as --memory-reserve; ep: as "
       "--ep without --train; serve_plan, serve_plan_devices, "
       "serve_plan_objective, serve_plan_max_latency_s: as --plan (and "
-      "--devices, --objective, --max-latency) without --train.");
+      "--devices, --objective, --max-latency) without --train; pp: as --pp "
+      "without --train.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

@@ -324,6 +324,13 @@ struct PredictOptions {
   /// TrainOptions::flashAttention says it); a model without attention is
   /// an error.
   bool flashAttention = false;
+  /// As --pp without --train: inference over this many pipeline stages of
+  /// the hardware's cluster, each a tensorParallel group (stages across
+  /// nodes); latencySeconds() is one batch's pass through them, memory()
+  /// the fullest stage's rank's, pipelineParallel() the stages. 1: one
+  /// stage. Not with train (its pp is TrainOptions::pp), place,
+  /// expertParallel or servePlan (which tries stages itself).
+  unsigned pipelineParallel = 1;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".
@@ -411,6 +418,26 @@ struct ExpertParallelSummary {
   double commSeconds = 0;   ///< The all-to-alls (latency = the two summed).
 };
 
+/// Inference with PredictOptions::pipelineParallel > 1: the stages (the
+/// JSON's "pipeline_parallel").
+struct PipelineParallelSummary {
+  struct Stage {
+    unsigned firstBlock = 0, lastBlock = 0; ///< 1-based, inclusive.
+    unsigned kernels = 0;
+    double kernelSeconds = 0; ///< Its kernels and tensor-parallel exchanges.
+    double sendBytes = 0;     ///< Per rank, to the next stage.
+    double sendSeconds = 0;
+    double peakBytes = 0; ///< Per device, every batch in flight's inputs.
+    bool fits = true;
+  };
+  unsigned degree = 1;
+  unsigned inFlightBatches = 1;
+  double latencySeconds = 0;  ///< One batch through every stage.
+  double intervalSeconds = 0; ///< The slowest stage: a step completes.
+  double samplesPerSecond = 0;
+  std::vector<Stage> stages;
+};
+
 /// With PredictOptions::servePlan: every layout predicted (the JSON's
 /// "serving_plan").
 struct ServingPlanSummary {
@@ -420,6 +447,11 @@ struct ServingPlanSummary {
     double latencySeconds = 0;
     double peakBytes = 0, capacityBytes = 0; ///< Per device.
     bool fits = false;
+    /// Pipeline stages, each on devices / stages of them ("pp" in JSON).
+    unsigned stages = 1;
+    /// How often a step completes: latencySeconds, or with stages the
+    /// slowest stage's time (as many batches in flight as stages).
+    double intervalSeconds = 0;
   };
   std::vector<Layout> layouts; ///< Devices ascending.
   /// The best that fits under the objective: predicted above.
@@ -455,6 +487,9 @@ public:
   std::optional<ExpertParallelSummary> expertParallel() const;
   /// With PredictOptions::servePlan.
   std::optional<ServingPlanSummary> servingPlan() const;
+  /// With PredictOptions::pipelineParallel > 1 (or a serving plan that
+  /// chose stages).
+  std::optional<PipelineParallelSummary> pipelineParallel() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

@@ -381,6 +381,54 @@ perfc_expect_error(tp_inference_soc
 perfc_expect_error(tp_inference_place
   "--place and --tp: .* give one"
   ${ZOO}/gpt2_small.onnx --hw jetson-agx-orin --place --tp 2)
+# Inference over pipeline stages (--pp without --train): each stage's
+# blocks, kernels, send and memory; the latency one batch's pass.
+add_test(NAME cli.pp_inference
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --pp 2)
+set_tests_properties(cli.pp_inference PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "pp        2 stages of 1 device, 2 batches in flight: a step every [0-9.]+ us \\(the slowest stage\\), [0-9.]+ samples/s; latency is one batch's pass\n  stage 1   blocks 1-2 \\(/layers.0 to /layers.1\\): [0-9]+ kernels [0-9.]+ us \\+ send [0-9.]+ KB over nvswitch-gen2 [0-9.]+ us, [0-9.]+ MB fits\n  stage 2   blocks 3-4 \\(/layers.2 to /layers.3\\): [0-9]+ kernels [0-9.]+ us, [0-9.]+ MB fits\nmemory    [0-9.]+ MB at peak per rank of the fullest stage")
+add_test(NAME cli.pp_inference_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 2
+                 --pp 2 --format json)
+set_tests_properties(cli.pp_inference_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"per_rank\": true,[ \n]+\"stage\": [12][ \n]+},[ \n]+\"pipeline_parallel\": {[ \n]+\"degree\": 2,[ \n]+\"in_flight_batches\": 2,[ \n]+\"latency_s\": [0-9.e-]+,[ \n]+\"interval_s\": [0-9.e-]+,[ \n]+\"samples_per_s\": [0-9.e+]+,[ \n]+\"stages\": \\[[ \n]+{[ \n]+\"first_block\": 1,[ \n]+\"last_block\": 2,[ \n]+\"first_block_name\": \"/layers.0\",[ \n]+\"last_block_name\": \"/layers.1\",[ \n]+\"kernels\": [0-9]+,[ \n]+\"kernels_s\": [0-9.e-]+,[ \n]+\"send_bytes\": [0-9]+,[ \n]+\"send_s\": [0-9.e-]+,[ \n]+\"send_link\": \"nvswitch-gen2\",[ \n]+\"time_s\": [0-9.e-]+,[ \n]+\"peak_bytes\": [0-9]+,.*\"in_flight_inputs_bytes\": [0-9]+,[ \n]+\"received_bytes\": 0,.*\"tensor_parallel\": {[ \n]+\"degree\": 2,.*\"tp_comm_s\": [0-9.e-]+,[ \n]+\"stage\": 1,.*\"stage\": 2,")
+add_test(NAME cli.pp_inference_trace
+         COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --pp 2 --trace ${CMAKE_CURRENT_BINARY_DIR}/pp_inference_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/pp_inference_trace.json")
+set_tests_properties(cli.pp_inference_trace PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"name\": \"stage 1 \\(a100-sxm4-80gb\\)\".*\"name\": \"send to stage 2\",[ \n]+\"cat\": \"pipeline\",[ \n]+\"ph\": \"X\",[ \n]+\"pid\": 0,[ \n]+\"tid\": 1,")
+perfc_expect_error(pp_inference_zero
+  "--pp 0: give the number of pipeline stages, 1 or more"
+  ${ZOO}/gpt2_small.onnx --hw dgx-a100 --pp 0)
+perfc_expect_error(pp_inference_needs_hw
+  "--pp needs --hw naming a cluster whose devices hold the stages"
+  ${ZOO}/gpt2_small.onnx --pp 2)
+perfc_expect_error(pp_inference_devices
+  "--pp 4 with --tp 4 runs 4 stages of 4 devices \\(16 in all\\), but 'dgx-a100' has 8: give a cluster with more"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --tp 4 --pp 4)
+perfc_expect_error(pp_inference_blocks
+  "gpt2_small.onnx: --pp 16: the model has 12 blocks \\(layers\\), and each stage holds at least one\; give --pp at most 12"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-h100-superpod --pp 16)
+perfc_expect_error(pp_inference_soc
+  "--pp 2: the stages' devices are of one kind, but 'jetson-agx-orin' has 1 jetson-agx-orin-cpu before other devices"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw jetson-agx-orin --pp 2)
+perfc_expect_error(pp_inference_ep
+  "--pp and --ep: pipeline stages of an expert-parallel group are not modelled for inference"
+  ${ZOO}/gpt2_small.onnx --hw dgx-a100 --pp 2 --ep 2)
+perfc_expect_error(serving_plan_with_pp
+  "--plan without --train chooses the layout \\(whole, --tp, --pp or --ep\\)\; drop --pp"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --plan --pp 2)
+# A serving plan tries stages where a layout does not fit: under the
+# throughput objective four single-device stages serve more per device
+# than tp 2 or tp 4, which pay their all-reduces.
+add_test(NAME cli.serving_plan_stages
+         COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
+                 --hw dgx-a100 --plan --memory-reserve "79.7 GiB"
+                 --objective throughput)
+set_tests_properties(cli.serving_plan_stages PROPERTIES PASS_REGULAR_EXPRESSION
+  "serving   plan: pp 4 on 4 x a100-sxm4-80gb, the layout with the most samples/s per device that fits \\(3 of 5 fit, up to 8 devices\\).*  whole +1 .* no\n.*  pp 2 +2 .* no\n.*\\* pp 4 +4 .* yes")
 set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
 perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
                    zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})
@@ -631,12 +679,12 @@ add_test(NAME cli.serving_plan_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128
                  --hw dgx-a100 --plan --devices 2 --format json --ops 0)
 set_tests_properties(cli.serving_plan_json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"tensor_parallel\": {[ \n]+\"degree\": 2,.*\"serving_plan\": {[ \n]+\"objective\": \"latency\",[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 2,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2[ \n]+},[ \n]+\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",")
+  "\"tensor_parallel\": {[ \n]+\"degree\": 2,.*\"serving_plan\": {[ \n]+\"objective\": \"latency\",[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 2,[ \n]+\"max_pipeline_devices\": 2,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2,[ \n]+\"pp\": 1[ \n]+},[ \n]+\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",")
 perfc_expect_error(serving_plan_nothing_fits
-  "gpt2_small.onnx: no layout of up to 8 devices fits in memory: the least per device is [0-9.]+ MB \\(tp 4 on 4 devices\\), over the [0-9.]+ MB a device has"
+  "gpt2_small.onnx: no layout of up to 8 devices fits in memory: the least per device is [0-9.]+ MB \\(tp 4 pp 2 on 8 devices\\), over the [0-9.]+ MB a device has"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --memory-reserve "79.9 GiB")
 perfc_expect_error(serving_plan_with_tp
-  "--plan without --train chooses the layout \\(whole, --tp or --ep\\)\; drop --tp, or drop --plan to predict that layout"
+  "--plan without --train chooses the layout \\(whole, --tp, --pp or --ep\\)\; drop --tp, or drop --plan to predict that layout"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --tp 2)
 perfc_expect_error(serving_plan_without_hw
   "--plan without --train chooses how to serve the model over a cluster: add --hw"
@@ -656,7 +704,7 @@ add_test(NAME cli.serving_plan_max_latency_json
                  --hw dgx-a100 --plan --objective throughput --max-latency "3 ms"
                  --format json --ops 0)
 set_tests_properties(cli.serving_plan_max_latency_json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"serving_plan\": {[ \n]+\"objective\": \"throughput\",[ \n]+\"max_latency_s\": 0.003[0-9]*,[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 8,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2[ \n]+}")
+  "\"serving_plan\": {[ \n]+\"objective\": \"throughput\",[ \n]+\"max_latency_s\": 0.003[0-9]*,[ \n]+\"samples\": 1,[ \n]+\"max_devices\": 8,[ \n]+\"max_pipeline_devices\": 8,[ \n]+\"chosen\": {[ \n]+\"split\": \"tp\",[ \n]+\"devices\": 2,[ \n]+\"pp\": 1[ \n]+}")
 perfc_expect_error(serving_plan_max_latency_unmet
   "gpt2_small.onnx: no layout that fits meets --max-latency 100 us: the fastest, tp 4 on 4 devices, takes [0-9.]+ ms"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --plan --max-latency "100 us")
@@ -1067,7 +1115,7 @@ perfc_expect_error(cp_sequence_chunks
   "--cp 8: the sequence \\(120 keys in attention '/h.0/attn/MatMul'\\) must cut into 2 x cp = 16 equal chunks"
   ${ZOO}/gpt2_small.onnx --dim seq=120 --hw dgx-a100 --train --cp 8 --flash-attention --global-batch 8)
 perfc_expect_error(cp_without_train
-  "training options \\(--dp, --pp, --cp, "
+  "training options \\(--dp, --cp, "
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --cp 2)
 # The all-to-all exchange (DeepSpeed-Ulysses; --framework deepspeed's
 # default), with or without FlashAttention.

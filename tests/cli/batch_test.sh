@@ -44,6 +44,8 @@ not json
 {"model": "$work/moe.onnx", "hw": "dgx-h100", "batch": 8, "serve_plan": true, "serve_plan_objective": "throughput", "serve_plan_max_latency_s": 0.01}
 {"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "train": {"pp": 2, "dp": 4, "dtype": "bf16", "global_batch": 32, "recompute_method": "block", "recompute_num_layers": 2}}
 {"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "train": {"recompute_num_layers": 0}}
+{"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "tp": 2, "pp": 2}
+{"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "pp": 0}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -51,7 +53,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 28 ] || fail "expected 28 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 30 ] || fail "expected 30 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -93,6 +95,10 @@ expect 26 "$work/moe.onnx" --hw dgx-h100 --batch 8 --plan --objective throughput
 expect 27 "$zoo/gpt2_small.onnx" --dim seq=128 --hw dgx-a100 --train --pp 2 \
   --dp 4 --dtype bf16 --global-batch 32 --recompute-method block \
   --recompute-num-layers 2
+expect 29 "$zoo/gpt2_small.onnx" --dim seq=128 --hw dgx-a100 --tp 2 --pp 2
+sed -n 30p "$work/out3.jsonl" |
+  grep -q "^{\"line\":32,\"error\":\"'pp' must be an integer >= 1 (the pipeline stages" ||
+  fail "line 32 should say pp takes an integer >= 1"
 sed -n 28p "$work/out3.jsonl" |
   grep -q "^{\"line\":30,\"error\":\"'train.recompute_num_layers' must be a positive integer" ||
   fail "line 30 should say recompute_num_layers takes a positive integer"

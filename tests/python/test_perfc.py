@@ -393,6 +393,39 @@ def test_recompute_layers_is_the_clis():
                                      "recompute_method": "uniform"})
 
 
+def test_pipeline_parallel_inference_is_the_clis(tmp_path):
+    # pp=2 (with tp=2) splits a decoding step's 4 layers into two stages of
+    # two GPUs: the dict has the CLI's pipeline_parallel figures, the
+    # latency is one batch's pass through both, and predict_json is the
+    # CLI's bytes.
+    exe, path = zoo_model(tmp_path, "llama", "--layers", "4", "--hidden",
+                          "512", "--heads", "8", "--seq", "1", "--past", "31",
+                          "--vocab", "1000", "--batch", "2")
+    m = perfc.Model.from_onnx(path)
+    dgx = perfc.load_hw("dgx-a100")
+    d = perfc.predict(m, dgx, ops=False, tp=2, pp=2)
+    pp = d["pipeline_parallel"]
+    assert pp["degree"] == 2 and pp["in_flight_batches"] == 2
+    assert [(s["first_block"], s["last_block"]) for s in pp["stages"]] == [
+        (1, 2), (3, 4)]
+    assert d["latency_s"] == pytest.approx(
+        sum(s["kernels_s"] + s["send_s"] for s in pp["stages"]))
+    assert pp["interval_s"] == max(s["time_s"] for s in pp["stages"])
+    assert pp["stages"][0]["send_bytes"] == 2 * 512 * 4 / 2
+    assert d["memory"]["peak_bytes"] == max(
+        s["peak_bytes"] for s in pp["stages"])
+    cli = subprocess.run([exe, path, "--hw", "dgx-a100", "--tp", "2", "--pp",
+                          "2", "--format", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    assert perfc.predict_json(m, dgx, tp=2, pp=2) == cli
+    with pytest.raises(perfc.Error, match="the model has 4 blocks"):
+        perfc.predict(m, dgx, pp=8)
+    with pytest.raises(perfc.Error, match="training step's pipeline"):
+        perfc.predict(m, dgx, pp=2, train={"dp": 1})
+    with pytest.raises(perfc.Error, match="servePlan chooses the layout"):
+        perfc.predict(m, dgx, serve_plan=True, pp=2)
+
+
 def test_tensor_parallel_inference_is_the_clis(tmp_path):
     # tp=4 splits a decoding step over 4 GPUs of a DGX: the dict has the
     # CLI's tensor_parallel figures, the latency adds the exchanges to one
@@ -437,7 +470,7 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
     assert [c["split"] for c in sp["candidates"]] == ["whole", "tp", "tp", "tp"]
     fastest = min(sp["candidates"], key=lambda c: c["latency_s"])
     assert sp["chosen"] == {"split": fastest["split"],
-                            "devices": fastest["devices"]}
+                            "devices": fastest["devices"], "pp": 1}
     assert served["latency_s"] == pytest.approx(fastest["latency_s"])
     cli_plan = subprocess.run([exe, path, "--hw", "dgx-a100", "--plan",
                                "--devices", "4", "--format", "json"],
@@ -455,7 +488,7 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
                key=lambda c: c["samples_per_s_per_device"])
     assert cheap["objective"] == "throughput"
     assert cheap["chosen"] == {"split": best["split"],
-                               "devices": best["devices"]}
+                               "devices": best["devices"], "pp": 1}
     cli_cheap = subprocess.run([exe, path, "--hw", "dgx-a100", "--plan",
                                 "--objective", "throughput", "--max-latency",
                                 "1 s", "--format", "json"], check=True,
