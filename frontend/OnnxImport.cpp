@@ -25,6 +25,7 @@
 #include <google/protobuf/arena.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace perfc::frontend {
 namespace {
@@ -243,6 +244,113 @@ llvm::Error checkDivisorAttributes(const onnx::GraphProto &G,
   return llvm::Error::success();
 }
 
+/// The elements a tensor's inline data holds, as ONNX's ParseData reads
+/// them (raw_data in whole elements, complex numbers two values each), -1
+/// where raw_data is not a whole number of elements; None for a type not
+/// checked here.
+llvm::Optional<int64_t> inlineElements(const onnx::TensorProto &T) {
+  using TP = onnx::TensorProto;
+  int64_t Bytes = 0, Values = 0, PerElement = 1;
+  switch (T.data_type()) {
+  case TP::FLOAT:
+    Bytes = 4, Values = T.float_data_size();
+    break;
+  case TP::COMPLEX64:
+    Bytes = 8, Values = T.float_data_size(), PerElement = 2;
+    break;
+  case TP::DOUBLE:
+    Bytes = 8, Values = T.double_data_size();
+    break;
+  case TP::COMPLEX128:
+    Bytes = 16, Values = T.double_data_size(), PerElement = 2;
+    break;
+  case TP::INT64:
+    Bytes = 8, Values = T.int64_data_size();
+    break;
+  case TP::UINT64:
+    Bytes = 8, Values = T.uint64_data_size();
+    break;
+  case TP::UINT32:
+    Bytes = 4, Values = T.uint64_data_size();
+    break;
+  case TP::INT32:
+    Bytes = 4, Values = T.int32_data_size();
+    break;
+  case TP::INT16:
+  case TP::UINT16:
+  case TP::FLOAT16:
+  case TP::BFLOAT16:
+    Bytes = 2, Values = T.int32_data_size();
+    break;
+  case TP::INT8:
+  case TP::UINT8:
+  case TP::BOOL:
+    Bytes = 1, Values = T.int32_data_size();
+    break;
+  default:
+    return llvm::None;
+  }
+  if (T.has_raw_data()) {
+    const int64_t Raw = int64_t(T.raw_data().size());
+    return Raw % Bytes ? -1 : Raw / Bytes;
+  }
+  return Values % PerElement ? -1 : Values / PerElement;
+}
+
+/// Whether every tensor G and its subgraphs hold inline (initializers, the
+/// values of Constant nodes) has as many elements as its shape: ONNX 1.12's
+/// shape inference reads a constant's values without checking them (Range
+/// reads the first value of a scalar that has none) and crashes on a
+/// corrupt one. Weights stored outside (or stripped) are not checked.
+llvm::Error checkInlineData(const onnx::GraphProto &G, const ErrorPrefix &Err) {
+  const auto Check = [&](const onnx::TensorProto &T,
+                         const std::string &What) -> llvm::Error {
+    if (T.data_location() == onnx::TensorProto::EXTERNAL)
+      return llvm::Error::success();
+    const llvm::Optional<int64_t> Held = inlineElements(T);
+    if (!Held)
+      return llvm::Error::success();
+    int64_t Needed = 1;
+    std::string Shape;
+    for (int64_t D : T.dims()) {
+      Shape += (Shape.empty() ? "" : ", ") + std::to_string(D);
+      // A negative or overflowing size is caught where shapes are read.
+      if (D < 0 || (D > 0 && Needed > INT64_MAX / D))
+        return llvm::Error::success();
+      Needed *= D;
+    }
+    if (*Held == Needed)
+      return llvm::Error::success();
+    return Err(What +
+               (*Held < 0 ? " has raw data that is not a whole "
+                            "number of elements"
+                          : " holds " + std::to_string(*Held) + " value" +
+                                (*Held == 1 ? "" : "s")) +
+               " but its shape [" + Shape + "] needs " +
+               std::to_string(Needed) +
+               ": the file is corrupt or was cut short; re-export the model");
+  };
+  for (const onnx::TensorProto &T : G.initializer())
+    if (auto E = Check(T, "initializer '" + T.name() + "'"))
+      return E;
+  for (int I = 0; I < G.node_size(); ++I) {
+    const onnx::NodeProto &N = G.node(I);
+    for (const onnx::AttributeProto &A : N.attribute()) {
+      if (A.has_t())
+        if (auto E = Check(A.t(),
+                           nodeLabel(N, I) + ": attribute '" + A.name() + "'"))
+          return E;
+      if (A.has_g())
+        if (auto E = checkInlineData(A.g(), Err))
+          return E;
+      for (const onnx::GraphProto &Sub : A.graphs())
+        if (auto E = checkInlineData(Sub, Err))
+          return E;
+    }
+  }
+  return llvm::Error::success();
+}
+
 /// Binds --batch and --dim on the graph inputs (see OnnxImport.h). Returns
 /// whether any dimension changed.
 llvm::Expected<bool>
@@ -435,6 +543,8 @@ importStripped(llvm::Expected<StrippedModel> Stripped,
   if (auto E = checkAndSortNodes(G, Opset, Err))
     return std::move(E);
   if (auto E = checkDivisorAttributes(G, Err))
+    return std::move(E);
+  if (auto E = checkInlineData(G, Err))
     return std::move(E);
   auto Changed = bindInputDims(G, Options, Result.Bindings, Err);
   if (!Changed)

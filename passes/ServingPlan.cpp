@@ -185,7 +185,10 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   // pass.
   {
     Plan.MaxPipelineDevices = R.Devices ? R.Devices : C.numDevices();
-    for (const auto &[Tp, Group] : TpTried) {
+    for (const auto &Tried : TpTried) {
+      // Not a structured binding: clang 14 cannot capture one.
+      const unsigned Tp = Tried.first;
+      const llvm::Optional<cost::CommGroup> &Group = Tried.second;
       const bool Fits = llvm::any_of(Plan.Candidates, [&](const auto &Cand) {
         return Cand.Stages == 1 && Cand.Devices == Tp &&
                Cand.Split != ServingSplit::Expert && Cand.Fits;

@@ -90,6 +90,19 @@ save(model([helper.make_node("Conv", ["x", "w"], ["y"], name="zero_stride",
            [vi("x", [1, 3, 8, 8]), vi("w", [4, 3, 3, 3])], [vi("y", None)]),
      "zero_stride.onnx")
 
+# A scalar initializer without its value: ONNX 1.12's Range inference reads
+# the first value of its limit (SEGV; found by tools/fuzz/fuzz_onnx).
+limit = TensorProto()
+limit.name = "limit"
+limit.data_type = TensorProto.INT64
+save(model([helper.make_node("Range", ["start", "limit", "delta"], ["y"],
+                             name="range")],
+           [], [vi("y", None, TensorProto.INT64)],
+           inits=[helper.make_tensor("start", TensorProto.INT64, [], [0]),
+                  limit,
+                  helper.make_tensor("delta", TensorProto.INT64, [], [1])]),
+     "initializer_no_data.onnx")
+
 # A weight whose rank differs from the input's: ONNX 1.12's Conv and
 # ConvTranspose inference index one by the other's rank (SEGV; found by
 # tools/fuzz/fuzz_onnx).

@@ -217,6 +217,9 @@ perfc_expect_error(untyped_input
 perfc_expect_error(shape_of_custom_op
   "shape_of_custom_op.onnx: cannot infer the shape of tensor 'y' \\(output of node 'shape_of_custom', Shape\\)"
   ${BAD}/shape_of_custom_op.onnx)
+perfc_expect_error(initializer_no_data
+  "initializer_no_data.onnx: initializer 'limit' holds 0 values but its shape \\[\\] needs 1: the file is corrupt or was cut short\; re-export the model"
+  ${BAD}/initializer_no_data.onnx)
 perfc_expect_error(zero_stride
   "zero_stride.onnx: node 'zero_stride' \\(Conv\\): 'strides' holds 0; every stride must be positive"
   ${BAD}/zero_stride.onnx)

@@ -27,6 +27,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -206,6 +207,40 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     auto Served = perfc::planServing(Model->Graph, R);
     if (!Served)
       perfc::fuzz::checkError(Served.takeError(), "", "planServing");
+  }
+
+  // Inference over 2 or 3 pipeline stages of one T4 each (the third
+  // across nodes), where the graph has that many blocks: the latency is
+  // the stages' kernels and sends, and every kernel is in one stage.
+  {
+    const unsigned Pp = 2 + Size % 2;
+    const perfc::InferenceSplit A = perfc::analyzeInferenceSplit(Model->Graph);
+    if (llvm::Error E = perfc::checkPipelineParallel(Model->Graph, A, Pp)) {
+      perfc::fuzz::checkError(std::move(E), "", "checkPipelineParallel");
+    } else {
+      auto Pipe = perfc::pipelineStages(fuzzCluster(), Pp, 1);
+      if (!Pipe)
+        std::abort(); // the harness's cluster has 8 devices of one kind
+      perfc::PredictOptions Staged = Timed;
+      Staged.Device = &fuzzCluster().primaryDevice();
+      Staged.Split = &A;
+      Staged.PipelineParallel = *Pipe;
+      perfc::Report S = perfc::predict(Model->Graph, Staged);
+      if (!S.PipelineParallel || !S.LatencySeconds || !S.Kernels)
+        std::abort();
+      double Sum = 0;
+      unsigned Kernels = 0;
+      for (const perfc::PipelineStageReport &St : S.PipelineParallel->Stages) {
+        Sum += St.seconds();
+        Kernels += St.Kernels;
+      }
+      if (Kernels != S.Kernels->Kernels ||
+          !(std::abs(Sum - *S.LatencySeconds) <=
+            1e-9 * std::max(1.0, *S.LatencySeconds)))
+        std::abort();
+      perfc::writeReportJson(S, llvm::nulls());
+      perfc::writeChromeTrace(S, llvm::nulls());
+    }
   }
 
   // A mixture served over 2 ranks (data-parallel attention, experts
