@@ -622,7 +622,7 @@ std::optional<PipelineParallelSummary> Prediction::pipelineParallel() const {
   const PipelineParallelReport &PP = *P->R.PipelineParallel;
   PipelineParallelSummary S;
   S.degree = PP.Degree;
-  S.inFlightBatches = PP.InFlight;
+  S.inFlightBatches = PP.inFlight();
   S.latencySeconds = PP.LatencySeconds;
   S.intervalSeconds = PP.IntervalSeconds;
   S.samplesPerSecond = PP.samplesPerSecond();
@@ -634,8 +634,8 @@ std::optional<PipelineParallelSummary> Prediction::pipelineParallel() const {
     T.kernelSeconds = St.KernelSeconds;
     T.sendBytes = St.SendBytes;
     T.sendSeconds = St.SendSeconds;
-    T.peakBytes = St.Usage.PeakBytes;
-    T.fits = St.Fits;
+    T.peakBytes = St.Memory.Usage.PeakBytes;
+    T.fits = St.Memory.Fits;
     S.stages.push_back(T);
   }
   return S;

@@ -141,7 +141,6 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
 
   PipelineParallelReport PR;
   PR.Degree = P;
-  PR.InFlight = P;
   PR.Samples = samplesPerStep(G);
   std::vector<unsigned> StageOfUnit(Blocks.numUnits(), 0);
   for (unsigned S = 0; S < P; ++S) {
@@ -179,8 +178,6 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
 
   if (O.Memory) {
     // Each stage's rank: its kernels at their shares, none of the others'.
-    const double Capacity =
-        O.Device->Memory.empty() ? 0 : O.Device->Memory[0].CapacityBytes;
     std::vector<KernelShare> StageShares(Plan.Kernels.size());
     const PipelineStageReport *Fullest = nullptr;
     for (unsigned S = 0; S < P; ++S) {
@@ -190,38 +187,33 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
                          : Shares.empty() ? KernelShare{}
                                           : Shares[K];
       PipelineStageReport &St = PR.Stages[S];
-      St.Usage = inferenceMemory(G, Plan, O.StorageType, StageShares);
-      St.InFlightInputsBytes = (P - 1) * St.Usage.HeldInputsBytes;
+      InferenceMemory Usage =
+          inferenceMemory(G, Plan, O.StorageType, StageShares);
+      St.InFlightInputsBytes = (P - 1) * Usage.HeldInputsBytes;
       // The activations received: the receiving ranks gather their 1/tp
       // messages whole (held while the first block runs; counted as if at
       // the peak, an upper bound by one message).
       St.ReceivedBytes = S > 0 ? PR.Stages[S - 1].SendBytes * Tp : 0;
       const double Extra = St.InFlightInputsBytes + St.ReceivedBytes;
-      St.Usage.ActivationsBytes += Extra;
-      St.Usage.InputsBytes += St.InFlightInputsBytes;
-      St.Usage.PeakBytes += Extra;
-      if (!Plan.Kernels.empty())
-        St.PeakAt =
-            G.nodes()[Plan.Kernels[St.Usage.PeakKernel].Head]->name().str();
-      St.Fits = Capacity <= 0 || St.Usage.PeakBytes <= Capacity;
-      if (!Fullest || St.Usage.PeakBytes > Fullest->Usage.PeakBytes)
+      Usage.ActivationsBytes += Extra;
+      Usage.InputsBytes += St.InFlightInputsBytes;
+      Usage.PeakBytes += Extra;
+      St.Memory = memoryReport(G, Plan, *O.Device, std::move(Usage));
+      if (!Fullest ||
+          St.Memory.Usage.PeakBytes > Fullest->Memory.Usage.PeakBytes)
         Fullest = &St;
     }
-    InferenceMemoryReport M;
-    M.Usage = Fullest->Usage;
-    M.PeakAt = Fullest->PeakAt;
-    M.Device = O.Device->Name;
-    M.CapacityBytes = Capacity;
-    M.Fits = llvm::all_of(
-        PR.Stages, [](const PipelineStageReport &St) { return St.Fits; });
+    InferenceMemoryReport M = Fullest->Memory;
+    M.Fits = llvm::all_of(PR.Stages, [](const PipelineStageReport &St) {
+      return St.Memory.Fits;
+    });
     const unsigned FullestIndex = unsigned(Fullest - PR.Stages.data());
     PR.FullestStage = FullestIndex;
     if (O.Explain)
       M.Explain =
           llvm::formatv("the fullest stage, {0} of {1}: ", FullestIndex + 1, P)
               .str() +
-          explain(Fullest->Usage, M.PeakAt, Plan.Kernels.size(),
-                  O.StorageType) +
+          explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType) +
           llvm::formatv("; of its activations, the inputs of the {0} other "
                         "batch{1} in flight ({2}) and the activations the "
                         "stage before sends ({3})",
@@ -238,11 +230,10 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
                    "(--pp) or devices per stage (--tp), a narrower "
                    "--storage-type, a smaller batch or cache, or a larger "
                    "device",
-                   FullestIndex + 1, P,
-                   hw::formatDataBytes(Fullest->Usage.PeakBytes),
-                   hw::formatDataBytes(Fullest->Usage.WeightsBytes),
-                   hw::formatDataBytes(Fullest->Usage.ActivationsBytes), P,
-                   M.Device, hw::formatDataBytes(Capacity))
+                   FullestIndex + 1, P, hw::formatDataBytes(M.Usage.PeakBytes),
+                   hw::formatDataBytes(M.Usage.WeightsBytes),
+                   hw::formatDataBytes(M.Usage.ActivationsBytes), P, M.Device,
+                   hw::formatDataBytes(M.CapacityBytes))
                    .str()});
     R.Memory = std::move(M);
   }

@@ -43,14 +43,8 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
 void addMemory(const ir::Graph &G, const KernelPlan &Plan,
                const PredictOptions &O, llvm::ArrayRef<KernelShare> Shares,
                Report &R) {
-  InferenceMemoryReport M;
-  M.Usage = inferenceMemory(G, Plan, O.StorageType, Shares);
-  M.Device = O.Device->Name;
-  M.CapacityBytes =
-      O.Device->Memory.empty() ? 0 : O.Device->Memory[0].CapacityBytes;
-  M.Fits = M.CapacityBytes <= 0 || M.Usage.PeakBytes <= M.CapacityBytes;
-  if (!Plan.Kernels.empty())
-    M.PeakAt = G.nodes()[Plan.Kernels[M.Usage.PeakKernel].Head]->name().str();
+  InferenceMemoryReport M = memoryReport(
+      G, Plan, *O.Device, inferenceMemory(G, Plan, O.StorageType, Shares));
   if (O.Explain)
     M.Explain = explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType);
   if (!M.Fits)
@@ -412,6 +406,18 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
 }
 
 } // namespace
+
+InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
+                                   const hw::Device &D, InferenceMemory Usage) {
+  InferenceMemoryReport M;
+  M.Usage = std::move(Usage);
+  M.Device = D.Name;
+  M.CapacityBytes = D.Memory.empty() ? 0 : D.Memory[0].CapacityBytes;
+  M.Fits = M.CapacityBytes <= 0 || M.Usage.PeakBytes <= M.CapacityBytes;
+  if (!Plan.Kernels.empty())
+    M.PeakAt = G.nodes()[Plan.Kernels[M.Usage.PeakKernel].Head]->name().str();
+  return M;
+}
 
 NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
                     llvm::StringRef Where) {

@@ -158,6 +158,11 @@ llvm::Error checkPipelineParallel(const ir::Graph &G, const InferenceSplit &S,
 /// dimension (the batch; a decoding step's sequences), 1 where it has none.
 double samplesPerStep(const ir::Graph &G);
 
+/// Usage (of a run of Plan over G) against D's main memory: whether it
+/// fits, and the node heading the kernel at the peak; no explanation.
+InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
+                                   const hw::Device &D, InferenceMemory Usage);
+
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).
 void describeNodes(const ir::Graph &G, Report &R);

@@ -218,13 +218,12 @@ struct PipelineStageReport {
   double SendBytes = 0;
   double SendSeconds = 0;
   std::string SendLink;
-  /// One rank's memory with every in-flight batch's inputs (Usage.PeakBytes
-  /// includes them and the activations received from the stage before).
-  InferenceMemory Usage;
-  std::string PeakAt;             ///< Head node of the kernel at the peak.
+  /// One rank's memory with every in-flight batch's inputs
+  /// (Memory.Usage.PeakBytes includes them and the activations received
+  /// from the stage before); no explanation.
+  InferenceMemoryReport Memory;
   double InFlightInputsBytes = 0; ///< The other batches' inputs held.
   double ReceivedBytes = 0;       ///< What the stage before sends it.
-  bool Fits = true;
 
   double seconds() const { return KernelSeconds + SendSeconds; }
 };
@@ -236,7 +235,6 @@ struct PipelineStageReport {
 /// nodes' times are their stage's rank's; the memory is the fullest stage's.
 struct PipelineParallelReport {
   unsigned Degree = 1;
-  unsigned InFlight = 1; ///< Batches in the pipeline at once: Degree.
   std::vector<PipelineStageReport> Stages;
   /// One batch through every stage: the stages' kernels and sends.
   double LatencySeconds = 0;
@@ -249,6 +247,8 @@ struct PipelineParallelReport {
   std::vector<unsigned> NodeStage;
   std::string Explain; ///< The rule and the split.
 
+  /// Batches in the pipeline at once: one per stage.
+  unsigned inFlight() const { return Degree; }
   double samplesPerSecond() const {
     return IntervalSeconds > 0 ? Samples / IntervalSeconds : 0;
   }

@@ -167,13 +167,18 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
     return *Group;
   };
   Add(ServingSplit::Whole, 1, nullptr);
-  // The tensor-parallel degrees tried (1: whole), each with its group.
-  std::vector<std::pair<unsigned, llvm::Optional<cost::CommGroup>>> TpTried = {
-      {1, llvm::None}};
+  // The tensor-parallel degrees tried (1: whole), each with its group and
+  // whether its layout fits.
+  struct TensorTried {
+    unsigned Tp;
+    llvm::Optional<cost::CommGroup> Group;
+    bool Fits;
+  };
+  std::vector<TensorTried> TpTried = {{1, llvm::None, Plan.Candidates[0].Fits}};
   for (unsigned N = 2; N <= Plan.MaxDevices; N *= 2) {
     if (N <= MaxTp)
       if (auto Group = TrySplit(ServingSplit::Tensor, N))
-        TpTried.push_back({N, Group});
+        TpTried.push_back({N, Group, Plan.Candidates.back().Fits});
     if (HasExperts)
       TrySplit(ServingSplit::Expert, N);
   }
@@ -183,37 +188,28 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   // stages than the first that fits serve no better: the same samples per
   // second per device (as many batches in flight as stages) with a longer
   // pass.
-  {
-    Plan.MaxPipelineDevices = R.Devices ? R.Devices : C.numDevices();
-    for (const auto &Tried : TpTried) {
-      // Not a structured binding: clang 14 cannot capture one.
-      const unsigned Tp = Tried.first;
-      const llvm::Optional<cost::CommGroup> &Group = Tried.second;
-      const bool Fits = llvm::any_of(Plan.Candidates, [&](const auto &Cand) {
-        return Cand.Stages == 1 && Cand.Devices == Tp &&
-               Cand.Split != ServingSplit::Expert && Cand.Fits;
-      });
-      if (Fits || Tp > PerNode)
-        continue;
-      for (unsigned Pp = 2; uint64_t(Pp) * Tp <= Plan.MaxPipelineDevices;
-           Pp *= 2) {
-        if (llvm::Error E = checkPipelineParallel(G, Analysis, Pp)) {
-          if (Tp == 1)
-            Plan.Skipped.push_back(llvm::toString(std::move(E)));
-          else
-            llvm::consumeError(std::move(E));
-          break;
-        }
-        auto Pipe = pipelineStages(C, Pp, Tp);
-        if (!Pipe) {
-          llvm::consumeError(Pipe.takeError());
-          break;
-        }
-        Add(Tp > 1 ? ServingSplit::Tensor : ServingSplit::Whole, Tp,
-            Group ? &*Group : nullptr, &*Pipe);
-        if (Plan.Candidates.back().Fits)
-          break;
+  Plan.MaxPipelineDevices = R.Devices ? R.Devices : C.numDevices();
+  for (const TensorTried &T : TpTried) {
+    if (T.Fits || T.Tp > PerNode)
+      continue;
+    for (unsigned Pp = 2; uint64_t(Pp) * T.Tp <= Plan.MaxPipelineDevices;
+         Pp *= 2) {
+      if (llvm::Error E = checkPipelineParallel(G, Analysis, Pp)) {
+        if (T.Tp == 1)
+          Plan.Skipped.push_back(llvm::toString(std::move(E)));
+        else
+          llvm::consumeError(std::move(E));
+        break;
       }
+      auto Pipe = pipelineStages(C, Pp, T.Tp);
+      if (!Pipe) {
+        llvm::consumeError(Pipe.takeError());
+        break;
+      }
+      Add(T.Tp > 1 ? ServingSplit::Tensor : ServingSplit::Whole, T.Tp,
+          T.Group ? &*T.Group : nullptr, &*Pipe);
+      if (Plan.Candidates.back().Fits)
+        break;
     }
   }
 

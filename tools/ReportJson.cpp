@@ -319,7 +319,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
       const PipelineParallelReport &PP = *R.PipelineParallel;
       J.attributeObject("pipeline_parallel", [&] {
         J.attribute("degree", int64_t(PP.Degree));
-        J.attribute("in_flight_batches", int64_t(PP.InFlight));
+        J.attribute("in_flight_batches", int64_t(PP.inFlight()));
         J.attribute("latency_s", PP.LatencySeconds);
         J.attribute("interval_s", PP.IntervalSeconds);
         J.attribute("samples_per_s", PP.samplesPerSecond());
@@ -338,15 +338,15 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
                 J.attribute("send_link", jsonText(St.SendLink));
               J.attribute("time_s", St.seconds());
               if (R.Memory) {
-                J.attribute("peak_bytes", count(St.Usage.PeakBytes));
-                J.attribute("weights_bytes", count(St.Usage.WeightsBytes));
-                J.attribute("activations_bytes",
-                            count(St.Usage.ActivationsBytes));
+                const InferenceMemory &U = St.Memory.Usage;
+                J.attribute("peak_bytes", count(U.PeakBytes));
+                J.attribute("weights_bytes", count(U.WeightsBytes));
+                J.attribute("activations_bytes", count(U.ActivationsBytes));
                 J.attribute("in_flight_inputs_bytes",
                             count(St.InFlightInputsBytes));
                 J.attribute("received_bytes", count(St.ReceivedBytes));
-                J.attribute("peak_at", jsonText(St.PeakAt));
-                J.attribute("fits", St.Fits);
+                J.attribute("peak_at", jsonText(St.Memory.PeakAt));
+                J.attribute("fits", St.Memory.Fits);
               }
             });
         });

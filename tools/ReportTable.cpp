@@ -248,7 +248,7 @@ void writeReportTable(const Report &R, const TableOptions &Options,
     OS << fmt::format("pp        {} stages of {} device{}, {} batches in "
                       "flight: a step every {} (the slowest stage), {:.4g} "
                       "samples/s; latency is one batch's pass\n",
-                      PP.Degree, Ranks, Ranks == 1 ? "" : "s", PP.InFlight,
+                      PP.Degree, Ranks, Ranks == 1 ? "" : "s", PP.inFlight(),
                       formatSeconds(PP.IntervalSeconds), PP.samplesPerSecond());
     for (size_t S = 0; S < PP.Stages.size(); ++S) {
       const PipelineStageReport &St = PP.Stages[S];
@@ -260,8 +260,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
         Line += fmt::format(" + send {} over {} {}", formatBytes(St.SendBytes),
                             St.SendLink, formatSeconds(St.SendSeconds));
       if (R.Memory)
-        Line += fmt::format(", {} {}", formatBytes(St.Usage.PeakBytes),
-                            St.Fits ? "fits" : "DOES NOT FIT");
+        Line += fmt::format(", {} {}", formatBytes(St.Memory.Usage.PeakBytes),
+                            St.Memory.Fits ? "fits" : "DOES NOT FIT");
       OS << Line << "\n";
     }
     if (Options.Explain && !PP.Explain.empty())

@@ -98,7 +98,7 @@ TEST_SUITE("pipeline inference") {
     const PipelineParallelReport &PP = *Two.PipelineParallel;
     REQUIRE(PP.Stages.size() == 2);
     CHECK(PP.Degree == 2);
-    CHECK(PP.InFlight == 2);
+    CHECK(PP.inFlight() == 2);
     CHECK(PP.Stages[0].FirstBlock == 1);
     CHECK(PP.Stages[0].LastBlock == 2);
     CHECK(PP.Stages[1].FirstBlock == 3);
@@ -142,8 +142,8 @@ TEST_SUITE("pipeline inference") {
     REQUIRE(Two.Memory);
     const PipelineParallelReport &PP = *Two.PipelineParallel;
     const double W = Whole.Memory->Usage.WeightsBytes;
-    const double W0 = PP.Stages[0].Usage.WeightsBytes,
-                 W1 = PP.Stages[1].Usage.WeightsBytes;
+    const double W0 = PP.Stages[0].Memory.Usage.WeightsBytes,
+                 W1 = PP.Stages[1].Memory.Usage.WeightsBytes;
     // Split but for what both stages read (none here beyond a few bytes).
     CHECK(W0 + W1 >= W);
     CHECK(W0 + W1 < W * 1.001);
@@ -157,11 +157,11 @@ TEST_SUITE("pipeline inference") {
     CHECK(PP.Stages[0].ReceivedBytes == 0);
     // The report's memory is the fullest stage's.
     const PipelineStageReport &Full = PP.Stages[PP.FullestStage];
-    CHECK(Two.Memory->Usage.PeakBytes == Full.Usage.PeakBytes);
+    CHECK(Two.Memory->Usage.PeakBytes == Full.Memory.Usage.PeakBytes);
     for (const PipelineStageReport &St : PP.Stages)
-      CHECK(St.Usage.PeakBytes <= Full.Usage.PeakBytes);
-    CHECK(Full.Usage.PeakBytes == doctest::Approx(Full.Usage.WeightsBytes +
-                                                  Full.Usage.ActivationsBytes));
+      CHECK(St.Memory.Usage.PeakBytes <= Full.Memory.Usage.PeakBytes);
+    const InferenceMemory &U = Full.Memory.Usage;
+    CHECK(U.PeakBytes == doctest::Approx(U.WeightsBytes + U.ActivationsBytes));
     CHECK(Two.Memory->Fits);
   }
 
