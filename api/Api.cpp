@@ -585,6 +585,9 @@ std::optional<MemorySummary> Prediction::memory() const {
   S.fits = M.Fits;
   S.complete = M.Usage.Complete;
   S.peakAt = M.PeakAt;
+  if (M.MaxBatch)
+    S.maxBatch = *M.MaxBatch;
+  S.bytesPerSample = M.BytesPerSample;
   return S;
 }
 
@@ -647,9 +650,10 @@ std::optional<ServingPlanSummary> Prediction::servingPlan() const {
   const ServingPlan &SP = *P->R.Serving;
   ServingPlanSummary S;
   for (const ServingCandidate &C : SP.Candidates)
-    S.layouts.push_back({name(C.Split), C.Devices, C.LatencySeconds,
-                         C.PeakBytes, C.CapacityBytes, C.Fits, C.Stages,
-                         C.IntervalSeconds});
+    S.layouts.push_back(
+        {name(C.Split), C.Devices, C.LatencySeconds, C.PeakBytes,
+         C.CapacityBytes, C.Fits, C.Stages, C.IntervalSeconds,
+         C.MaxBatch ? std::optional<uint64_t>(*C.MaxBatch) : std::nullopt});
   S.chosen = SP.Chosen.getValueOr(0);
   S.samples = SP.Samples;
   S.objective = name(SP.Objective);

@@ -209,6 +209,16 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
     });
     const unsigned FullestIndex = unsigned(Fullest - PR.Stages.data());
     PR.FullestStage = FullestIndex;
+    // The batch every stage fits: the least of theirs (a stage with fewer
+    // weights may hold fewer in-flight caches than the fullest).
+    const PipelineStageReport *Limiting = nullptr;
+    for (const PipelineStageReport &St : PR.Stages)
+      if (!Limiting || (Limiting->Memory.MaxBatch &&
+                        (!St.Memory.MaxBatch ||
+                         *St.Memory.MaxBatch < *Limiting->Memory.MaxBatch)))
+        Limiting = &St;
+    M.MaxBatch = Limiting->Memory.MaxBatch;
+    M.BytesPerSample = Limiting->Memory.BytesPerSample;
     if (O.Explain)
       M.Explain =
           llvm::formatv("the fullest stage, {0} of {1}: ", FullestIndex + 1, P)
@@ -220,7 +230,11 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
                         P - 1, P == 2 ? "" : "es",
                         hw::formatDataBytes(Fullest->InFlightInputsBytes),
                         hw::formatDataBytes(Fullest->ReceivedBytes))
-              .str();
+              .str() +
+          (M.MaxBatch
+               ? "; stage " + std::to_string(Limiting - PR.Stages.data() + 1) +
+                     "'s" + explainMaxBatch(Limiting->Memory, 1).substr(1)
+               : std::string());
     if (!M.Fits)
       R.Warnings.push_back(
           {"", llvm::formatv(

@@ -18,6 +18,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace perfc {
 
 llvm::Optional<ir::DType> computeTypeNamed(llvm::StringRef S) {
@@ -43,16 +46,18 @@ NodeTime zeroTime(const char *Exec, std::string Explain) {
 void addMemory(const ir::Graph &G, const KernelPlan &Plan,
                const PredictOptions &O, llvm::ArrayRef<KernelShare> Shares,
                Report &R) {
+  const unsigned Ep = O.ExpertParallel ? O.ExpertParallel->Size : 1;
   InferenceMemoryReport M = memoryReport(
-      G, Plan, *O.Device, inferenceMemory(G, Plan, O.StorageType, Shares));
+      G, Plan, *O.Device, inferenceMemory(G, Plan, O.StorageType, Shares), Ep);
   if (O.Explain)
-    M.Explain = explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType);
+    M.Explain = explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType) +
+                explainMaxBatch(M, Ep);
   if (!M.Fits)
     R.Warnings.push_back(
         {"",
          llvm::formatv("one run needs {0} at its peak{6} (weights {1}, "
                        "activations {2} at '{3}') but {4} has {5} of "
-                       "memory: use a smaller batch or sequence, a "
+                       "memory: use a smaller batch{7} or sequence, a "
                        "narrower --storage-type, or a larger device",
                        hw::formatDataBytes(M.Usage.PeakBytes),
                        hw::formatDataBytes(M.Usage.WeightsBytes),
@@ -60,7 +65,10 @@ void addMemory(const ir::Graph &G, const KernelPlan &Plan,
                        M.Device, hw::formatDataBytes(M.CapacityBytes),
                        Shares.empty()     ? ""
                        : O.ExpertParallel ? " per expert-parallel rank"
-                                          : " per tensor-parallel rank")
+                                          : " per tensor-parallel rank",
+                       M.MaxBatch && *M.MaxBatch > 0
+                           ? llvm::formatv(" (at most {0})", *M.MaxBatch).str()
+                           : std::string())
              .str()});
   R.Memory = std::move(M);
 }
@@ -408,7 +416,8 @@ void addTime(const ir::Graph &G, const GraphWork &Work, const PredictOptions &O,
 } // namespace
 
 InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
-                                   const hw::Device &D, InferenceMemory Usage) {
+                                   const hw::Device &D, InferenceMemory Usage,
+                                   unsigned BatchMultiple) {
   InferenceMemoryReport M;
   M.Usage = std::move(Usage);
   M.Device = D.Name;
@@ -416,7 +425,41 @@ InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
   M.Fits = M.CapacityBytes <= 0 || M.Usage.PeakBytes <= M.CapacityBytes;
   if (!Plan.Kernels.empty())
     M.PeakAt = G.nodes()[Plan.Kernels[M.Usage.PeakKernel].Head]->name().str();
+  if (llvm::Optional<int64_t> Batch = batchOf(G))
+    setMaxBatch(M, *Batch, BatchMultiple);
   return M;
+}
+
+void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple) {
+  M.MaxBatch = llvm::None;
+  M.BytesPerSample = 0;
+  const double PerBatch = M.Usage.PeakBytes - M.Usage.WeightsBytes;
+  if (Batch <= 0 || Multiple == 0 || M.CapacityBytes <= 0 ||
+      !M.Usage.Complete || PerBatch <= 0)
+    return;
+  M.BytesPerSample = PerBatch / double(Batch);
+  const double Room = M.CapacityBytes - M.Usage.WeightsBytes;
+  // Bounded well inside uint64_t (and exact in a double): a batch of 2^50
+  // says "no limit" as plainly as any larger one.
+  const double Samples =
+      Room <= 0 ? 0 : std::min(std::floor(Room / M.BytesPerSample), 0x1p50);
+  M.MaxBatch = uint64_t(Samples) / Multiple * Multiple;
+}
+
+std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple) {
+  if (!M.MaxBatch)
+    return "";
+  return llvm::formatv(
+             "; max batch {0} = floor((capacity {1} - weights {2}) "
+             "/ {3} a sample){4}, every byte but the weights taken "
+             "to grow with the batch (caches, activations)",
+             *M.MaxBatch, hw::formatDataBytes(M.CapacityBytes),
+             hw::formatDataBytes(M.Usage.WeightsBytes),
+             hw::formatDataBytes(M.BytesPerSample),
+             Multiple > 1
+                 ? llvm::formatv(", a multiple of ep {0}", Multiple).str()
+                 : std::string())
+      .str();
 }
 
 NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,
@@ -572,13 +615,17 @@ llvm::Error checkPipelineParallel(const ir::Graph &, const InferenceSplit &S,
   return llvm::Error::success();
 }
 
-double samplesPerStep(const ir::Graph &G) {
+llvm::Optional<int64_t> batchOf(const ir::Graph &G) {
   if (G.inputs().empty() || !G.inputs().front())
-    return 1;
+    return llvm::None;
   const ir::Shape &S = G.inputs().front()->shape();
   if (!S.isRanked() || S.rank() == 0 || S.size(0) <= 0)
-    return 1;
-  return double(S.size(0));
+    return llvm::None;
+  return S.size(0);
+}
+
+double samplesPerStep(const ir::Graph &G) {
+  return double(batchOf(G).getValueOr(1));
 }
 
 llvm::Error checkTensorParallel(const ir::Graph &G, unsigned Tp) {

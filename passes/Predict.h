@@ -158,10 +158,31 @@ llvm::Error checkPipelineParallel(const ir::Graph &G, const InferenceSplit &S,
 /// dimension (the batch; a decoding step's sequences), 1 where it has none.
 double samplesPerStep(const ir::Graph &G);
 
+/// The first input's leading dimension where it has one (the batch).
+llvm::Optional<int64_t> batchOf(const ir::Graph &G);
+
 /// Usage (of a run of Plan over G) against D's main memory: whether it
-/// fits, and the node heading the kernel at the peak; no explanation.
+/// fits, the node heading the kernel at the peak, and the largest batch
+/// that would fit (a multiple of BatchMultiple: the expert-parallel degree,
+/// which must divide it); no explanation.
 InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
-                                   const hw::Device &D, InferenceMemory Usage);
+                                   const hw::Device &D, InferenceMemory Usage,
+                                   unsigned BatchMultiple = 1);
+
+/// Sets M.MaxBatch and M.BytesPerSample for a run of Batch samples: the
+/// largest multiple of Multiple whose run fits M.CapacityBytes if every
+/// byte but the weights grows in proportion to the batch (key/value caches
+/// and activations do), floor((capacity - weights) / ((peak - weights) /
+/// Batch)), as a serving engine sizes its cache from what the weights and
+/// a profiled step leave. A tensor without a batch dimension (a causal
+/// mask, rotary tables) grows too under this rule, so above Batch the
+/// figure is a lower bound; below Batch (a run that does not fit), an
+/// estimate. None where the capacity is unknown or the peak incomplete.
+void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple);
+
+/// "max batch N = floor((C - W) / S) ...": how M.MaxBatch follows (the
+/// memory explanation's tail); empty without one.
+std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).

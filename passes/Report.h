@@ -169,6 +169,13 @@ struct InferenceMemoryReport {
   std::string Device;
   double CapacityBytes = 0; ///< The device's main memory.
   bool Fits = true;
+  /// The largest batch (the first input's leading dimension) whose run
+  /// fits CapacityBytes, everything but the weights growing in proportion
+  /// to it (maxBatch in Predict.h); none where the graph has no batch, the
+  /// device no capacity or the peak is a lower bound.
+  llvm::Optional<uint64_t> MaxBatch;
+  /// Bytes one sample adds: (peak - weights) / batch.
+  double BytesPerSample = 0;
   std::string Explain; ///< How the peak adds up (with Explain).
 };
 
@@ -274,6 +281,8 @@ struct ServingCandidate {
   double PeakBytes = 0;     ///< Per device.
   double CapacityBytes = 0; ///< One device's (after any reserve).
   bool Fits = false;
+  /// The largest batch that fits (InferenceMemoryReport::MaxBatch).
+  llvm::Optional<uint64_t> MaxBatch;
 };
 /// "whole", or the split's flag and degree ("tp 4"), with stages "pp 2" or
 /// "tp 8 pp 2", as tables and errors name a layout.

@@ -134,6 +134,7 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
       Cand.PeakBytes = P.Memory->Usage.PeakBytes;
       Cand.CapacityBytes = P.Memory->CapacityBytes;
       Cand.Fits = P.Memory->Fits;
+      Cand.MaxBatch = P.Memory->MaxBatch;
     }
     Plan.Candidates.push_back(Cand);
   };

@@ -307,6 +307,10 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("device", jsonText(M.Device));
         J.attribute("peak_at", jsonText(M.PeakAt));
         J.attribute("complete", M.Usage.Complete);
+        if (M.MaxBatch) {
+          J.attribute("max_batch", int64_t(*M.MaxBatch));
+          J.attribute("bytes_per_sample", count(M.BytesPerSample));
+        }
         if (!M.Explain.empty())
           J.attribute("explain", jsonText(M.Explain));
         if (R.TensorParallel || R.ExpertParallel || R.PipelineParallel)
@@ -412,6 +416,8 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("peak_bytes", C.PeakBytes);
               J.attribute("capacity_bytes", C.CapacityBytes);
               J.attribute("fits", C.Fits);
+              if (C.MaxBatch)
+                J.attribute("max_batch", int64_t(*C.MaxBatch));
             });
         });
         J.attributeArray("skipped", [&] {

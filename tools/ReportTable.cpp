@@ -55,18 +55,19 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
           : std::string());
   // A layout with stages serves as many batches at once as it has stages:
   // its samples/s is a batch per slowest stage.
-  OS << fmt::format("          {:<10} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
-                    "layout", "devices", "latency", "samples/s", "per device",
-                    "memory/device", "fits");
+  OS << fmt::format(
+      "          {:<10} {:>7} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
+      "layout", "devices", "latency", "samples/s", "per device",
+      "memory/device", "max batch", "fits");
   for (const ServingCandidate &C : P.Candidates) {
     const double Rate =
         C.IntervalSeconds > 0 ? P.Samples / C.IntervalSeconds : 0;
     OS << fmt::format(
-        "        {} {:<10} {:>7} {:>12} {:>12} {:>12} {:>13}  {}\n",
+        "        {} {:<10} {:>7} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
         &C == Chosen ? "*" : " ", name(C), C.Devices,
         formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
         withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
-        C.Fits ? "yes" : "no");
+        C.MaxBatch ? std::to_string(*C.MaxBatch) : "-", C.Fits ? "yes" : "no");
   }
   for (const std::string &Why : P.Skipped)
     OS << "          not tried: " << Why << "\n";
@@ -280,6 +281,16 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                       Mem.Usage.Complete ? "," : " (at least),",
                       Mem.Fits ? "fits in" : "DOES NOT FIT in",
                       formatBytes(Mem.CapacityBytes));
+    if (Mem.MaxBatch)
+      OS << fmt::format(
+          "max batch {}{}: {} a sample past the weights (the first input's "
+          "leading dimension; all but the weights taken to grow with it){}\n",
+          *Mem.MaxBatch,
+          *Mem.MaxBatch == 0   ? ", not one sample fits"
+          : *Mem.MaxBatch == 1 ? " fits"
+                               : " fit",
+          formatBytes(Mem.BytesPerSample),
+          R.PipelineParallel ? "; the least any stage fits" : "");
     if (Options.Explain && !Mem.Explain.empty())
       OS << "          " << Mem.Explain << "\n";
   }

@@ -273,6 +273,10 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     MD["fits"] = Mem->fits;
     MD["complete"] = Mem->complete;
     MD["peak_at"] = text(Mem->peakAt);
+    if (Mem->maxBatch) {
+      MD["max_batch"] = *Mem->maxBatch;
+      MD["bytes_per_sample"] = Mem->bytesPerSample;
+    }
     D["memory"] = MD;
   }
   if (auto TP = P.tensorParallel()) {
@@ -350,6 +354,8 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
       LD["peak_bytes"] = L.peakBytes;
       LD["capacity_bytes"] = L.capacityBytes;
       LD["fits"] = L.fits;
+      if (L.maxBatch)
+        LD["max_batch"] = *L.maxBatch;
       Layouts.append(LD);
     }
     SD["candidates"] = Layouts;

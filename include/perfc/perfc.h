@@ -395,6 +395,11 @@ struct MemorySummary {
   bool fits = true;
   bool complete = true; ///< False: some shapes unknown, a lower bound.
   std::string peakAt;   ///< The node heading the kernel at the peak.
+  /// The largest batch (the first input's leading dimension) that fits,
+  /// all but the weights taken to grow with it ("max_batch"); none where
+  /// the graph has no batch or the peak is incomplete.
+  std::optional<uint64_t> maxBatch;
+  double bytesPerSample = 0; ///< (peak - weights) / batch.
 };
 
 /// Inference with PredictOptions::tensorParallel > 1: the split and its
@@ -452,6 +457,8 @@ struct ServingPlanSummary {
     /// How often a step completes: latencySeconds, or with stages the
     /// slowest stage's time (as many batches in flight as stages).
     double intervalSeconds = 0;
+    /// The largest batch that fits (MemorySummary::maxBatch).
+    std::optional<uint64_t> maxBatch;
   };
   std::vector<Layout> layouts; ///< Devices ascending.
   /// The best that fits under the objective: predicted above.

@@ -116,7 +116,7 @@ add_test(NAME cli.train_precision.override_warns
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
                  --train --dtype bf16 --storage-type int8 --ops 0)
 set_tests_properties(cli.train_precision.override_warns PROPERTIES
-  PASS_REGULAR_EXPRESSION "warning: .*resnet18.onnx: the per-node forward is priced with storage int8; the step trains in bf16 \\(--dtype\\)")
+  PASS_REGULAR_EXPRESSION "warning: .*resnet18.onnx: the per-node forward is priced with storage int8\; the step trains in bf16 \\(--dtype\\)")
 # Each kernel's row carries the step's backward through it.
 add_test(NAME cli.train_node_backward
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/resnet18.onnx --hw a100-sxm4-80gb
@@ -181,7 +181,7 @@ perfc_expect_error(hw_bad_subcommand "hw: unknown command 'frob'" hw frob)
 # from a file of one's own (a cluster's references stay bundled names).
 add_test(NAME cli.hw_list_json COMMAND $<TARGET_FILE:perfc> hw list --format json)
 set_tests_properties(cli.hw_list_json PROPERTIES PASS_REGULAR_EXPRESSION
-  "^{\n  \"devices\": \\[\n    {\n      \"name\": \"a100-sxm4-40gb\",\n      \"path\": \"hwdb/devices/a100-sxm4-40gb.yaml\",\n      \"summary\": \"gpu NVIDIA;.*\"links\": \\[.*\"name\": \"nvlink3\".*\"clusters\": \\[.*\"name\": \"dgx-a100\"")
+  "^{\n  \"devices\": \\[\n    {\n      \"name\": \"a100-sxm4-40gb\",\n      \"path\": \"hwdb/devices/a100-sxm4-40gb.yaml\",\n      \"summary\": \"gpu NVIDIA\;.*\"links\": \\[.*\"name\": \"nvlink3\".*\"clusters\": \\[.*\"name\": \"dgx-a100\"")
 add_test(NAME cli.hw_show_yaml_round_trip
          COMMAND sh -c "$<TARGET_FILE:perfc> hw show dgx-a100 --format yaml > ${CMAKE_CURRENT_BINARY_DIR}/my-dgx.yaml && $<TARGET_FILE:perfc> hw show ${CMAKE_CURRENT_BINARY_DIR}/my-dgx.yaml")
 set_tests_properties(cli.hw_show_yaml_round_trip PROPERTIES
@@ -196,7 +196,7 @@ add_test(NAME cli.train_dp_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100
                  --train --dp 8 --global-batch 32 --zero 2 --explain --ops 0)
 set_tests_properties(cli.train_dp_explain PROPERTIES PASS_REGULAR_EXPRESSION
-  "dp 8, ZeRO 2: 4 x reduce-scatter of [0-9.]+ MB of gradients in buckets, each during its micro-batch's backward [0-9.]+ [mu]s \\([0-9.]+ [mun]?s after it\\) \\+ all-gather of [0-9.]+ MB of parameters after the optimizer [0-9.]+ [mu]s = [0-9.]+ [mu]?s; exposed 4 x ")
+  "dp 8, ZeRO 2: 4 x reduce-scatter of [0-9.]+ MB of gradients in buckets, each during its micro-batch's backward [0-9.]+ [mu]s \\([0-9.]+ [mun]?s after it\\) \\+ all-gather of [0-9.]+ MB of parameters after the optimizer [0-9.]+ [mu]s = [0-9.]+ [mu]?s\; exposed 4 x ")
 # A SoC (several kinds of processor in one node) trains on one of them.
 perfc_expect_error(train_soc "cluster 'jetson-agx-orin' holds several kinds of processor in one node \\(jetson-agx-orin-cpu, jetson-agx-orin-gpu, jetson-agx-orin-dla\\); a training step runs on one kind: give it alone, e.g. 'jetson-agx-orin-gpu'"
                    ${ZOO}/resnet18.onnx --hw jetson-agx-orin --train)
@@ -345,6 +345,21 @@ add_test(NAME cli.zoo_decode_predict
 set_tests_properties(cli.zoo_decode_predict PROPERTIES
   FIXTURES_REQUIRED zoo_decode
   PASS_REGULAR_EXPRESSION "input     \\.\\.\\. 5 more, to past\\.3\\.value.*memory    [0-9.]+ MB at peak \\(weights [0-9.]+ MB, activations [0-9.]+ KB")
+# The largest batch that fits: the 4 layers' caches (2 x 64 x 256 fp32
+# each, 524,288 bytes a sequence, the activations alive beside them) past
+# the weights, in the A100's 80 GiB: floor((85,899,345,920 - 15,689,260) /
+# 524,288) = 163,810.
+add_test(NAME cli.max_batch
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb)
+set_tests_properties(cli.max_batch PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "fits in 85.90 GB\nmax batch 163810 fit: 524.3 KB a sample past the weights \\(the first input's leading dimension\; all but the weights taken to grow with it\\)\n")
+add_test(NAME cli.max_batch_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --format json --explain)
+set_tests_properties(cli.max_batch_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"weights_bytes\": 15689260,.*\"complete\": true,[ \n]+\"max_batch\": 163810,[ \n]+\"bytes_per_sample\": 524288,[ \n]+\"explain\": \"peak .*. max batch 163810 = floor\\(\\(capacity 85.9 GB - weights 15.69 MB\\) / 524.3 KB a sample\\)")
 # --explain names the cache a cache-append kernel writes into in place.
 add_test(NAME cli.zoo_decode_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
@@ -359,7 +374,7 @@ add_test(NAME cli.tp_inference
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 2)
 set_tests_properties(cli.tp_inference PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "tp        2 ranks over nvswitch-gen2: kernels [0-9.]+ us \\+ 9 all-reduces and 1 all-gather [0-9.]+ us \\(per rank; latency includes them\\)\nmemory    [0-9.]+ MB at peak per rank")
+  PASS_REGULAR_EXPRESSION "tp        2 ranks over nvswitch-gen2: kernels [0-9.]+ us \\+ 9 all-reduces and 1 all-gather [0-9.]+ us \\(per rank\; latency includes them\\)\nmemory    [0-9.]+ MB at peak per rank")
 add_test(NAME cli.tp_inference_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 4
                  --format json)
@@ -390,7 +405,7 @@ add_test(NAME cli.pp_inference
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --pp 2)
 set_tests_properties(cli.pp_inference PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "pp        2 stages of 1 device, 2 batches in flight: a step every [0-9.]+ us \\(the slowest stage\\), [0-9.]+ samples/s; latency is one batch's pass\n  stage 1   blocks 1-2 \\(/layers.0 to /layers.1\\): [0-9]+ kernels [0-9.]+ us \\+ send [0-9.]+ KB over nvswitch-gen2 [0-9.]+ us, [0-9.]+ MB fits\n  stage 2   blocks 3-4 \\(/layers.2 to /layers.3\\): [0-9]+ kernels [0-9.]+ us, [0-9.]+ MB fits\nmemory    [0-9.]+ MB at peak per rank of the fullest stage")
+  PASS_REGULAR_EXPRESSION "pp        2 stages of 1 device, 2 batches in flight: a step every [0-9.]+ us \\(the slowest stage\\), [0-9.]+ samples/s\; latency is one batch's pass\n  stage 1   blocks 1-2 \\(/layers.0 to /layers.1\\): [0-9]+ kernels [0-9.]+ us \\+ send [0-9.]+ KB over nvswitch-gen2 [0-9.]+ us, [0-9.]+ MB fits\n  stage 2   blocks 3-4 \\(/layers.2 to /layers.3\\): [0-9]+ kernels [0-9.]+ us, [0-9.]+ MB fits\nmemory    [0-9.]+ MB at peak per rank of the fullest stage")
 add_test(NAME cli.pp_inference_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --tp 2
                  --pp 2 --format json)
@@ -431,7 +446,7 @@ add_test(NAME cli.serving_plan_stages
                  --hw dgx-a100 --plan --memory-reserve "79.7 GiB"
                  --objective throughput)
 set_tests_properties(cli.serving_plan_stages PROPERTIES PASS_REGULAR_EXPRESSION
-  "serving   plan: pp 4 on 4 x a100-sxm4-80gb, the layout with the most samples/s per device that fits \\(3 of 5 fit, up to 8 devices\\).*  whole +1 .* no\n.*  pp 2 +2 .* no\n.*\\* pp 4 +4 .* yes")
+  "serving   plan: pp 4 on 4 x a100-sxm4-80gb, the layout with the most samples/s per device that fits \\(3 of 5 fit, up to 8 devices\\)\n +layout +devices +latency +samples/s +per device +memory/device +max batch +fits\n +whole +1 .* 0  no\n.*  pp 2 +2 .* 0  no\n.*\\* pp 4 +4 .* 2  yes")
 set(ZOO_ARGS --hidden 768 --seq 128 --vocab 30522 -o ${CMAKE_CURRENT_BINARY_DIR}/zoo_bad.onnx)
 perfc_expect_error(zoo_heads "zoo: --heads 7 does not divide --hidden 768"
                    zoo gpt --layers 12 --heads 7 ${ZOO_ARGS})
@@ -921,7 +936,7 @@ add_test(NAME cli.overlap_param_gather_json
                  --train --dp 8 --zero 1 --overlap-param-gather --global-batch 8
                  --explain --format json --ops 0)
 set_tests_properties(cli.overlap_param_gather_json PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"overlap_param_gather\": true,.*all-gather of 497.8 MB of parameters in 14 buckets during the next step's first forward.*dp 8: parameters: 14 buckets during the next forward; the largest: ring all-gather")
+  "\"overlap_param_gather\": true,.*all-gather of 497.8 MB of parameters in 14 buckets during the next step's first forward.*dp 8: parameters: 14 buckets during the next forward\; the largest: ring all-gather")
 perfc_expect_error(overlap_param_gather_zero
   "--overlap-param-gather overlaps the sharded optimizer's all-gather of the updated parameters with the next forward, but ZeRO 0 has no sharded optimizer: use --zero 1 or 2"
   ${ZOO}/gpt2_small.onnx --dim seq=128 --hw dgx-a100 --train --dp 8 --overlap-param-gather --global-batch 8)
@@ -1019,7 +1034,7 @@ add_test(NAME cli.train_memory_explain
                  --train --pp 2 --dp 4 --global-batch 16 --zero 3 --dtype bf16
                  --format json --ops 0)
 set_tests_properties(cli.train_memory_explain PROPERTIES PASS_REGULAR_EXPRESSION
-  "\"memory\": {[^}]*\"explain\": \"memory \\(stage 0\\): weights [0-9]+ parameters x 2 B / dp 4 \\(ZeRO 3\\) = [0-9.]+ MB; gradients [^;]*; optimizer [0-9]+ parameters x 12 B \\(Adam moments 8 \\+ fp32 master weights 4\\) / dp 4 \\(ZeRO 3\\) = ")
+  "\"memory\": {[^}]*\"explain\": \"memory \\(stage 0\\): weights [0-9]+ parameters x 2 B / dp 4 \\(ZeRO 3\\) = [0-9.]+ MB\; gradients [^\;]*\; optimizer [0-9]+ parameters x 12 B \\(Adam moments 8 \\+ fp32 master weights 4\\) / dp 4 \\(ZeRO 3\\) = ")
 # The collectives' protocol: NCCL's choice by default, one pinned as
 # NCCL_PROTO pins it, or the textbook alpha-beta forms.
 perfc_expect_error(comm_protocol_unknown
@@ -1046,7 +1061,7 @@ set_tests_properties(cli.tp_inference_comm_protocol PROPERTIES PASS_REGULAR_EXPR
 add_test(NAME cli.hw_comm
          COMMAND $<TARGET_FILE:perfc> hw comm dgx-a100 --bytes 8,64M)
 set_tests_properties(cli.hw_comm PROPERTIES PASS_REGULAR_EXPRESSION
-  "all-reduce over 8 ranks \\(1 node x 8\\) of 'dgx-a100', nvswitch-gen2; algorithm auto, protocol auto\n +size \\(B\\) +time \\(us\\) +algbw GB/s +busbw GB/s  algorithm\n +8 +10\\.18 +0\\.00 +0\\.00  ring/LL\n +67108864 +564\\.40 +118\\.90 +208\\.08  ring/Simple\n")
+  "all-reduce over 8 ranks \\(1 node x 8\\) of 'dgx-a100', nvswitch-gen2\; algorithm auto, protocol auto\n +size \\(B\\) +time \\(us\\) +algbw GB/s +busbw GB/s  algorithm\n +8 +10\\.18 +0\\.00 +0\\.00  ring/LL\n +67108864 +564\\.40 +118\\.90 +208\\.08  ring/Simple\n")
 add_test(NAME cli.hw_comm_json
          COMMAND $<TARGET_FILE:perfc> hw comm selene-a100-80gb --ranks 16 --stride 8
                  --collective reduce-scatter --bytes 25M --comm-protocol alpha-beta
@@ -1081,7 +1096,7 @@ set_tests_properties(cli.hw_comm_nvls PROPERTIES PASS_REGULAR_EXPRESSION
 add_test(NAME cli.hw_comm_nvls_unavailable
          COMMAND $<TARGET_FILE:perfc> hw comm dgx-a100 --bytes 8G --algorithm nvls --explain)
 set_tests_properties(cli.hw_comm_nvls_unavailable PROPERTIES PASS_REGULAR_EXPRESSION
-  "ring/Simple\n.*\\(nvls needs a group on one node over an NVSwitch with switch_reduction, and a protocol other than LL and LL128; ring used\\)")
+  "ring/Simple\n.*\\(nvls needs a group on one node over an NVSwitch with switch_reduction, and a protocol other than LL and LL128\; ring used\\)")
 # Tensor-parallel exchanges overlapped with their GEMMs (Megatron-Core's
 # userbuffers): part of tp_comm_s moves to tp_overlapped_s.
 add_test(NAME cli.train_tp_comm_overlap
@@ -1162,7 +1177,7 @@ add_test(NAME cli.zoo_moe_write
                  --heads 8 --kv-heads 2 --ffn 1024 --experts 8 --top-k 2
                  --seq 256 --vocab 32000 -o ${ZOO_MOE})
 set_tests_properties(cli.zoo_moe_write PROPERTIES FIXTURES_SETUP zoo_moe
-  PASS_REGULAR_EXPRESSION "ffn 1024; 8 experts \\(top-2\\).*: 59,255,296 parameters")
+  PASS_REGULAR_EXPRESSION "ffn 1024\; 8 experts \\(top-2\\).*: 59,255,296 parameters")
 add_test(NAME cli.train_expert_parallel_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE} --hw dgx-h100 --train
                  --dtype bf16 --dp 8 --ep 4 --zero 1 --global-batch 16
@@ -1229,7 +1244,7 @@ add_test(NAME cli.train_recompute_modules_table
                  --recompute-modules moe --ops 0)
 set_tests_properties(cli.train_recompute_modules_table PROPERTIES
   FIXTURES_REQUIRED zoo_moe
-  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute selective \\(moe\\); 2 blocks")
+  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute selective \\(moe\\)\; 2 blocks")
 # Each kernel's recomputation, in its row: the experts' activation rides
 # in its GEMMs' epilogues, so its elementwise work alone runs again.
 add_test(NAME cli.train_recompute_modules_nodes
@@ -1272,7 +1287,7 @@ add_test(NAME cli.train_recompute_uniform_table
                  --hw dgx-a100 --train --dtype bf16 --pp 2 --dp 4
                  --global-batch 32 --recompute-num-layers 2 --ops 0)
 set_tests_properties(cli.train_recompute_uniform_table PROPERTIES
-  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute full \\(uniform method, groups of 2 blocks\\); 12 blocks")
+  PASS_REGULAR_EXPRESSION "ZeRO 0, recompute full \\(uniform method, groups of 2 blocks\\)\; 12 blocks")
 # The planner pinned to the block method plans with it, and its plan file
 # predicts the same strategy again.
 add_test(NAME cli.plan_recompute_block_roundtrip

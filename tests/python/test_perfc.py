@@ -76,6 +76,12 @@ def test_onnx_path_and_bytes_match_cli(hw):
     assert d["memory"]["peak_bytes"] == mem["peak_bytes"]
     assert d["memory"]["weights_bytes"] == mem["weights_bytes"] == 102440608
     assert d["memory"]["fits"] and d["memory"]["peak_at"] == mem["peak_at"]
+    # The largest batch that fits: as many samples as the bytes past the
+    # weights, per sample, leave room for.
+    assert d["memory"]["max_batch"] == mem["max_batch"] > 4
+    assert d["memory"]["max_batch"] == int(
+        (mem["capacity_bytes"] - mem["weights_bytes"]) /
+        d["memory"]["bytes_per_sample"])
     assert "memory" not in perfc.predict(a, ops=False)
 
 
@@ -468,6 +474,7 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
     served = perfc.predict(m, dgx, ops=False, serve_plan=True)
     sp = served["serving_plan"]
     assert [c["split"] for c in sp["candidates"]] == ["whole", "tp", "tp", "tp"]
+    assert all(c["max_batch"] >= 0 for c in sp["candidates"])
     fastest = min(sp["candidates"], key=lambda c: c["latency_s"])
     assert sp["chosen"] == {"split": fastest["split"],
                             "devices": fastest["devices"], "pp": 1}

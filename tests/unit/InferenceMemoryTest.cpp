@@ -184,4 +184,70 @@ TEST_SUITE("inference memory") {
     CHECK_FALSE(T.Memory);
     CHECK(T.Warnings.empty());
   }
+
+  TEST_CASE("the largest batch that fits: the bytes past the weights grow "
+            "with the batch") {
+    // A decoding step after 15 tokens, 2 layers of width 64 (fp32).
+    auto Decoder = [](int64_t Batch) {
+      modelgen::TransformerSpec S =
+          transformerSpec(modelgen::Family::Llama, 2, 64, 4, 1, 500);
+      S.Past = 15;
+      S.Batch = Batch;
+      return importZoo(zooBytes(S));
+    };
+    auto Run = [](const ir::Graph &G, const hw::Device &D) {
+      PredictOptions O;
+      O.Device = &D;
+      return predict(G, O);
+    };
+    const frontend::ImportedModel Two = Decoder(2);
+    hw::Device D = load(SmallGpu);
+    const Report Probe = Run(Two.Graph, D);
+    REQUIRE(Probe.Memory);
+    const InferenceMemory &U = Probe.Memory->Usage;
+    const double PerSample = (U.PeakBytes - U.WeightsBytes) / 2;
+    CHECK(Probe.Memory->BytesPerSample == doctest::Approx(PerSample));
+    // Room for 10.5 samples beside the weights: 10 fit, 11 do not.
+    D.Memory[0].CapacityBytes = U.WeightsBytes + 10.5 * PerSample;
+    const Report R = Run(Two.Graph, D);
+    REQUIRE(R.Memory);
+    REQUIRE(R.Memory->MaxBatch);
+    CHECK(*R.Memory->MaxBatch == 10);
+    CHECK(R.Memory->Fits);
+    const Report Ten = Run(Decoder(10).Graph, D);
+    const Report Eleven = Run(Decoder(11).Graph, D);
+    REQUIRE(Ten.Memory);
+    REQUIRE(Eleven.Memory);
+    CHECK(Ten.Memory->Fits);
+    CHECK_FALSE(Eleven.Memory->Fits);
+    REQUIRE(Eleven.Warnings.size() == 1);
+    CHECK(Eleven.Warnings[0].Message.find("use a smaller batch (at most 10) "
+                                          "or sequence") != std::string::npos);
+    // The estimate is the same from any batch: the bytes are linear in it.
+    CHECK(*Ten.Memory->MaxBatch == 10);
+    CHECK(*Eleven.Memory->MaxBatch == 10);
+    // Weights alone over the capacity: none fits; no capacity: no figure.
+    D.Memory[0].CapacityBytes = U.WeightsBytes / 2;
+    CHECK(*Run(Two.Graph, D).Memory->MaxBatch == 0);
+    InferenceMemoryReport Unknown = *R.Memory;
+    Unknown.CapacityBytes = 0;
+    setMaxBatch(Unknown, 2, 1);
+    CHECK_FALSE(Unknown.MaxBatch);
+    // A peak that is a lower bound gives none; a multiple rounds down.
+    InferenceMemoryReport Partial = *R.Memory;
+    Partial.Usage.Complete = false;
+    setMaxBatch(Partial, 2, 1);
+    CHECK_FALSE(Partial.MaxBatch);
+    InferenceMemoryReport ByFour = *R.Memory;
+    setMaxBatch(ByFour, 2, 4);
+    CHECK(*ByFour.MaxBatch == 8);
+    // How it follows, under --explain.
+    PredictOptions O;
+    O.Device = &D;
+    O.Explain = true;
+    D.Memory[0].CapacityBytes = U.WeightsBytes + 10.5 * PerSample;
+    CHECK(predict(Two.Graph, O)
+              .Memory->Explain.find("; max batch 10 = "
+                                    "floor((capacity") != std::string::npos);
+  }
 }

@@ -712,6 +712,16 @@ TEST_SUITE("expert-parallel inference") {
               .epsilon(0.01));
     CHECK(Two.Memory->Usage.InputsBytes ==
           doctest::Approx(One.Memory->Usage.InputsBytes / 2).epsilon(0.01));
+    // The largest batch is a multiple of ep (each rank serves 1/ep of it):
+    // a rank's bytes past its weights, per sample of the whole batch.
+    REQUIRE(Two.Memory->MaxBatch);
+    const InferenceMemoryReport &TwoMem = *Two.Memory;
+    const double PerSample =
+        (TwoMem.Usage.PeakBytes - TwoMem.Usage.WeightsBytes) / 4;
+    CHECK(TwoMem.BytesPerSample == doctest::Approx(PerSample));
+    const uint64_t Estimate = uint64_t(
+        (TwoMem.CapacityBytes - TwoMem.Usage.WeightsBytes) / PerSample);
+    CHECK(*TwoMem.MaxBatch == Estimate / 2 * 2);
     // The experts' products: half the experts a step reaches on a rank.
     const ir::Node *Gate =
         nodeNamed(M.Graph, "/layers.0/moe/experts/gate/MatMul");

@@ -11,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 using namespace perfc;
@@ -163,6 +164,18 @@ TEST_SUITE("pipeline inference") {
     const InferenceMemory &U = Full.Memory.Usage;
     CHECK(U.PeakBytes == doctest::Approx(U.WeightsBytes + U.ActivationsBytes));
     CHECK(Two.Memory->Fits);
+    // The largest batch is the one every stage fits, in-flight caches
+    // included: the least of the stages'.
+    REQUIRE(Two.Memory->MaxBatch);
+    REQUIRE(PP.Stages[0].Memory.MaxBatch);
+    REQUIRE(PP.Stages[1].Memory.MaxBatch);
+    CHECK(*Two.Memory->MaxBatch == std::min(*PP.Stages[0].Memory.MaxBatch,
+                                            *PP.Stages[1].Memory.MaxBatch));
+    for (const PipelineStageReport &St : PP.Stages) {
+      const InferenceMemory &S = St.Memory.Usage;
+      CHECK(St.Memory.BytesPerSample ==
+            doctest::Approx((S.PeakBytes - S.WeightsBytes) / 2));
+    }
   }
 
   TEST_CASE("stages of tensor-parallel groups: across nodes over InfiniBand, "
