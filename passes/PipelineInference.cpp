@@ -233,7 +233,7 @@ void addPipelineStages(const ir::Graph &G, const KernelPlan &Plan,
               .str() +
           (M.MaxBatch
                ? "; stage " + std::to_string(Limiting - PR.Stages.data() + 1) +
-                     "'s" + explainMaxBatch(Limiting->Memory, 1).substr(1)
+                     "'s " + explainMaxBatch(Limiting->Memory, 1)
                : std::string());
     if (!M.Fits)
       R.Warnings.push_back(

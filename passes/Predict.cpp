@@ -51,7 +51,7 @@ void addMemory(const ir::Graph &G, const KernelPlan &Plan,
       G, Plan, *O.Device, inferenceMemory(G, Plan, O.StorageType, Shares), Ep);
   if (O.Explain)
     M.Explain = explain(M.Usage, M.PeakAt, Plan.Kernels.size(), O.StorageType) +
-                explainMaxBatch(M, Ep);
+                (M.MaxBatch ? "; " + explainMaxBatch(M, Ep) : std::string());
   if (!M.Fits)
     R.Warnings.push_back(
         {"",
@@ -450,7 +450,7 @@ std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple) {
   if (!M.MaxBatch)
     return "";
   return llvm::formatv(
-             "; max batch {0} = floor((capacity {1} - weights {2}) "
+             "max batch {0} = floor((capacity {1} - weights {2}) "
              "/ {3} a sample){4}, every byte but the weights taken "
              "to grow with the batch (caches, activations)",
              *M.MaxBatch, hw::formatDataBytes(M.CapacityBytes),

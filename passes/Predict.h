@@ -181,7 +181,7 @@ InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
 void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple);
 
 /// "max batch N = floor((C - W) / S) ...": how M.MaxBatch follows (the
-/// memory explanation's tail); empty without one.
+/// memory explanation's last clause); empty without one.
 std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
 
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
