@@ -7,6 +7,7 @@
 #include "ir/Graph.h"
 #include "passes/Blocks.h"
 #include "passes/InferenceMemory.h"
+#include "passes/MaxBatch.h"
 #include "passes/StorageType.h"
 
 #include "llvm/Support/Format.h"

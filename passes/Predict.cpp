@@ -9,6 +9,7 @@
 #include "passes/CpuLayout.h"
 #include "passes/Fp8Recipe.h"
 #include "passes/InferenceMemory.h"
+#include "passes/MaxBatch.h"
 #include "passes/PipelineInference.h"
 #include "passes/StorageType.h"
 #include "passes/TpShard.h"
@@ -17,9 +18,6 @@
 #include "passes/WorkPass.h"
 
 #include "llvm/Support/FormatVariadic.h"
-
-#include <algorithm>
-#include <cmath>
 
 namespace perfc {
 
@@ -428,38 +426,6 @@ InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
   if (llvm::Optional<int64_t> Batch = batchOf(G))
     setMaxBatch(M, *Batch, BatchMultiple);
   return M;
-}
-
-void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple) {
-  M.MaxBatch = llvm::None;
-  M.BytesPerSample = 0;
-  const double PerBatch = M.Usage.PeakBytes - M.Usage.WeightsBytes;
-  if (Batch <= 0 || Multiple == 0 || M.CapacityBytes <= 0 ||
-      !M.Usage.Complete || PerBatch <= 0)
-    return;
-  M.BytesPerSample = PerBatch / double(Batch);
-  const double Room = M.CapacityBytes - M.Usage.WeightsBytes;
-  // Bounded well inside uint64_t (and exact in a double): a batch of 2^50
-  // says "no limit" as plainly as any larger one.
-  const double Samples =
-      Room <= 0 ? 0 : std::min(std::floor(Room / M.BytesPerSample), 0x1p50);
-  M.MaxBatch = uint64_t(Samples) / Multiple * Multiple;
-}
-
-std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple) {
-  if (!M.MaxBatch)
-    return "";
-  return llvm::formatv(
-             "max batch {0} = floor((capacity {1} - weights {2}) "
-             "/ {3} a sample){4}, every byte but the weights taken "
-             "to grow with the batch (caches, activations)",
-             *M.MaxBatch, hw::formatDataBytes(M.CapacityBytes),
-             hw::formatDataBytes(M.Usage.WeightsBytes),
-             hw::formatDataBytes(M.BytesPerSample),
-             Multiple > 1
-                 ? llvm::formatv(", a multiple of ep {0}", Multiple).str()
-                 : std::string())
-      .str();
 }
 
 NodeTime kernelTime(const cost::OpTime &T, const Kernel &K, bool Explain,

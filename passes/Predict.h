@@ -169,21 +169,6 @@ InferenceMemoryReport memoryReport(const ir::Graph &G, const KernelPlan &Plan,
                                    const hw::Device &D, InferenceMemory Usage,
                                    unsigned BatchMultiple = 1);
 
-/// Sets M.MaxBatch and M.BytesPerSample for a run of Batch samples: the
-/// largest multiple of Multiple whose run fits M.CapacityBytes if every
-/// byte but the weights grows in proportion to the batch (key/value caches
-/// and activations do), floor((capacity - weights) / ((peak - weights) /
-/// Batch)), as a serving engine sizes its cache from what the weights and
-/// a profiled step leave. A tensor without a batch dimension (a causal
-/// mask, rotary tables) grows too under this rule, so above Batch the
-/// figure is a lower bound; below Batch (a run that does not fit), an
-/// estimate. None where the capacity is unknown or the peak incomplete.
-void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple);
-
-/// "max batch N = floor((C - W) / S) ...": how M.MaxBatch follows (the
-/// memory explanation's last clause); empty without one.
-std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
-
 /// Fills each NodeReport's Name, Op and OutputShape from G, whose nodes
 /// R.Nodes follows in order (what predict leaves out without NodeNames).
 void describeNodes(const ir::Graph &G, Report &R);

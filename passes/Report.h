@@ -179,6 +179,24 @@ struct InferenceMemoryReport {
   std::string Explain; ///< How the peak adds up (with Explain).
 };
 
+/// One batch perfc --max-batch predicted at, and whether its run fit.
+struct BatchProbe {
+  int64_t Batch = 0;
+  bool Fits = false;
+};
+
+/// perfc --max-batch: the report is predicted at the largest batch whose
+/// run fits, found by predicting at the estimate from the model's own
+/// batch (InferenceMemoryReport::MaxBatch) and around it
+/// (passes/MaxBatch.h).
+struct BatchSearchReport {
+  int64_t Batch = 0;             ///< The largest that fits: the report's.
+  int64_t FromBatch = 0;         ///< The model's own, the estimate's basis.
+  uint64_t Estimate = 0;         ///< The estimate at FromBatch.
+  int64_t Limit = 0;             ///< The largest batch the search would try.
+  std::vector<BatchProbe> Tried; ///< In order.
+};
+
 /// With --tp N for inference: the model split over N devices as Megatron-LM,
 /// TensorRT-LLM and vLLM split it (passes/TpShard.h). The nodes' times and
 /// the memory are one rank's; the latency adds the exchanges, which run on
@@ -357,6 +375,8 @@ struct Report {
   /// With --plan without --train: the layouts tried and the one chosen,
   /// which the rest of the report predicts.
   llvm::Optional<ServingPlan> Serving;
+  /// With --max-batch: the batches predicted at to find the report's.
+  llvm::Optional<BatchSearchReport> BatchSearch;
   std::vector<NodeReport> Nodes;
   std::vector<Warning> Warnings;
   /// With a training step that gives them (TrainReport::NodeBackwards,

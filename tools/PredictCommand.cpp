@@ -18,6 +18,7 @@
 #include "tools/CliCommon.h"
 #include "tools/CliParse.h"
 #include "tools/Commands.h"
+#include "tools/MaxBatchSearch.h"
 #include "tools/PlanJson.h"
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
@@ -81,6 +82,11 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   cl::opt<int64_t> Batch(
       "batch", cl::desc("Set the first dimension of every model input"),
       cl::value_desc("N"), cl::cat(Category));
+  cl::opt<bool> MaxBatchOpt(
+      "max-batch",
+      cl::desc("Without --train, with --hw: predict at the largest batch "
+               "(every input's first dimension) whose run fits in memory"),
+      cl::cat(Category));
   cl::list<std::string> DimSpecs(
       "dim", cl::desc("Bind a symbolic dimension (repeatable)"),
       cl::value_desc("NAME=VALUE"), cl::cat(Category));
@@ -758,6 +764,21 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                   "inference give --tp alone");
   }
 
+  if (MaxBatchOpt) {
+    if (Train)
+      return fail("--max-batch finds the largest inference batch that fits; "
+                  "a training step's micro-batch is --micro-batch (--plan "
+                  "searches it)");
+    if (Hw.empty())
+      return fail("--max-batch needs --hw: what fits depends on the "
+                  "device's memory");
+    if (Plan || Place)
+      return fail(fmt::format("--max-batch and --{}: give one (--max-batch "
+                              "predicts one layout, given by --tp, --pp or "
+                              "--ep)",
+                              Plan ? "plan" : "place"));
+  }
+
   frontend::ImportOptions Import;
   if (Batch.getNumOccurrences())
     Import.Batch = Batch;
@@ -912,6 +933,21 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Options.PipelineParallel = std::move(*Pipe);
   }
   Report R = predict(Model->Graph, Options);
+  if (MaxBatchOpt) {
+    // The rest of the report is the run at the batch found, from its own
+    // import and split analysis.
+    auto Run = predictAtMaxBatch(ModelPath, Import, Options,
+                                 {TpDegree, EpDegree, PpDegree}, R,
+                                 batchOf(Model->Graph).getValueOr(0));
+    if (!Run)
+      return fail(Run.takeError());
+    *Model = std::move(*Run->Model);
+    if (Run->Split) {
+      Split = std::move(*Run->Split);
+      Options.Split = &*Split;
+    }
+    R = std::move(Run->R);
+  }
   R.Serving = std::move(Serving);
   if (!Train && FlashAttentionOpt)
     if (llvm::Error E = checkFlashAttention(Model->Graph, R))

@@ -319,6 +319,22 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           J.attribute("stage", int64_t(R.PipelineParallel->FullestStage + 1));
       });
     }
+    if (R.BatchSearch) {
+      const BatchSearchReport &S = *R.BatchSearch;
+      J.attributeObject("batch_search", [&] {
+        J.attribute("batch", S.Batch);
+        J.attribute("from_batch", S.FromBatch);
+        J.attribute("estimate", int64_t(S.Estimate));
+        J.attribute("limit", S.Limit);
+        J.attributeArray("tried", [&] {
+          for (const BatchProbe &P : S.Tried)
+            J.object([&] {
+              J.attribute("batch", P.Batch);
+              J.attribute("fits", P.Fits);
+            });
+        });
+      });
+    }
     if (R.PipelineParallel) {
       const PipelineParallelReport &PP = *R.PipelineParallel;
       J.attributeObject("pipeline_parallel", [&] {

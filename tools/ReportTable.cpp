@@ -33,6 +33,23 @@ std::string withPrefix(double V, const char *Unit) {
 }
 
 /// --plan without --train: every layout tried, the chosen one marked.
+/// "          --max-batch: batch 67, the largest that fits (...)".
+std::string batchSearchLine(const BatchSearchReport &S) {
+  std::string Tried;
+  for (const BatchProbe &P : S.Tried)
+    Tried += fmt::format("{}{} {}", Tried.empty() ? "" : ", ", P.Batch,
+                         P.Fits ? "fits" : "does not");
+  return fmt::format("          --max-batch: predicted at batch {}, the "
+                     "largest that fits{} (estimate {} from batch {}; tried "
+                     "{})",
+                     S.Batch,
+                     S.Batch >= S.Limit ? fmt::format(" up to the search's "
+                                                      "limit {}: more may fit",
+                                                      S.Limit)
+                                        : std::string(),
+                     S.Estimate, S.FromBatch, Tried);
+}
+
 void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
                       const std::string &Device) {
   const ServingCandidate *Chosen = P.chosen();
@@ -291,6 +308,8 @@ void writeReportTable(const Report &R, const TableOptions &Options,
                                : " fit",
           formatBytes(Mem.BytesPerSample),
           R.PipelineParallel ? "; the least any stage fits" : "");
+    if (R.BatchSearch)
+      OS << batchSearchLine(*R.BatchSearch) << "\n";
     if (Options.Explain && !Mem.Explain.empty())
       OS << "          " << Mem.Explain << "\n";
   }

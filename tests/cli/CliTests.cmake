@@ -360,6 +360,32 @@ add_test(NAME cli.max_batch_json
 set_tests_properties(cli.max_batch_json PROPERTIES
   FIXTURES_REQUIRED zoo_decode
   PASS_REGULAR_EXPRESSION "\"weights_bytes\": 15689260,.*\"complete\": true,[ \n]+\"max_batch\": 163810,[ \n]+\"bytes_per_sample\": 524288,[ \n]+\"explain\": \"peak .*. max batch 163810 = floor\\(\\(capacity 85.9 GB - weights 15.69 MB\\) / 524.3 KB a sample\\)")
+# --max-batch: the model imported again at the estimate, which fits, and
+# one more, which does not; the report is the run at 163,810 sequences.
+add_test(NAME cli.max_batch_search
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --max-batch)
+set_tests_properties(cli.max_batch_search PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "input     input_ids int64 \\[163810, 1\\].*fits in 85.90 GB\nmax batch 163810 fit: .*\n          --max-batch: predicted at batch 163810, the largest that fits \\(estimate 163810 from batch 1\; tried 163810 fits, 163811 does not\\)\n")
+add_test(NAME cli.max_batch_search_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --max-batch --format json)
+set_tests_properties(cli.max_batch_search_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"batch_search\": {[ \n]+\"batch\": 163810,[ \n]+\"from_batch\": 1,[ \n]+\"estimate\": 163810,[ \n]+\"limit\": 655240,[ \n]+\"tried\": \\[[ \n]+{[ \n]+\"batch\": 163810,[ \n]+\"fits\": true[ \n]+},[ \n]+{[ \n]+\"batch\": 163811,[ \n]+\"fits\": false")
+perfc_expect_error(max_batch_train
+  "--max-batch finds the largest inference batch that fits\; a training step's micro-batch is --micro-batch"
+  ${ZOO}/gpt2_small.onnx --hw dgx-a100 --train --max-batch)
+perfc_expect_error(max_batch_needs_hw
+  "--max-batch needs --hw: what fits depends on the device's memory"
+  ${ZOO}/gpt2_small.onnx --max-batch)
+perfc_expect_error(max_batch_plan
+  "--max-batch and --plan: give one"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --plan --max-batch)
+perfc_expect_error(max_batch_none_fits
+  "resnet50.onnx: --max-batch: not one sample fits: [0-9.]+ MB a sample beside 102.4 MB of weights in 100 MB"
+  ${ZOO}/resnet50.onnx --hw a100-sxm4-80gb --memory-reserve "85799345920 B" --max-batch)
 # --explain names the cache a cache-append kernel writes into in place.
 add_test(NAME cli.zoo_decode_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
@@ -1336,6 +1362,13 @@ add_test(NAME cli.zoo_moe_decode_write
                  --seq 1 --past 255 --batch 1 --vocab 32000 -o ${ZOO_MOE_DECODE})
 set_tests_properties(cli.zoo_moe_decode_write PROPERTIES FIXTURES_SETUP zoo_moe_decode
   PASS_REGULAR_EXPRESSION "8 experts \\(top-2\; 1 token reaches 2, 1 row each\\).*: 59,255,296 parameters")
+# A mixture's routing layout is written for its batch: --max-batch says
+# which batch the model could not be imported at, and why.
+perfc_expect_error(max_batch_rebind
+  "zoo_moe_decode.onnx: --max-batch: at batch [0-9]+: node '/layers.0/moe/dispatch/Reshape' \\(Reshape\\): reshapes"
+  ${ZOO_MOE_DECODE} --hw dgx-h100 --max-batch)
+set_tests_properties(cli.error.max_batch_rebind PROPERTIES
+  FIXTURES_REQUIRED zoo_moe_decode)
 add_test(NAME cli.moe_decode_tensor_parallel
          COMMAND $<TARGET_FILE:perfc> ${ZOO_MOE_DECODE} --hw dgx-h100 --tp 2)
 set_tests_properties(cli.moe_decode_tensor_parallel PROPERTIES

@@ -7,6 +7,7 @@
 #include "hwdb/Loader.h"
 #include "passes/Fusion.h"
 #include "passes/InferenceMemory.h"
+#include "passes/MaxBatch.h"
 #include "passes/Predict.h"
 #include "passes/WorkPass.h"
 
@@ -249,5 +250,65 @@ TEST_SUITE("inference memory") {
     CHECK(predict(Two.Graph, O)
               .Memory->Explain.find("; max batch 10 = "
                                     "floor((capacity") != std::string::npos);
+  }
+
+  TEST_CASE("--max-batch's search: from the estimate, up or down to the "
+            "largest batch that fits") {
+    // Bytes affine in the batch: Fits(b) when b <= True.
+    auto Search = [](int64_t Estimate, int64_t True, unsigned Multiple,
+                     int64_t Limit, std::vector<BatchProbe> &Tried) {
+      return largestFittingBatch(
+          Estimate, Multiple, Limit,
+          [True](int64_t B) -> llvm::Expected<bool> { return B <= True; },
+          Tried);
+    };
+    std::vector<BatchProbe> Tried;
+    // Exact (linear bytes): two predictions.
+    auto Exact = Search(67, 67, 1, 268, Tried);
+    REQUIRE(bool(Exact));
+    CHECK(*Exact == 67);
+    REQUIRE(Tried.size() == 2);
+    CHECK((Tried[0].Batch == 67 && Tried[0].Fits));
+    CHECK((Tried[1].Batch == 68 && !Tried[1].Fits));
+    // A lower bound (bytes that do not grow): up by doubling steps, then
+    // bisection.
+    Tried.clear();
+    auto Up = Search(100, 137, 1, 400, Tried);
+    REQUIRE(bool(Up));
+    CHECK(*Up == 137);
+    CHECK(Tried.size() <= 12); // 6 steps up, 6 bisections
+    // Too high (an estimate from a batch that does not fit): down.
+    Tried.clear();
+    auto Down = Search(100, 41, 1, 400, Tried);
+    REQUIRE(bool(Down));
+    CHECK(*Down == 41);
+    // Multiples of ep, and the limit.
+    Tried.clear();
+    auto ByFour = Search(30, 30, 4, 120, Tried);
+    REQUIRE(bool(ByFour));
+    CHECK(*ByFour == 28);
+    for (const BatchProbe &P : Tried)
+      CHECK(P.Batch % 4 == 0);
+    Tried.clear();
+    auto Capped = Search(10, 1000, 1, 40, Tried);
+    REQUIRE(bool(Capped));
+    CHECK(*Capped == 40);
+    // Nothing fits; a prediction that fails.
+    Tried.clear();
+    auto None = Search(8, 3, 4, 32, Tried);
+    REQUIRE_FALSE(bool(None));
+    CHECK(llvm::toString(None.takeError()) == "not even a batch of 4 fits");
+    Tried.clear();
+    auto Failing = largestFittingBatch(
+        5, 1, 20,
+        [](int64_t B) -> llvm::Expected<bool> {
+          if (B > 5)
+            return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                           "bad import");
+          return true;
+        },
+        Tried);
+    REQUIRE_FALSE(bool(Failing));
+    CHECK(llvm::toString(Failing.takeError()) == "bad import");
   }
 }

@@ -1,0 +1,103 @@
+//===- MaxBatch.cpp - The largest batch an inference run fits -------------===//
+#include "passes/MaxBatch.h"
+
+#include "hwdb/Units.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace perfc {
+
+void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple) {
+  M.MaxBatch = llvm::None;
+  M.BytesPerSample = 0;
+  const double PerBatch = M.Usage.PeakBytes - M.Usage.WeightsBytes;
+  if (Batch <= 0 || Multiple == 0 || M.CapacityBytes <= 0 ||
+      !M.Usage.Complete || PerBatch <= 0)
+    return;
+  M.BytesPerSample = PerBatch / double(Batch);
+  const double Room = M.CapacityBytes - M.Usage.WeightsBytes;
+  // Bounded well inside uint64_t (and exact in a double): a batch of 2^50
+  // says "no limit" as plainly as any larger one.
+  const double Samples =
+      Room <= 0 ? 0 : std::min(std::floor(Room / M.BytesPerSample), 0x1p50);
+  M.MaxBatch = uint64_t(Samples) / Multiple * Multiple;
+}
+
+std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple) {
+  if (!M.MaxBatch)
+    return "";
+  return llvm::formatv(
+             "max batch {0} = floor((capacity {1} - weights {2}) "
+             "/ {3} a sample){4}, every byte but the weights taken "
+             "to grow with the batch (caches, activations)",
+             *M.MaxBatch, hw::formatDataBytes(M.CapacityBytes),
+             hw::formatDataBytes(M.Usage.WeightsBytes),
+             hw::formatDataBytes(M.BytesPerSample),
+             Multiple > 1
+                 ? llvm::formatv(", a multiple of ep {0}", Multiple).str()
+                 : std::string())
+      .str();
+}
+
+llvm::Expected<int64_t>
+largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,
+                    llvm::function_ref<llvm::Expected<bool>(int64_t)> Fits,
+                    std::vector<BatchProbe> &Tried) {
+  const int64_t M = std::max<int64_t>(Multiple, 1);
+  // Batches are counted in multiples of M: K stands for K x M.
+  const int64_t Top = std::max<int64_t>(Limit / M, 1);
+  const auto Ask = [&](int64_t K) -> llvm::Expected<bool> {
+    auto F = Fits(K * M);
+    if (F)
+      Tried.push_back({K * M, *F});
+    return F;
+  };
+  // Lo fits (0: none known), Hi does not (Top + 1: none known).
+  int64_t Lo = 0, Hi = Top + 1;
+  const int64_t Start = std::clamp<int64_t>(Estimate / M, 1, Top);
+  auto AtStart = Ask(Start);
+  if (!AtStart)
+    return AtStart.takeError();
+  if (*AtStart) {
+    Lo = Start;
+    // Up: the next multiple, then steps that double until one does not fit.
+    for (int64_t Step = 1; Lo < Top; Step *= 2) {
+      const int64_t K = std::min(Lo + Step, Top);
+      auto F = Ask(K);
+      if (!F)
+        return F.takeError();
+      if (!*F) {
+        Hi = K;
+        break;
+      }
+      Lo = K;
+    }
+  } else {
+    Hi = Start;
+    // Down: halve until one fits (1 is the last try).
+    while (Lo == 0) {
+      const int64_t K = Hi / 2;
+      if (K < 1)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv("not even a batch of {0} fits", M).str());
+      auto F = Ask(K);
+      if (!F)
+        return F.takeError();
+      (*F ? Lo : Hi) = K;
+    }
+  }
+  while (Hi - Lo > 1) {
+    const int64_t K = Lo + (Hi - Lo) / 2;
+    auto F = Ask(K);
+    if (!F)
+      return F.takeError();
+    (*F ? Lo : Hi) = K;
+  }
+  return Lo * M;
+}
+
+} // namespace perfc
