@@ -113,6 +113,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     Timed.Time.ComputeType = perfc::ir::DType::BF16;
   }
   perfc::Report T = perfc::predict(Model->Graph, Timed);
+  // The largest batch agrees with the fit at the model's own batch (away
+  // from the boundary, where rounding may land either side).
+  if (T.Memory && T.Memory->MaxBatch) {
+    const perfc::InferenceMemoryReport &M = *T.Memory;
+    const double Batch = double(perfc::batchOf(Model->Graph).getValueOr(0));
+    const double Margin = 1e-9 * M.CapacityBytes;
+    if (Batch <= 0 || !(M.BytesPerSample > 0) ||
+        (M.Usage.PeakBytes < M.CapacityBytes - Margin &&
+         double(*M.MaxBatch) < Batch && Batch < 0x1p50) ||
+        (M.Usage.PeakBytes > M.CapacityBytes + Margin &&
+         double(*M.MaxBatch) >= Batch))
+      std::abort();
+  }
   // The writers take names as the model has them: arbitrary bytes.
   perfc::writeReportJson(T, llvm::nulls());
   perfc::writeChromeTrace(T, llvm::nulls());
