@@ -40,7 +40,9 @@ std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
 /// exact where the bytes are linear in the batch) and the next multiple,
 /// then, where the bytes are not linear, doubling steps up from what fits
 /// or down from what does not, and bisection between. Each batch asked and
-/// its answer is appended to Tried, in order. Errors: Fits's; not even
+/// its answer is appended to Tried, in order; each batch that fits is
+/// larger than every batch asked before it that fit, so the last that fits
+/// is the result. Errors: Fits's; not even
 /// Multiple fits (the message names the smallest batch tried).
 llvm::Expected<int64_t>
 largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,

@@ -84,34 +84,29 @@ predictAtMaxBatch(const std::string &ModelPath,
   // it bounds the search (the report says when it stopped there).
   Search.Limit =
       int64_t(std::min<uint64_t>(*M.MaxBatch, uint64_t(1) << 40)) * 4;
+  // The last run that fits is the result (largestFittingBatch).
   llvm::Optional<MaxBatchRun> Best;
-  llvm::Optional<int64_t> BestBatch;
   auto Fits = [&](int64_t Batch) -> llvm::Expected<bool> {
     auto Run = runAt(ModelPath, Import, Options, Degrees, Batch);
     if (!Run) {
-      // The import's and the split's errors name the file already.
+      // The import's and the split's errors name the file: failure below
+      // names it once.
       std::string Why = llvm::toString(Run.takeError());
       llvm::StringRef Rest = Why;
       Rest.consume_front(ModelPath + ": ");
-      return failure(ModelPath,
-                     llvm::formatv("at batch {0}: {1}", Batch, Rest));
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("at batch {0}: {1}", Batch, Rest).str());
     }
     const bool Fit = Run->R.Memory && Run->R.Memory->Fits;
-    if (Fit && (!BestBatch || Batch > *BestBatch)) {
+    if (Fit)
       Best = std::move(*Run);
-      BestBatch = Batch;
-    }
     return Fit;
   };
   auto Found = largestFittingBatch(int64_t(*M.MaxBatch), Multiple, Search.Limit,
                                    Fits, Search.Tried);
-  if (!Found) {
-    // Fits's errors name the file; the search's own does not.
-    std::string Why = llvm::toString(Found.takeError());
-    if (llvm::StringRef(Why).startswith(ModelPath + ":"))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), Why);
-    return failure(ModelPath, Why);
-  }
+  if (!Found)
+    return failure(ModelPath, llvm::toString(Found.takeError()));
   Search.Batch = *Found;
   Best->R.BatchSearch = std::move(Search);
   return std::move(*Best);

@@ -32,8 +32,8 @@ std::string withPrefix(double V, const char *Unit) {
   return fmt::format("{:.{}f} {}{}", V, Digits, Prefixes[I], Unit);
 }
 
-/// --plan without --train: every layout tried, the chosen one marked.
-/// "          --max-batch: batch 67, the largest that fits (...)".
+/// "          --max-batch: predicted at batch 67, the largest that fits
+/// (...)".
 std::string batchSearchLine(const BatchSearchReport &S) {
   std::string Tried;
   for (const BatchProbe &P : S.Tried)
@@ -50,6 +50,7 @@ std::string batchSearchLine(const BatchSearchReport &S) {
                      S.Estimate, S.FromBatch, Tried);
 }
 
+/// --plan without --train: every layout tried, the chosen one marked.
 void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
                       const std::string &Device) {
   const ServingCandidate *Chosen = P.chosen();

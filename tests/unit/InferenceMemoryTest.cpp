@@ -255,12 +255,23 @@ TEST_SUITE("inference memory") {
   TEST_CASE("--max-batch's search: from the estimate, up or down to the "
             "largest batch that fits") {
     // Bytes affine in the batch: Fits(b) when b <= True.
+    // Each batch that fits is larger than every one before it that fit
+    // (--max-batch keeps the last run that fits as the result).
     auto Search = [](int64_t Estimate, int64_t True, unsigned Multiple,
                      int64_t Limit, std::vector<BatchProbe> &Tried) {
-      return largestFittingBatch(
+      auto Found = largestFittingBatch(
           Estimate, Multiple, Limit,
           [True](int64_t B) -> llvm::Expected<bool> { return B <= True; },
           Tried);
+      int64_t LastFit = 0;
+      for (const BatchProbe &P : Tried)
+        if (P.Fits) {
+          CHECK(P.Batch > LastFit);
+          LastFit = P.Batch;
+        }
+      if (Found)
+        CHECK(*Found == LastFit);
+      return Found;
     };
     std::vector<BatchProbe> Tried;
     // Exact (linear bytes): two predictions.
