@@ -9,6 +9,7 @@
 
 #include "frontend/OnnxImport.h"
 #include "hwdb/Loader.h"
+#include "passes/InferenceLayout.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/ServingPlan.h"
@@ -344,23 +345,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("tensorParallel 0: give the number of devices the model is "
                "split over, 1 or more");
   const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
-  // The split's check, reused by the prediction (PredictOptions::Split):
-  // the group of N devices and the analysis that admits N.
+  // The split's analysis, reused by the prediction (PredictOptions::Split).
   llvm::Optional<InferenceSplit> Split;
-  const auto SplitOver = [&](unsigned N, llvm::StringRef Name,
-                             llvm::Expected<InferenceSplit> (*Analyze)(
-                                 const ir::Graph &, unsigned)) {
-    auto Group = tensorParallelGroup(*Cluster, N, Name);
-    if (!Group)
-      throwError(Group.takeError());
-    auto Checked = Analyze(MI.Graph, N);
-    if (!Checked)
-      throwError(MI.Info.Path + ": " + llvm::toString(Checked.takeError()));
-    Split = std::move(*Checked);
-    PO.Split = &*Split;
-    Group->Protocol = Protocol;
-    return *Group;
-  };
   // A serving plan picks the split the prediction then makes.
   unsigned TensorParallel = Options.tensorParallel,
            ExpertParallel = Options.expertParallel,
@@ -422,8 +408,6 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("tensorParallel needs hardware: a cluster whose devices the "
                  "model is split over");
-    PO.TensorParallel =
-        SplitOver(TensorParallel, "tensorParallel", analyzeTensorParallel);
   }
   if (Options.expertParallel == 0)
     throwError("expertParallel 0: give the number of devices the experts "
@@ -443,8 +427,6 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("expertParallel needs hardware: a cluster whose devices "
                  "serve the model");
-    PO.ExpertParallel =
-        SplitOver(ExpertParallel, "expertParallel", analyzeExpertParallel);
   }
   if (PipelineParallel > 1) {
     if (Options.train)
@@ -461,17 +443,17 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("pipelineParallel needs hardware: a cluster whose devices "
                  "hold the stages");
-    auto Pipe = pipelineStages(*Cluster, PipelineParallel, TensorParallel);
-    if (!Pipe)
-      throwError(Pipe.takeError());
-    if (!Split) {
-      Split = analyzeInferenceSplit(MI.Graph);
-      PO.Split = &*Split;
-    }
-    if (llvm::Error E =
-            checkPipelineParallel(MI.Graph, *Split, PipelineParallel))
-      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
-    PO.PipelineParallel = std::move(*Pipe);
+  }
+  const SplitDegrees Degrees{TensorParallel, ExpertParallel, PipelineParallel};
+  if (!Degrees.whole()) {
+    if (llvm::Error E = placeSplit(PO, *Cluster, Degrees, Protocol,
+                                   {"tensorParallel", "expertParallel"}))
+      throwError(std::move(E));
+    auto Analysis = analyzeSplit(MI.Graph, Degrees);
+    if (!Analysis)
+      throwError(MI.Info.Path + ": " + llvm::toString(Analysis.takeError()));
+    Split = std::move(*Analysis);
+    PO.Split = &*Split;
   }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))

@@ -42,20 +42,33 @@ std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple) {
       .str();
 }
 
-llvm::Expected<int64_t>
-largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,
-                    llvm::function_ref<llvm::Expected<bool>(int64_t)> Fits,
-                    std::vector<BatchProbe> &Tried) {
+std::string describeProbe(const BatchProbe &P) {
+  if (!P.Fits)
+    return llvm::formatv("{0} does not fit", P.Batch).str();
+  if (!P.MeetsLatency)
+    return llvm::formatv("{0} fits", P.Batch).str();
+  return llvm::formatv("{0} {1} {2}", P.Batch,
+                       *P.MeetsLatency ? "fits in" : "takes",
+                       hw::formatQuantity(P.LatencySeconds, hw::Quantity::Time))
+      .str();
+}
+
+llvm::Expected<llvm::Optional<int64_t>> largestFittingBatch(
+    int64_t Estimate, unsigned Multiple, int64_t Limit,
+    llvm::function_ref<llvm::Expected<BatchProbe>(int64_t)> Probe,
+    std::vector<BatchProbe> &Tried) {
   const int64_t M = std::max<int64_t>(Multiple, 1);
   // Batches are counted in multiples of M: K stands for K x M.
   const int64_t Top = std::max<int64_t>(Limit / M, 1);
   const auto Ask = [&](int64_t K) -> llvm::Expected<bool> {
-    auto F = Fits(K * M);
-    if (F)
-      Tried.push_back({K * M, *F});
-    return F;
+    auto P = Probe(K * M);
+    if (!P)
+      return P.takeError();
+    P->Batch = K * M;
+    Tried.push_back(*P);
+    return P->admitted();
   };
-  // Lo fits (0: none known), Hi does not (Top + 1: none known).
+  // Lo is admitted (0: none known), Hi is not (Top + 1: none known).
   int64_t Lo = 0, Hi = Top + 1;
   const int64_t Start = std::clamp<int64_t>(Estimate / M, 1, Top);
   auto AtStart = Ask(Start);
@@ -63,13 +76,13 @@ largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,
     return AtStart.takeError();
   if (*AtStart) {
     Lo = Start;
-    // Up: the next multiple, then steps that double until one does not fit.
+    // Up: the next multiple, then steps that double until one is not.
     for (int64_t Step = 1; Lo < Top; Step *= 2) {
       const int64_t K = std::min(Lo + Step, Top);
-      auto F = Ask(K);
-      if (!F)
-        return F.takeError();
-      if (!*F) {
+      auto A = Ask(K);
+      if (!A)
+        return A.takeError();
+      if (!*A) {
         Hi = K;
         break;
       }
@@ -77,27 +90,25 @@ largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,
     }
   } else {
     Hi = Start;
-    // Down: halve until one fits (1 is the last try).
+    // Down: halve until one is admitted (1 is the last try).
     while (Lo == 0) {
       const int64_t K = Hi / 2;
       if (K < 1)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            llvm::formatv("not even a batch of {0} fits", M).str());
-      auto F = Ask(K);
-      if (!F)
-        return F.takeError();
-      (*F ? Lo : Hi) = K;
+        return llvm::None;
+      auto A = Ask(K);
+      if (!A)
+        return A.takeError();
+      (*A ? Lo : Hi) = K;
     }
   }
   while (Hi - Lo > 1) {
     const int64_t K = Lo + (Hi - Lo) / 2;
-    auto F = Ask(K);
-    if (!F)
-      return F.takeError();
-    (*F ? Lo : Hi) = K;
+    auto A = Ask(K);
+    if (!A)
+      return A.takeError();
+    (*A ? Lo : Hi) = K;
   }
-  return Lo * M;
+  return llvm::Optional<int64_t>(Lo * M);
 }
 
 } // namespace perfc

@@ -36,18 +36,23 @@ void setMaxBatch(InferenceMemoryReport &M, int64_t Batch, unsigned Multiple);
 std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
 
 /// The largest multiple of Multiple from 1 x Multiple to Limit whose run
-/// fits, by asking Fits at batches: first Estimate (setMaxBatch's figure,
-/// exact where the bytes are linear in the batch) and the next multiple,
-/// then, where the bytes are not linear, doubling steps up from what fits
-/// or down from what does not, and bisection between. Each batch asked and
-/// its answer is appended to Tried, in order; each batch that fits is
-/// larger than every batch asked before it that fit, so the last that fits
-/// is the result. Errors: Fits's; not even
-/// Multiple fits (the message names the smallest batch tried).
-llvm::Expected<int64_t>
-largestFittingBatch(int64_t Estimate, unsigned Multiple, int64_t Limit,
-                    llvm::function_ref<llvm::Expected<bool>(int64_t)> Fits,
-                    std::vector<BatchProbe> &Tried);
+/// is admitted (BatchProbe::admitted: it fits, and meets a latency bound
+/// where there is one), by asking Probe at batches: first Estimate
+/// (setMaxBatch's figure, exact where the bytes are linear in the batch)
+/// and the next multiple, then, where they are not (or a latency bound
+/// binds first), doubling steps up from what is admitted or down from what
+/// is not, and bisection between. Each probe is appended to Tried in order
+/// (its Batch set here); each batch admitted is larger than every batch
+/// admitted before it, so the last admitted is the result. None where not
+/// even Multiple is (Tried's last probe says why). Errors: Probe's.
+llvm::Expected<llvm::Optional<int64_t>> largestFittingBatch(
+    int64_t Estimate, unsigned Multiple, int64_t Limit,
+    llvm::function_ref<llvm::Expected<BatchProbe>(int64_t)> Probe,
+    std::vector<BatchProbe> &Tried);
+
+/// "67 fits", "68 does not fit"; with a latency bound "33 fits in 41.2 ms"
+/// or "40 takes 52.0 ms" (over the bound).
+std::string describeProbe(const BatchProbe &P);
 
 } // namespace perfc
 

@@ -182,7 +182,14 @@ struct InferenceMemoryReport {
 /// One batch perfc --max-batch predicted at, and whether its run fit.
 struct BatchProbe {
   int64_t Batch = 0;
-  bool Fits = false;
+  bool Fits = false; ///< Its run fits in memory.
+  /// Its step's latency (with stages, one batch's pass through them).
+  double LatencySeconds = 0;
+  /// With --max-latency: whether LatencySeconds is within it.
+  llvm::Optional<bool> MeetsLatency;
+  /// Whether the search counts the batch as served: it fits, and meets the
+  /// latency bound where there is one.
+  bool admitted() const { return Fits && MeetsLatency.getValueOr(true); }
 };
 
 /// perfc --max-batch: the report is predicted at the largest batch whose
@@ -190,10 +197,12 @@ struct BatchProbe {
 /// batch (InferenceMemoryReport::MaxBatch) and around it
 /// (passes/MaxBatch.h).
 struct BatchSearchReport {
-  int64_t Batch = 0;             ///< The largest that fits: the report's.
-  int64_t FromBatch = 0;         ///< The model's own, the estimate's basis.
-  uint64_t Estimate = 0;         ///< The estimate at FromBatch.
-  int64_t Limit = 0;             ///< The largest batch the search would try.
+  int64_t Batch = 0;     ///< The largest that fits: the report's.
+  int64_t FromBatch = 0; ///< The model's own, the estimate's basis.
+  uint64_t Estimate = 0; ///< The estimate at FromBatch.
+  int64_t Limit = 0;     ///< The largest batch the search would try.
+  /// With --max-latency: the bound each batch's step must meet too.
+  llvm::Optional<double> MaxLatencySeconds;
   std::vector<BatchProbe> Tried; ///< In order.
 };
 
@@ -301,6 +310,12 @@ struct ServingCandidate {
   bool Fits = false;
   /// The largest batch that fits (InferenceMemoryReport::MaxBatch).
   llvm::Optional<uint64_t> MaxBatch;
+  /// Samples one step serves: the batch the figures above are for.
+  double Samples = 1;
+  /// With --max-batch: the figures are the run's at the largest batch that
+  /// fits and meets --max-latency (Samples), found by predicting; false
+  /// where not one sample is (the figures stay the model's batch's).
+  bool AtMaxBatch = false;
 };
 /// "whole", or the split's flag and degree ("tp 4"), with stages "pp 2" or
 /// "tp 8 pp 2", as tables and errors name a layout.
@@ -332,6 +347,12 @@ struct ServingPlan {
   ServingObjective Objective = ServingObjective::Latency;
   /// The latency a chosen layout must not exceed (--max-latency).
   llvm::Optional<double> MaxLatencySeconds;
+  /// With --max-batch: each layout searched at its own largest batch
+  /// (ServingCandidate::AtMaxBatch), only those chosen among.
+  bool AtMaxBatch = false;
+  /// With --max-batch: why each layout that serves no batch does not
+  /// ("pp 2: 1 takes 53.4 ms"), in the order of Candidates.
+  std::vector<std::string> NotServed;
 
   const ServingCandidate *chosen() const {
     return Chosen ? &Candidates[*Chosen] : nullptr;

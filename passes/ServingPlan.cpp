@@ -78,8 +78,8 @@ std::string noLayoutFits(const ServingPlan &P) {
 
 } // namespace
 
-llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
-                                               const ServingRequest &R) {
+llvm::Expected<ServingPlan> perfc::serveLayouts(const ir::Graph &G,
+                                                const ServingRequest &R) {
   const auto Fail = [](std::string Message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
   };
@@ -124,6 +124,7 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
     const Report P = predict(G, O);
     ServingCandidate Cand;
     Cand.Split = Split;
+    Cand.Samples = Plan.Samples;
     Cand.Stages = Pipe ? Pipe->Stages : 1;
     Cand.Devices = N * Cand.Stages;
     Cand.LatencySeconds = P.LatencySeconds.getValueOr(0);
@@ -214,12 +215,21 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
     }
   }
 
+  return Plan;
+}
+
+llvm::Error perfc::chooseServingLayout(ServingPlan &Plan) {
+  const auto Fail = [](std::string Message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), Message);
+  };
+  Plan.Chosen = llvm::None;
   // Strictly better wins: on a tie the earlier, with fewer devices.
   const auto Better = [&](const ServingCandidate &A,
                           const ServingCandidate &B) {
-    if (R.Objective == ServingObjective::Throughput) {
-      const double CostA = A.IntervalSeconds * A.Devices,
-                   CostB = B.IntervalSeconds * B.Devices;
+    if (Plan.Objective == ServingObjective::Throughput) {
+      // Device-seconds a sample.
+      const double CostA = A.IntervalSeconds * A.Devices / A.Samples,
+                   CostB = B.IntervalSeconds * B.Devices / B.Samples;
       if (CostA != CostB)
         return CostA < CostB;
     }
@@ -228,11 +238,11 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
   const ServingCandidate *Fastest = nullptr;
   for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
     const ServingCandidate &Cand = Plan.Candidates[I];
-    if (!Cand.Fits)
+    if (!Cand.Fits || (Plan.AtMaxBatch && !Cand.AtMaxBatch))
       continue;
     if (!Fastest || Cand.LatencySeconds < Fastest->LatencySeconds)
       Fastest = &Cand;
-    if (R.MaxLatencySeconds && Cand.LatencySeconds > *R.MaxLatencySeconds)
+    if (Plan.MaxLatencySeconds && Cand.LatencySeconds > *Plan.MaxLatencySeconds)
       continue;
     if (!Plan.Chosen || Better(Cand, Plan.Candidates[*Plan.Chosen]))
       Plan.Chosen = I;
@@ -245,8 +255,18 @@ llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
         "device{3}, takes {4}; allow more devices (--devices, "
         "--allow-cross-node-tp), a smaller batch or faster devices, or a "
         "longer bound",
-        hw::formatQuantity(*R.MaxLatencySeconds, hw::Quantity::Time),
+        hw::formatQuantity(*Plan.MaxLatencySeconds, hw::Quantity::Time),
         name(*Fastest), Fastest->Devices, Fastest->Devices == 1 ? "" : "s",
         hw::formatQuantity(Fastest->LatencySeconds, hw::Quantity::Time)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<ServingPlan> perfc::planServing(const ir::Graph &G,
+                                               const ServingRequest &R) {
+  auto Plan = serveLayouts(G, R);
+  if (!Plan)
+    return Plan.takeError();
+  if (llvm::Error E = chooseServingLayout(*Plan))
+    return std::move(E);
   return Plan;
 }

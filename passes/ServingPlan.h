@@ -48,12 +48,22 @@ struct ServingRequest {
 /// The objective named S ("latency", "throughput"); None for another name.
 llvm::Optional<ServingObjective> servingObjectiveNamed(llvm::StringRef S);
 
-/// Predicts every layout and chooses. Errors: no cluster, Devices above the
-/// cluster's, a latency bound that is not a positive time, no layout
-/// fitting (naming the one that came closest), and none of those that fit
-/// meeting the bound (naming the fastest).
+/// Predicts every layout and chooses (serveLayouts, then
+/// chooseServingLayout), with the errors of both.
 llvm::Expected<ServingPlan> planServing(const ir::Graph &G,
                                         const ServingRequest &R);
+
+/// Predicts every layout, choosing none yet. Errors: no cluster, Devices
+/// above the cluster's, a latency bound that is not a positive time.
+llvm::Expected<ServingPlan> serveLayouts(const ir::Graph &G,
+                                         const ServingRequest &R);
+
+/// Sets P.Chosen by P.Objective among the layouts that fit and meet
+/// P.MaxLatencySeconds (with P.AtMaxBatch, only those searched: each at
+/// its own batch, compared by device-seconds a sample). Errors: no layout
+/// fitting (naming the one that came closest), none of those that fit
+/// meeting the bound (naming the fastest).
+llvm::Error chooseServingLayout(ServingPlan &P);
 
 } // namespace perfc
 

@@ -4,7 +4,9 @@
 #include "hwdb/Units.h"
 #include "ir/Graph.h"
 #include "passes/MaxBatch.h"
+#include "passes/ServingPlan.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -18,42 +20,82 @@ llvm::Error failure(const std::string &ModelPath, const llvm::Twine &Why) {
 }
 
 /// The model imported at Batch, analysed for the split, predicted.
-llvm::Expected<MaxBatchRun> runAt(const std::string &ModelPath,
-                                  frontend::ImportOptions Import,
-                                  PredictOptions Options, SplitDegrees D,
+llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
                                   int64_t Batch) {
+  frontend::ImportOptions Import = Req.Import;
   Import.Batch = Batch;
-  auto Model = frontend::importOnnxFile(ModelPath, Import);
+  auto Model = frontend::importOnnxFile(Req.ModelPath, Import);
   if (!Model)
     return Model.takeError();
   MaxBatchRun Run;
   Run.Model = std::make_unique<frontend::ImportedModel>(std::move(*Model));
-  const ir::Graph &G = Run.Model->Graph;
+  auto Analysis = analyzeSplit(Run.Model->Graph, Req.Degrees);
+  if (!Analysis)
+    return Analysis.takeError();
+  PredictOptions Options = Req.Options;
   Options.Split = nullptr;
-  if (D.Tp > 1 || D.Ep > 1) {
-    auto S = D.Tp > 1 ? analyzeTensorParallel(G, D.Tp)
-                      : analyzeExpertParallel(G, D.Ep);
-    if (!S)
-      return S.takeError();
-    Run.Split = std::make_unique<InferenceSplit>(std::move(*S));
-  } else if (D.Pp > 1) {
-    Run.Split = std::make_unique<InferenceSplit>(analyzeInferenceSplit(G));
+  if (*Analysis) {
+    Run.Split = std::make_unique<InferenceSplit>(std::move(**Analysis));
+    Options.Split = Run.Split.get();
   }
-  if (D.Pp > 1)
-    if (llvm::Error E = checkPipelineParallel(G, *Run.Split, D.Pp))
-      return std::move(E);
-  Options.Split = Run.Split.get();
-  Run.R = predict(G, Options);
+  Run.R = predict(Run.Model->Graph, Options);
   return std::move(Run);
+}
+
+/// From Estimate: the run at the largest batch admitted, None where not
+/// even the first multiple of ep is; Search says what was tried.
+llvm::Expected<llvm::Optional<MaxBatchRun>>
+searchFrom(const BatchSearchRequest &Req, uint64_t Estimate, int64_t FromBatch,
+           BatchSearchReport &Search) {
+  Search = BatchSearchReport();
+  Search.FromBatch = FromBatch;
+  Search.Estimate = Estimate;
+  Search.MaxLatencySeconds = Req.MaxLatencySeconds;
+  // The estimate is exact where the bytes are linear in the batch and a
+  // lower bound above the model's batch where some do not grow; four times
+  // it bounds the search (the report says when it stopped there).
+  Search.Limit = int64_t(std::min<uint64_t>(std::max<uint64_t>(Estimate, 1),
+                                            uint64_t(1) << 40)) *
+                 4;
+  // The last run admitted is the result (largestFittingBatch).
+  llvm::Optional<MaxBatchRun> Best;
+  auto Probe = [&](int64_t Batch) -> llvm::Expected<BatchProbe> {
+    auto Run = runAt(Req, Batch);
+    if (!Run) {
+      // The import's and the split's errors name the file: failure names
+      // it once.
+      std::string Why = llvm::toString(Run.takeError());
+      llvm::StringRef Rest = Why;
+      Rest.consume_front(Req.ModelPath + ": ");
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("at batch {0}: {1}", Batch, Rest).str());
+    }
+    BatchProbe P;
+    P.Fits = Run->R.Memory && Run->R.Memory->Fits;
+    P.LatencySeconds = Run->R.LatencySeconds.getValueOr(0);
+    if (Req.MaxLatencySeconds)
+      P.MeetsLatency = P.LatencySeconds <= *Req.MaxLatencySeconds;
+    if (P.admitted())
+      Best = std::move(*Run);
+    return P;
+  };
+  auto Found = largestFittingBatch(int64_t(Estimate), Req.Degrees.Ep,
+                                   Search.Limit, Probe, Search.Tried);
+  if (!Found)
+    return Found.takeError();
+  if (!*Found)
+    return llvm::None;
+  Search.Batch = **Found;
+  return std::move(Best);
 }
 
 } // namespace
 
-llvm::Expected<MaxBatchRun>
-predictAtMaxBatch(const std::string &ModelPath,
-                  const frontend::ImportOptions &Import,
-                  const PredictOptions &Options, SplitDegrees Degrees,
-                  const Report &Given, int64_t FromBatch) {
+llvm::Expected<MaxBatchRun> predictAtMaxBatch(const BatchSearchRequest &Req,
+                                              const Report &Given,
+                                              int64_t FromBatch) {
+  const std::string &ModelPath = Req.ModelPath;
   if (!Given.Memory)
     return failure(ModelPath, "it needs an inference run's memory");
   const InferenceMemoryReport &M = *Given.Memory;
@@ -75,41 +117,104 @@ predictAtMaxBatch(const std::string &ModelPath,
                                  hw::formatDataBytes(M.BytesPerSample),
                                  hw::formatDataBytes(M.Usage.WeightsBytes),
                                  hw::formatDataBytes(M.CapacityBytes)));
-  const unsigned Multiple = Degrees.Ep;
   BatchSearchReport Search;
-  Search.FromBatch = FromBatch;
-  Search.Estimate = *M.MaxBatch;
-  // The estimate is exact where the bytes are linear in the batch and a
-  // lower bound above the model's batch where some do not grow; four times
-  // it bounds the search (the report says when it stopped there).
-  Search.Limit =
-      int64_t(std::min<uint64_t>(*M.MaxBatch, uint64_t(1) << 40)) * 4;
-  // The last run that fits is the result (largestFittingBatch).
-  llvm::Optional<MaxBatchRun> Best;
-  auto Fits = [&](int64_t Batch) -> llvm::Expected<bool> {
-    auto Run = runAt(ModelPath, Import, Options, Degrees, Batch);
-    if (!Run) {
-      // The import's and the split's errors name the file: failure below
-      // names it once.
-      std::string Why = llvm::toString(Run.takeError());
-      llvm::StringRef Rest = Why;
-      Rest.consume_front(ModelPath + ": ");
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          llvm::formatv("at batch {0}: {1}", Batch, Rest).str());
+  auto Best = searchFrom(Req, *M.MaxBatch, FromBatch, Search);
+  if (!Best)
+    return failure(ModelPath, llvm::toString(Best.takeError()));
+  if (!*Best) {
+    const BatchProbe &Least = Search.Tried.back();
+    return failure(
+        ModelPath,
+        Least.Fits
+            ? llvm::formatv(
+                  "not even a batch of {0} meets --max-latency {1}: "
+                  "it takes {2}; give a longer bound, more devices "
+                  "(--tp) or faster ones",
+                  Least.Batch,
+                  hw::formatQuantity(*Req.MaxLatencySeconds,
+                                     hw::Quantity::Time),
+                  hw::formatQuantity(Least.LatencySeconds, hw::Quantity::Time))
+                  .str()
+            : llvm::formatv("not even a batch of {0} fits", Least.Batch).str());
+  }
+  (*Best)->R.BatchSearch = std::move(Search);
+  return std::move(**Best);
+}
+
+llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
+                                                const hw::Cluster &C,
+                                                cost::CommProtocol Protocol,
+                                                ServingPlan &Plan,
+                                                int64_t FromBatch) {
+  if (FromBatch <= 0)
+    return failure(Base.ModelPath,
+                   "the first input has no leading (batch) dimension to grow");
+  Plan.AtMaxBatch = true;
+  // One run a layout, kept until the plan has chosen.
+  std::vector<llvm::Optional<MaxBatchRun>> Runs(Plan.Candidates.size());
+  for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
+    ServingCandidate &Cand = Plan.Candidates[I];
+    BatchSearchRequest Req = Base;
+    Req.Degrees.Pp = Cand.Stages;
+    if (Cand.Split == ServingSplit::Tensor)
+      Req.Degrees.Tp = Cand.Devices / Cand.Stages;
+    if (Cand.Split == ServingSplit::Expert)
+      Req.Degrees.Ep = Cand.Devices;
+    const std::string Layout = name(Cand);
+    // The plan placed the layout already: its cluster admits it.
+    if (llvm::Error E = placeSplit(Req.Options, C, Req.Degrees, Protocol))
+      return failure(Base.ModelPath,
+                     Layout + ": " + llvm::toString(std::move(E)));
+    if (!Cand.MaxBatch)
+      return failure(Base.ModelPath,
+                     Layout + ": no estimate to start from (some shapes are "
+                              "unknown, or the device gives no memory "
+                              "capacity)");
+    if (*Cand.MaxBatch == 0) {
+      Plan.NotServed.push_back(Layout + ": not one sample fits");
+      continue;
     }
-    const bool Fit = Run->R.Memory && Run->R.Memory->Fits;
-    if (Fit)
-      Best = std::move(*Run);
-    return Fit;
-  };
-  auto Found = largestFittingBatch(int64_t(*M.MaxBatch), Multiple, Search.Limit,
-                                   Fits, Search.Tried);
-  if (!Found)
-    return failure(ModelPath, llvm::toString(Found.takeError()));
-  Search.Batch = *Found;
-  Best->R.BatchSearch = std::move(Search);
-  return std::move(*Best);
+    BatchSearchReport Search;
+    auto Best = searchFrom(Req, *Cand.MaxBatch, FromBatch, Search);
+    if (!Best)
+      return failure(Base.ModelPath,
+                     Layout + ": " + llvm::toString(Best.takeError()));
+    if (!*Best) {
+      Plan.NotServed.push_back(Layout + ": " +
+                               describeProbe(Search.Tried.back()));
+      continue;
+    }
+    const Report &At = (*Best)->R;
+    Cand.AtMaxBatch = true;
+    Cand.Samples = double(Search.Batch);
+    Cand.LatencySeconds = At.LatencySeconds.getValueOr(0);
+    Cand.IntervalSeconds = At.PipelineParallel
+                               ? At.PipelineParallel->IntervalSeconds
+                               : Cand.LatencySeconds;
+    Cand.PeakBytes = At.Memory->Usage.PeakBytes;
+    Cand.CapacityBytes = At.Memory->CapacityBytes;
+    Cand.Fits = At.Memory->Fits;
+    (*Best)->R.BatchSearch = std::move(Search);
+    Runs[I] = std::move(*Best);
+  }
+  if (llvm::none_of(Plan.Candidates,
+                    [](const ServingCandidate &C) { return C.AtMaxBatch; }))
+    return failure(
+        Base.ModelPath,
+        llvm::formatv("no layout serves one sample{0} ({1}); use devices with "
+                      "more memory, more of them (--devices, "
+                      "--allow-cross-node-tp){2}",
+                      Base.MaxLatencySeconds
+                          ? " within --max-latency " +
+                                hw::formatQuantity(*Base.MaxLatencySeconds,
+                                                   hw::Quantity::Time)
+                          : std::string(),
+                      llvm::join(Plan.NotServed, "; "),
+                      Base.MaxLatencySeconds ? " or a longer bound" : "")
+            .str());
+  if (llvm::Error E = chooseServingLayout(Plan))
+    return failure(Base.ModelPath, llvm::toString(std::move(E)));
+  return std::move(*Runs[*Plan.Chosen]);
 }
 
 } // namespace perfc

@@ -1,14 +1,18 @@
 //===- MaxBatchSearch.h - perfc --max-batch ---------------------*- C++ -*-===//
 //
-// Predicts an inference at the largest batch whose run fits: the model
-// imported again at each batch tried (--batch's rebinding), split as the
-// command line says, and predicted whole (passes/MaxBatch.h searches).
+// Predicts an inference at the largest batch whose run fits (and, with
+// --max-latency, whose step meets the bound): the model imported again at
+// each batch tried (--batch's rebinding), split as the command line or a
+// serving plan's layout says, and predicted whole (passes/MaxBatch.h
+// searches). With --plan, every layout of the serving plan at its own
+// largest batch, the plan choosing among them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_TOOLS_MAXBATCHSEARCH_H
 #define PERFC_TOOLS_MAXBATCHSEARCH_H
 
 #include "frontend/OnnxImport.h"
+#include "passes/InferenceLayout.h"
 #include "passes/Predict.h"
 #include "passes/Report.h"
 
@@ -19,30 +23,47 @@
 
 namespace perfc {
 
-/// The splits the command line asked for (1: none).
-struct SplitDegrees {
-  unsigned Tp = 1, Ep = 1, Pp = 1;
-};
-
-/// The report at the largest batch that fits, with the model and split
-/// analysis it was predicted from (Options.Split points at the latter).
+/// The report at the batch found, with the model and split analysis it was
+/// predicted from (the options' Split pointed at the latter).
 struct MaxBatchRun {
   std::unique_ptr<frontend::ImportedModel> Model;
   std::unique_ptr<InferenceSplit> Split;
   Report R;
 };
 
-/// Given, the report at the model's own batch FromBatch (its memory's
-/// MaxBatch is the estimate), Options and Degrees as it was predicted
-/// with, Import as the model was read. The result's R.BatchSearch lists the
-/// batches tried. Errors, one line naming ModelPath: no estimate (no batch
-/// dimension, unknown capacity, an incomplete peak), not one sample fits, a
-/// batch the model cannot be imported or split at.
-llvm::Expected<MaxBatchRun>
-predictAtMaxBatch(const std::string &ModelPath,
-                  const frontend::ImportOptions &Import,
-                  const PredictOptions &Options, SplitDegrees Degrees,
-                  const Report &Given, int64_t FromBatch);
+/// What every batch of a search is predicted with.
+struct BatchSearchRequest {
+  std::string ModelPath;
+  frontend::ImportOptions Import; ///< As the model was read; Batch varies.
+  /// With the split's devices placed (placeSplit); Split is set per batch.
+  PredictOptions Options;
+  SplitDegrees Degrees;
+  /// --max-latency: a batch is admitted only if its step meets it too.
+  llvm::Optional<double> MaxLatencySeconds;
+};
+
+/// One layout: Given is the report at the model's own batch FromBatch (its
+/// memory's MaxBatch the estimate), predicted with Req's options. The
+/// result's R.BatchSearch lists the batches tried. Errors, one line naming
+/// the model: no estimate (no batch dimension, unknown capacity, an
+/// incomplete peak), not one sample fits or meets the bound, a batch the
+/// model cannot be imported or split at.
+llvm::Expected<MaxBatchRun> predictAtMaxBatch(const BatchSearchRequest &Req,
+                                              const Report &Given,
+                                              int64_t FromBatch);
+
+/// --plan --max-batch: each layout of Plan (serveLayouts: not yet chosen)
+/// searched from its estimate, its figures replaced by those at its batch
+/// (ServingCandidate::AtMaxBatch), then the plan chooses
+/// (chooseServingLayout). Base has no split; each layout's is placed on C
+/// with Protocol. The chosen layout's run, with R.BatchSearch. Errors:
+/// predictAtMaxBatch's, and no layout admitting one sample (each one's
+/// smallest batch tried named).
+llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
+                                                const hw::Cluster &C,
+                                                cost::CommProtocol Protocol,
+                                                ServingPlan &Plan,
+                                                int64_t FromBatch);
 
 } // namespace perfc
 

@@ -9,6 +9,7 @@
 #include "hwdb/Units.h"
 #include "ir/Shape.h"
 #include "passes/Frameworks.h"
+#include "passes/InferenceLayout.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/ServingPlan.h"
@@ -85,7 +86,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   cl::opt<bool> MaxBatchOpt(
       "max-batch",
       cl::desc("Without --train, with --hw: predict at the largest batch "
-               "(every input's first dimension) whose run fits in memory"),
+               "(every input's first dimension) whose run fits in memory "
+               "(and meets --max-latency); with --plan, each layout at its "
+               "own"),
       cl::cat(Category));
   cl::list<std::string> DimSpecs(
       "dim", cl::desc("Bind a symbolic dimension (repeatable)"),
@@ -364,7 +367,8 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   cl::opt<std::string> MaxLatency(
       "max-latency",
       cl::desc("With --plan without --train: only layouts whose step takes "
-               "at most this long (a latency target, e.g. '50 ms')"),
+               "at most this long (a latency target, e.g. '50 ms'); with "
+               "--max-batch, only batches whose step does"),
       cl::value_desc("TIME"), cl::cat(TrainCategory));
   cl::opt<std::string> FrameworkOpt(
       "framework",
@@ -706,19 +710,23 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
                               "--train to plan a training step)",
                               O->ArgStr.str()));
   }
-  if (const cl::Option *O =
-          !Train && Plan ? nullptr : firstGiven({&ObjectiveOpt, &MaxLatency}))
+  if (const cl::Option *O = !Train && Plan ? nullptr
+                            : !Train && MaxBatchOpt
+                                ? firstGiven({&ObjectiveOpt})
+                                : firstGiven({&ObjectiveOpt, &MaxLatency}))
     return fail(fmt::format(
         "--{} chooses among the layouts of a serving plan: give --plan "
         "without --train{}",
         O->ArgStr.str(),
-        Train ? " (the training planner minimises the step's time)" : ""));
+        Train ? " (the training planner minimises the step's time)"
+        : O == &MaxLatency
+            ? " (or --max-batch: the largest batch whose step meets it)"
+            : ""));
   const llvm::Optional<ServingObjective> Objective =
       servingObjectiveNamed(ObjectiveOpt);
   if (!Objective)
     return fail("unknown --objective '" + ObjectiveOpt +
                 "': use latency or throughput");
-  // Its value is checked where the plan uses it (planServing).
   llvm::Optional<double> MaxLatencySeconds;
   if (MaxLatency.getNumOccurrences()) {
     auto M = hw::parseQuantity(MaxLatency, hw::Quantity::Time);
@@ -726,6 +734,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail("--max-latency '" + MaxLatency +
                   "': " + llvm::toString(M.takeError()));
     MaxLatencySeconds = M->Value;
+    // A plan's bound is checked where the plan uses it (planServing).
+    if (!Plan && !(M->Value > 0 && std::isfinite(M->Value)))
+      return fail("--max-latency must be a positive time (e.g. '50 ms')");
   }
   // Either plan's: 0 is the option's "not given" (every device of the
   // cluster, or of its first node when serving).
@@ -772,11 +783,17 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     if (Hw.empty())
       return fail("--max-batch needs --hw: what fits depends on the "
                   "device's memory");
-    if (Plan || Place)
-      return fail(fmt::format("--max-batch and --{}: give one (--max-batch "
-                              "predicts one layout, given by --tp, --pp or "
-                              "--ep)",
-                              Plan ? "plan" : "place"));
+    if (Place)
+      return fail("--max-batch and --place: give one (--max-batch predicts "
+                  "a layout of a cluster's devices, given by --tp, --pp or "
+                  "--ep, or chosen by --plan)");
+    // Each layout at its largest batch is compared by what it serves.
+    if (Plan && ObjectiveOpt.getNumOccurrences() &&
+        ObjectiveOpt != "throughput")
+      return fail("--plan --max-batch ranks each layout at its largest batch "
+                  "by samples/s per device; the lowest latency is a batch "
+                  "of 1: drop --objective " +
+                  ObjectiveOpt + " or --max-batch");
   }
 
   frontend::ImportOptions Import;
@@ -861,31 +878,15 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
-  // The split's check, reused by the prediction (PredictOptions::Split):
-  // the group of N devices and the analysis that admits N.
+  // The split's analysis, reused by the prediction (PredictOptions::Split).
   llvm::Optional<InferenceSplit> Split;
-  const auto SplitOver =
-      [&](unsigned N, llvm::StringRef Flag,
-          llvm::Expected<InferenceSplit> (*Analyze)(
-              const ir::Graph &, unsigned)) -> llvm::Expected<cost::CommGroup> {
-    auto Group = tensorParallelGroup(*Cluster, N, Flag);
-    if (!Group)
-      return Group.takeError();
-    auto Checked = Analyze(Model->Graph, N);
-    if (!Checked)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     ModelPath + ": " +
-                                         llvm::toString(Checked.takeError()));
-    Split = std::move(*Checked);
-    Options.Split = &*Split;
-    Group->Protocol = *Protocol;
-    return Group;
-  };
   // The split predicted: the one given, or the one a serving plan chose.
   unsigned TpDegree = Train ? 1 : unsigned(Tp),
            EpDegree = Train ? 1 : unsigned(Ep),
            PpDegree = Train ? 1 : unsigned(Pp);
   llvm::Optional<ServingPlan> Serving;
+  // --plan --max-batch: the chosen layout's run at its batch.
+  llvm::Optional<MaxBatchRun> PlannedRun;
   if (!Train && Plan) {
     ServingRequest Req;
     Req.Cluster = &*Cluster;
@@ -893,60 +894,63 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Req.Devices = Devices;
     Req.AllowCrossNodeTp = CrossNodeTp;
     Req.Protocol = *Protocol;
-    Req.Objective = *Objective;
+    Req.Objective = MaxBatchOpt ? ServingObjective::Throughput : *Objective;
     Req.MaxLatencySeconds = MaxLatencySeconds;
-    auto Planned = planServing(Model->Graph, Req);
+    auto Planned = MaxBatchOpt ? serveLayouts(Model->Graph, Req)
+                               : planServing(Model->Graph, Req);
     if (!Planned)
       return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));
+    if (MaxBatchOpt) {
+      const BatchSearchRequest Search{
+          ModelPath, Import, Options, {}, MaxLatencySeconds};
+      auto Run = servePlanAtMaxBatch(Search, *Cluster, *Protocol, *Planned,
+                                     batchOf(Model->Graph).getValueOr(0));
+      if (!Run)
+        return fail(Run.takeError());
+      PlannedRun = std::move(*Run);
+    }
     const ServingCandidate *Chosen = Planned->chosen();
-    if (Chosen->Split == ServingSplit::Tensor)
-      TpDegree = Chosen->Devices;
-    if (Chosen->Split == ServingSplit::Expert)
-      EpDegree = Chosen->Devices;
     PpDegree = Chosen->Stages;
     if (Chosen->Split == ServingSplit::Tensor)
       TpDegree = Chosen->Devices / Chosen->Stages;
+    if (Chosen->Split == ServingSplit::Expert)
+      EpDegree = Chosen->Devices;
     Serving = std::move(*Planned);
   }
-  if (TpDegree > 1) {
-    auto Group = SplitOver(TpDegree, "--tp", analyzeTensorParallel);
-    if (!Group)
-      return fail(Group.takeError());
-    Options.TensorParallel = *Group;
-  }
-  if (EpDegree > 1) {
-    auto Group = SplitOver(EpDegree, "--ep", analyzeExpertParallel);
-    if (!Group)
-      return fail(Group.takeError());
-    Options.ExpertParallel = *Group;
-  }
-  if (PpDegree > 1) {
-    auto Pipe = pipelineStages(*Cluster, PpDegree, TpDegree);
-    if (!Pipe)
-      return fail(Pipe.takeError());
-    if (!Split) {
-      Split = analyzeInferenceSplit(Model->Graph);
+  const SplitDegrees Degrees{TpDegree, EpDegree, PpDegree};
+  if (!Degrees.whole())
+    if (llvm::Error E = placeSplit(Options, *Cluster, Degrees, *Protocol))
+      return fail(std::move(E));
+  // The rest of the report is a run at the batch found, from its own import
+  // and split analysis.
+  const auto Adopt = [&](MaxBatchRun &Run) {
+    *Model = std::move(*Run.Model);
+    if (Run.Split) {
+      Split = std::move(*Run.Split);
       Options.Split = &*Split;
     }
-    if (llvm::Error E = checkPipelineParallel(Model->Graph, *Split, PpDegree))
-      return fail(ModelPath + ": " + llvm::toString(std::move(E)));
-    Options.PipelineParallel = std::move(*Pipe);
-  }
-  Report R = predict(Model->Graph, Options);
-  if (MaxBatchOpt) {
-    // The rest of the report is the run at the batch found, from its own
-    // import and split analysis.
-    auto Run = predictAtMaxBatch(ModelPath, Import, Options,
-                                 {TpDegree, EpDegree, PpDegree}, R,
-                                 batchOf(Model->Graph).getValueOr(0));
-    if (!Run)
-      return fail(Run.takeError());
-    *Model = std::move(*Run->Model);
-    if (Run->Split) {
-      Split = std::move(*Run->Split);
+    return std::move(Run.R);
+  };
+  Report R;
+  if (PlannedRun) {
+    R = Adopt(*PlannedRun);
+  } else {
+    if (!Degrees.whole()) {
+      auto Analysis = analyzeSplit(Model->Graph, Degrees);
+      if (!Analysis)
+        return fail(ModelPath + ": " + llvm::toString(Analysis.takeError()));
+      Split = std::move(*Analysis);
       Options.Split = &*Split;
     }
-    R = std::move(Run->R);
+    R = predict(Model->Graph, Options);
+    if (MaxBatchOpt) {
+      auto Run = predictAtMaxBatch(
+          {ModelPath, Import, Options, Degrees, MaxLatencySeconds}, R,
+          batchOf(Model->Graph).getValueOr(0));
+      if (!Run)
+        return fail(Run.takeError());
+      R = Adopt(*Run);
+    }
   }
   R.Serving = std::move(Serving);
   if (!Train && FlashAttentionOpt)

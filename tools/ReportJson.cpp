@@ -326,11 +326,16 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
         J.attribute("from_batch", S.FromBatch);
         J.attribute("estimate", int64_t(S.Estimate));
         J.attribute("limit", S.Limit);
+        if (S.MaxLatencySeconds)
+          J.attribute("max_latency_s", *S.MaxLatencySeconds);
         J.attributeArray("tried", [&] {
           for (const BatchProbe &P : S.Tried)
             J.object([&] {
               J.attribute("batch", P.Batch);
               J.attribute("fits", P.Fits);
+              J.attribute("latency_s", P.LatencySeconds);
+              if (P.MeetsLatency)
+                J.attribute("meets_latency", *P.MeetsLatency);
             });
         });
       });
@@ -425,8 +430,11 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               Layout(C);
               J.attribute("latency_s", C.LatencySeconds);
               J.attribute("interval_s", C.IntervalSeconds);
+              J.attribute("samples", count(C.Samples));
+              if (P.AtMaxBatch)
+                J.attribute("at_max_batch", C.AtMaxBatch);
               const double Rate =
-                  C.IntervalSeconds > 0 ? P.Samples / C.IntervalSeconds : 0;
+                  C.IntervalSeconds > 0 ? C.Samples / C.IntervalSeconds : 0;
               J.attribute("samples_per_s", Rate);
               J.attribute("samples_per_s_per_device", Rate / C.Devices);
               J.attribute("peak_bytes", C.PeakBytes);
@@ -440,6 +448,12 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
           for (const std::string &Why : P.Skipped)
             J.value(jsonText(Why));
         });
+        J.attribute("at_max_batch", P.AtMaxBatch);
+        if (P.AtMaxBatch)
+          J.attributeArray("not_served", [&] {
+            for (const std::string &Why : P.NotServed)
+              J.value(jsonText(Why));
+          });
       });
     }
     if (R.Train && R.Strategy) {

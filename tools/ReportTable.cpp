@@ -2,6 +2,7 @@
 #include "tools/ReportWriters.h"
 
 #include "hwdb/Units.h"
+#include "passes/MaxBatch.h"
 #include "passes/TrainExplain.h"
 #include "passes/TrainOptionNames.h"
 
@@ -37,12 +38,15 @@ std::string withPrefix(double V, const char *Unit) {
 std::string batchSearchLine(const BatchSearchReport &S) {
   std::string Tried;
   for (const BatchProbe &P : S.Tried)
-    Tried += fmt::format("{}{} {}", Tried.empty() ? "" : ", ", P.Batch,
-                         P.Fits ? "fits" : "does not");
+    Tried += (Tried.empty() ? "" : ", ") + describeProbe(P);
   return fmt::format("          --max-batch: predicted at batch {}, the "
-                     "largest that fits{} (estimate {} from batch {}; tried "
+                     "largest that fits{}{} (estimate {} from batch {}; tried "
                      "{})",
                      S.Batch,
+                     S.MaxLatencySeconds
+                         ? " and takes at most " +
+                               formatSeconds(*S.MaxLatencySeconds)
+                         : std::string(),
                      S.Batch >= S.Limit ? fmt::format(" up to the search's "
                                                       "limit {}: more may fit",
                                                       S.Limit)
@@ -56,37 +60,56 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
   const ServingCandidate *Chosen = P.chosen();
   size_t Fitting = 0;
   for (const ServingCandidate &C : P.Candidates)
-    Fitting += C.Fits;
+    Fitting += P.AtMaxBatch ? C.AtMaxBatch : C.Fits;
   OS << fmt::format(
-      "serving   plan: {} on {} x {}, {} that fits{} ({} of {} fit, up to {} "
+      "serving   plan: {} on {} x {}, {} that fits{} ({} of {} {}, up to {} "
       "device{}{})\n",
       name(*Chosen), Chosen->Devices, Device,
-      P.Objective == ServingObjective::Throughput
+      P.AtMaxBatch ? "the layout with the most samples/s per device, each "
+                     "at its largest batch"
+      : P.Objective == ServingObjective::Throughput
           ? "the layout with the most samples/s per device"
           : "the fastest layout",
       P.MaxLatencySeconds
           ? " and takes at most " + formatSeconds(*P.MaxLatencySeconds)
           : std::string(),
-      Fitting, P.Candidates.size(), P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
+      Fitting, P.Candidates.size(), P.AtMaxBatch ? "serve a batch" : "fit",
+      P.MaxDevices, P.MaxDevices == 1 ? "" : "s",
       P.MaxPipelineDevices > P.MaxDevices
           ? fmt::format(", {} with pipeline stages", P.MaxPipelineDevices)
           : std::string());
   // A layout with stages serves as many batches at once as it has stages:
-  // its samples/s is a batch per slowest stage.
+  // its samples/s is a batch per slowest stage. With --max-batch each
+  // layout's figures are at its own batch (column "batch").
+  const auto Batch = [&](const std::string &S) {
+    return P.AtMaxBatch ? fmt::format(" {:>7}", S) : std::string();
+  };
   OS << fmt::format(
-      "          {:<10} {:>7} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
-      "layout", "devices", "latency", "samples/s", "per device",
+      "          {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
+      "layout", "devices", Batch("batch"), "latency", "samples/s", "per device",
       "memory/device", "max batch", "fits");
   for (const ServingCandidate &C : P.Candidates) {
     const double Rate =
-        C.IntervalSeconds > 0 ? P.Samples / C.IntervalSeconds : 0;
+        C.IntervalSeconds > 0 ? C.Samples / C.IntervalSeconds : 0;
+    // A layout serving no batch: its figures are another batch's (the
+    // model's); why is listed below.
+    if (P.AtMaxBatch && !C.AtMaxBatch) {
+      OS << fmt::format(
+          "          {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
+          name(C), C.Devices, Batch("-"), "-", "-", "-", "-",
+          C.MaxBatch ? std::to_string(*C.MaxBatch) : "-", "no");
+      continue;
+    }
     OS << fmt::format(
-        "        {} {:<10} {:>7} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
+        "        {} {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
         &C == Chosen ? "*" : " ", name(C), C.Devices,
+        Batch(C.AtMaxBatch ? fmt::format("{:.0f}", C.Samples) : "-"),
         formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
         withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
         C.MaxBatch ? std::to_string(*C.MaxBatch) : "-", C.Fits ? "yes" : "no");
   }
+  for (const std::string &Why : P.NotServed)
+    OS << "          no batch: " << Why << "\n";
   for (const std::string &Why : P.Skipped)
     OS << "          not tried: " << Why << "\n";
 }

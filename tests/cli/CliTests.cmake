@@ -367,25 +367,75 @@ add_test(NAME cli.max_batch_search
                  --max-batch)
 set_tests_properties(cli.max_batch_search PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "input     input_ids int64 \\[163810, 1\\].*fits in 85.90 GB\nmax batch 163810 fit: .*\n          --max-batch: predicted at batch 163810, the largest that fits \\(estimate 163810 from batch 1\; tried 163810 fits, 163811 does not\\)\n")
+  PASS_REGULAR_EXPRESSION "input     input_ids int64 \\[163810, 1\\].*fits in 85.90 GB\nmax batch 163810 fit: .*\n          --max-batch: predicted at batch 163810, the largest that fits \\(estimate 163810 from batch 1\; tried 163810 fits, 163811 does not fit\\)\n")
 add_test(NAME cli.max_batch_search_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
                  --max-batch --format json)
 set_tests_properties(cli.max_batch_search_json PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "\"batch_search\": {[ \n]+\"batch\": 163810,[ \n]+\"from_batch\": 1,[ \n]+\"estimate\": 163810,[ \n]+\"limit\": 655240,[ \n]+\"tried\": \\[[ \n]+{[ \n]+\"batch\": 163810,[ \n]+\"fits\": true[ \n]+},[ \n]+{[ \n]+\"batch\": 163811,[ \n]+\"fits\": false")
+  PASS_REGULAR_EXPRESSION "\"batch_search\": {[ \n]+\"batch\": 163810,[ \n]+\"from_batch\": 1,[ \n]+\"estimate\": 163810,[ \n]+\"limit\": 655240,[ \n]+\"tried\": \\[[ \n]+{[ \n]+\"batch\": 163810,[ \n]+\"fits\": true,[ \n]+\"latency_s\": [0-9.e-]+[ \n]+},[ \n]+{[ \n]+\"batch\": 163811,[ \n]+\"fits\": false,[ \n]+\"latency_s\": [0-9.e-]+[ \n]+}[ \n]+\\]")
 perfc_expect_error(max_batch_train
   "--max-batch finds the largest inference batch that fits\; a training step's micro-batch is --micro-batch"
   ${ZOO}/gpt2_small.onnx --hw dgx-a100 --train --max-batch)
 perfc_expect_error(max_batch_needs_hw
   "--max-batch needs --hw: what fits depends on the device's memory"
   ${ZOO}/gpt2_small.onnx --max-batch)
-perfc_expect_error(max_batch_plan
-  "--max-batch and --plan: give one"
-  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --plan --max-batch)
+perfc_expect_error(max_batch_plan_latency
+  "--plan --max-batch ranks each layout at its largest batch by samples/s per device\; the lowest latency is a batch of 1: drop --objective latency or --max-batch"
+  ${ZOO}/gpt2_small.onnx --dim seq=16 --hw dgx-a100 --plan --max-batch --objective latency)
 perfc_expect_error(max_batch_none_fits
   "resnet50.onnx: --max-batch: not one sample fits: [0-9.]+ MB a sample beside 102.4 MB of weights in 100 MB"
   ${ZOO}/resnet50.onnx --hw a100-sxm4-80gb --memory-reserve "85799345920 B" --max-batch)
+# --max-batch --max-latency: the largest batch whose step meets the bound
+# too; here the bound binds long before the memory (163,810 take 145 ms).
+add_test(NAME cli.max_batch_latency
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --max-batch --max-latency "50 ms" --ops 0)
+set_tests_properties(cli.max_batch_latency PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "input     input_ids int64 \\[[0-9]+, 1\\].*\nlatency   (4[0-9]|50)\\.[0-9]+ ms\n.*--max-batch: predicted at batch [0-9]+, the largest that fits and takes at most 50.000 ms \\(estimate 163810 from batch 1\; tried 163810 takes 144.9 ms, 81905 takes [0-9.]+ ms, 40952 fits in [0-9.]+ ms, ")
+add_test(NAME cli.max_batch_latency_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb
+                 --max-batch --max-latency "50 ms" --format json --ops 0)
+set_tests_properties(cli.max_batch_latency_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"limit\": 655240,[ \n]+\"max_latency_s\": 0.05[0-9]*,[ \n]+\"tried\": \\[[ \n]+{[ \n]+\"batch\": 163810,[ \n]+\"fits\": true,[ \n]+\"latency_s\": 0.14[0-9]+,[ \n]+\"meets_latency\": false[ \n]+},")
+perfc_expect_error(max_batch_latency_unmet
+  "zoo_decode.onnx: --max-batch: not even a batch of 1 meets --max-latency 1 us: it takes [0-9.]+ us\; give a longer bound"
+  ${ZOO_DECODE} --hw a100-sxm4-80gb --max-batch --max-latency "1 us")
+set_tests_properties(cli.error.max_batch_latency_unmet PROPERTIES
+  FIXTURES_REQUIRED zoo_decode)
+perfc_expect_error(max_batch_latency_zero
+  "--max-latency must be a positive time \\(e.g. '50 ms'\\)"
+  ${ZOO_DECODE} --hw a100-sxm4-80gb --max-batch --max-latency "0 us")
+set_tests_properties(cli.error.max_batch_latency_zero PROPERTIES
+  FIXTURES_REQUIRED zoo_decode)
+# --plan --max-batch: every layout at its own largest batch, ranked by
+# samples/s per device; with a bound, the layouts that serve no batch
+# within it are listed with their smallest batch's time.
+add_test(NAME cli.serving_plan_max_batch
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --plan
+                 --max-batch --ops 0)
+set_tests_properties(cli.serving_plan_max_batch PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "--max-batch: predicted at batch 163810, the largest that fits .*\nserving   plan: whole on 1 x a100-sxm4-80gb, the layout with the most samples/s per device, each at its largest batch that fits \\(3 of 3 serve a batch, up to 8 devices\\)\n +layout +devices +batch +latency .*\n +\\* whole +1 +163810 +[0-9.]+ ms .*\n +tp 2 +2 +326375 .*\n +tp 4 +4 +640781 ")
+add_test(NAME cli.serving_plan_max_batch_latency
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --plan
+                 --max-batch --max-latency "250 us" --ops 0)
+set_tests_properties(cli.serving_plan_max_batch_latency PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "each at its largest batch that fits and takes at most 250.00 us \\(1 of 3 serve a batch, up to 8 devices\\)\n.*\n +\\* whole +1 +[0-9]+ +2[0-9][0-9]\\.[0-9]+ us .*\n +tp 2 +2 +- +- +- +- +- +326375  no\n.*\n +no batch: tp 2: 1 takes 311.6 us\n +no batch: tp 4: 1 takes 328.8 us\n")
+add_test(NAME cli.serving_plan_max_batch_json
+         COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --plan
+                 --max-batch --max-latency "250 us" --format json --ops 0)
+set_tests_properties(cli.serving_plan_max_batch_json PROPERTIES
+  FIXTURES_REQUIRED zoo_decode
+  PASS_REGULAR_EXPRESSION "\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",[ \n]+\"devices\": 1,[ \n]+\"pp\": 1,[ \n]+\"latency_s\": [0-9.e-]+,[ \n]+\"interval_s\": [0-9.e-]+,[ \n]+\"samples\": [0-9]+,[ \n]+\"at_max_batch\": true,.*\"at_max_batch\": true,[ \n]+\"not_served\": \\[[ \n]+\"tp 2: 1 takes 311.6 us\",[ \n]+\"tp 4: 1 takes 328.8 us\"[ \n]+\\]")
+perfc_expect_error(serving_plan_max_batch_unmet
+  "zoo_decode.onnx: --max-batch: no layout serves one sample within --max-latency 1 us \\(whole: 1 takes [0-9.]+ us\; tp 2: 1 takes [0-9.]+ us\; tp 4: 1 takes [0-9.]+ us\\)\; use devices with more memory"
+  ${ZOO_DECODE} --hw dgx-a100 --plan --max-batch --max-latency "1 us")
+set_tests_properties(cli.error.serving_plan_max_batch_unmet PROPERTIES
+  FIXTURES_REQUIRED zoo_decode)
 # --explain names the cache a cache-append kernel writes into in place.
 add_test(NAME cli.zoo_decode_explain
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw a100-sxm4-80gb

@@ -261,7 +261,11 @@ TEST_SUITE("inference memory") {
                      int64_t Limit, std::vector<BatchProbe> &Tried) {
       auto Found = largestFittingBatch(
           Estimate, Multiple, Limit,
-          [True](int64_t B) -> llvm::Expected<bool> { return B <= True; },
+          [True](int64_t B) -> llvm::Expected<BatchProbe> {
+            BatchProbe P;
+            P.Fits = B <= True;
+            return P;
+          },
           Tried);
       int64_t LastFit = 0;
       for (const BatchProbe &P : Tried)
@@ -269,15 +273,15 @@ TEST_SUITE("inference memory") {
           CHECK(P.Batch > LastFit);
           LastFit = P.Batch;
         }
-      if (Found)
-        CHECK(*Found == LastFit);
+      if (Found && *Found)
+        CHECK(**Found == LastFit);
       return Found;
     };
     std::vector<BatchProbe> Tried;
     // Exact (linear bytes): two predictions.
     auto Exact = Search(67, 67, 1, 268, Tried);
     REQUIRE(bool(Exact));
-    CHECK(*Exact == 67);
+    CHECK(**Exact == 67);
     REQUIRE(Tried.size() == 2);
     CHECK((Tried[0].Batch == 67 && Tried[0].Fits));
     CHECK((Tried[1].Batch == 68 && !Tried[1].Fits));
@@ -286,37 +290,65 @@ TEST_SUITE("inference memory") {
     Tried.clear();
     auto Up = Search(100, 137, 1, 400, Tried);
     REQUIRE(bool(Up));
-    CHECK(*Up == 137);
+    CHECK(**Up == 137);
     CHECK(Tried.size() <= 12); // 6 steps up, 6 bisections
     // Too high (an estimate from a batch that does not fit): down.
     Tried.clear();
     auto Down = Search(100, 41, 1, 400, Tried);
     REQUIRE(bool(Down));
-    CHECK(*Down == 41);
+    CHECK(**Down == 41);
     // Multiples of ep, and the limit.
     Tried.clear();
     auto ByFour = Search(30, 30, 4, 120, Tried);
     REQUIRE(bool(ByFour));
-    CHECK(*ByFour == 28);
+    CHECK(**ByFour == 28);
     for (const BatchProbe &P : Tried)
       CHECK(P.Batch % 4 == 0);
     Tried.clear();
     auto Capped = Search(10, 1000, 1, 40, Tried);
     REQUIRE(bool(Capped));
-    CHECK(*Capped == 40);
+    CHECK(**Capped == 40);
     // Nothing fits; a prediction that fails.
     Tried.clear();
     auto None = Search(8, 3, 4, 32, Tried);
-    REQUIRE_FALSE(bool(None));
-    CHECK(llvm::toString(None.takeError()) == "not even a batch of 4 fits");
+    REQUIRE(bool(None));
+    CHECK_FALSE(*None);
+    CHECK(Tried.back().Batch == 4);
+    CHECK(describeProbe(Tried.back()) == "4 does not fit");
+    // A latency bound binds before the memory: each batch takes 1 ms a
+    // sample; 67 fit, 40 meet a bound of 40.5 ms.
+    Tried.clear();
+    auto Bound = largestFittingBatch(
+        67, 1, 268,
+        [](int64_t B) -> llvm::Expected<BatchProbe> {
+          BatchProbe P;
+          P.Fits = B <= 67;
+          P.LatencySeconds = B * 1e-3;
+          P.MeetsLatency = P.LatencySeconds <= 40.5e-3;
+          return P;
+        },
+        Tried);
+    REQUIRE(bool(Bound));
+    CHECK(**Bound == 40);
+    CHECK(describeProbe(Tried.front()) == "67 takes 67 ms");
+    int64_t LastAdmitted = 0;
+    for (const BatchProbe &P : Tried)
+      if (P.admitted()) {
+        CHECK(P.Batch > LastAdmitted);
+        LastAdmitted = P.Batch;
+      }
+    CHECK(LastAdmitted == 40);
+    CHECK(Tried.size() <= 8); // down 67 -> 33, then bisection
     Tried.clear();
     auto Failing = largestFittingBatch(
         5, 1, 20,
-        [](int64_t B) -> llvm::Expected<bool> {
+        [](int64_t B) -> llvm::Expected<BatchProbe> {
           if (B > 5)
             return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                            "bad import");
-          return true;
+          BatchProbe P;
+          P.Fits = true;
+          return P;
         },
         Tried);
     REQUIRE_FALSE(bool(Failing));

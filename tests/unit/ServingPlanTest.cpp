@@ -221,4 +221,40 @@ TEST_SUITE("serving plan") {
     CHECK(llvm::toString(TooMany.takeError()) ==
           "--devices 9: cluster 'dgx-h100' has 8");
   }
+
+  TEST_CASE("--max-batch: each layout at its own batch, compared by "
+            "device-seconds a sample, only layouts searched chosen") {
+    const auto Layout = [](ServingSplit Split, unsigned Devices, double Samples,
+                           double Seconds, bool Searched) {
+      ServingCandidate C;
+      C.Split = Split;
+      C.Devices = Devices;
+      C.Samples = Samples;
+      C.LatencySeconds = C.IntervalSeconds = Seconds;
+      C.Fits = true;
+      C.AtMaxBatch = Searched;
+      return C;
+    };
+    ServingPlan P;
+    P.Objective = ServingObjective::Throughput;
+    P.AtMaxBatch = true;
+    // Device-seconds a sample: 1 ms, 0.8 ms, 0.5 ms (never searched: its
+    // figures are the model's batch's), 0.9 ms.
+    P.Candidates = {Layout(ServingSplit::Whole, 1, 10, 10e-3, true),
+                    Layout(ServingSplit::Tensor, 2, 50, 20e-3, true),
+                    Layout(ServingSplit::Tensor, 4, 80, 10e-3, false),
+                    Layout(ServingSplit::Tensor, 8, 160, 18e-3, true)};
+    REQUIRE_FALSE(bool(chooseServingLayout(P)));
+    CHECK(*P.Chosen == 1);
+    // A bound the chosen layout's step misses moves the choice to the
+    // next best that meets it.
+    P.MaxLatencySeconds = 19e-3;
+    REQUIRE_FALSE(bool(chooseServingLayout(P)));
+    CHECK(*P.Chosen == 3); // tp 8: 0.9 ms a sample, 18 ms
+    P.MaxLatencySeconds = llvm::None;
+    // Without --max-batch the unsearched layout competes.
+    P.AtMaxBatch = false;
+    REQUIRE_FALSE(bool(chooseServingLayout(P)));
+    CHECK(*P.Chosen == 2);
+  }
 }
