@@ -103,9 +103,12 @@ void writeChromeTrace(const Report &R, llvm::raw_ostream &OS) {
     });
     J.attributeArray("traceEvents", [&] {
       for (unsigned D = 0; D < Devices; ++D) {
+        // Stages as the table and JSON number them: a training step's
+        // from 0 (as plan.stages), an inference pipeline's from 1.
         metadata(J, "process_name", D, 0,
                  Training || PP
-                     ? "stage " + std::to_string(D) + " (" + Device + ")"
+                     ? "stage " + std::to_string(Training ? D : D + 1) + " (" +
+                           Device + ")"
                      : Device);
         metadata(J, "thread_name", D, 0, "compute");
         if (Training || !Exchanges.empty())

@@ -492,7 +492,7 @@ add_test(NAME cli.pp_inference_trace
          COMMAND sh -c "$<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --pp 2 --trace ${CMAKE_CURRENT_BINARY_DIR}/pp_inference_trace.json >/dev/null && cat ${CMAKE_CURRENT_BINARY_DIR}/pp_inference_trace.json")
 set_tests_properties(cli.pp_inference_trace PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "\"name\": \"stage 1 \\(a100-sxm4-80gb\\)\".*\"name\": \"send to stage 2\",[ \n]+\"cat\": \"pipeline\",[ \n]+\"ph\": \"X\",[ \n]+\"pid\": 0,[ \n]+\"tid\": 1,")
+  PASS_REGULAR_EXPRESSION "\"name\": \"process_name\",[ \n]+\"ph\": \"M\",[ \n]+\"pid\": 0,[ \n]+\"tid\": 0,[ \n]+\"args\": {[ \n]+\"name\": \"stage 1 \\(a100-sxm4-80gb\\)\".*\"pid\": 1,[ \n]+\"tid\": 0,[ \n]+\"args\": {[ \n]+\"name\": \"stage 2 \\(a100-sxm4-80gb\\)\".*\"name\": \"send to stage 2\",[ \n]+\"cat\": \"pipeline\",[ \n]+\"ph\": \"X\",[ \n]+\"pid\": 0,[ \n]+\"tid\": 1,")
 perfc_expect_error(pp_inference_zero
   "--pp 0: give the number of pipeline stages, 1 or more"
   ${ZOO}/gpt2_small.onnx --hw dgx-a100 --pp 0)
