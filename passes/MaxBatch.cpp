@@ -55,6 +55,7 @@ std::string describeProbe(const BatchProbe &P) {
 
 llvm::Expected<llvm::Optional<int64_t>> largestFittingBatch(
     int64_t Estimate, unsigned Multiple, int64_t Limit,
+    llvm::Optional<double> MaxLatencySeconds,
     llvm::function_ref<llvm::Expected<BatchProbe>(int64_t)> Probe,
     std::vector<BatchProbe> &Tried) {
   const int64_t M = std::max<int64_t>(Multiple, 1);
@@ -101,12 +102,47 @@ llvm::Expected<llvm::Optional<int64_t>> largestFittingBatch(
       (*A ? Lo : Hi) = K;
     }
   }
+  // Between them: bisection, or where a latency bound is what stops the
+  // batch above (it fits, but its step is too slow), the batch the bound
+  // falls at on the line through the two steps' times (nearly affine in
+  // the batch, not quite: waves, tiles), then the one above it to confirm.
+  // Where two such guesses in a row fall short (a convex curve: the line
+  // lies above it), a bisection step, so the bracket at least halves every
+  // five batches.
+  const auto ProbeAt = [&](int64_t K) -> const BatchProbe * {
+    for (auto It = Tried.rbegin(); It != Tried.rend(); ++It)
+      if (It->Batch == K * M)
+        return &*It;
+    return nullptr;
+  };
+  enum class Next { Interpolate, CheckAbove, Bisect } Step = Next::Interpolate;
+  unsigned Short = 0; // Guesses in a row that were admitted, as was the next.
   while (Hi - Lo > 1) {
-    const int64_t K = Lo + (Hi - Lo) / 2;
+    int64_t K = Lo + (Hi - Lo) / 2;
+    const BatchProbe *Low = ProbeAt(Lo), *High = ProbeAt(Hi);
+    const bool Bound = MaxLatencySeconds && Low && High && High->Fits &&
+                       High->LatencySeconds > Low->LatencySeconds;
+    if (Bound && Step == Next::CheckAbove) {
+      K = Lo + 1;
+    } else if (Bound && Step == Next::Interpolate) {
+      const double Share = (*MaxLatencySeconds - Low->LatencySeconds) /
+                           (High->LatencySeconds - Low->LatencySeconds);
+      K = std::clamp<int64_t>(Lo + int64_t(std::floor(Share * double(Hi - Lo))),
+                              Lo + 1, Hi - 1);
+    }
+    const Next Taken = Bound ? Step : Next::Bisect;
     auto A = Ask(K);
     if (!A)
       return A.takeError();
     (*A ? Lo : Hi) = K;
+    if (Taken == Next::Interpolate && *A) {
+      Step = Next::CheckAbove;
+    } else if (Taken == Next::CheckAbove) {
+      Step = ++Short == 2 ? Next::Bisect : Next::Interpolate;
+    } else {
+      Short = Taken == Next::Bisect ? 0 : Short;
+      Step = Next::Interpolate;
+    }
   }
   return llvm::Optional<int64_t>(Lo * M);
 }

@@ -41,12 +41,16 @@ std::string explainMaxBatch(const InferenceMemoryReport &M, unsigned Multiple);
 /// (setMaxBatch's figure, exact where the bytes are linear in the batch)
 /// and the next multiple, then, where they are not (or a latency bound
 /// binds first), doubling steps up from what is admitted or down from what
-/// is not, and bisection between. Each probe is appended to Tried in order
+/// is not, and bisection between; where MaxLatencySeconds (the bound the
+/// probes' MeetsLatency was judged by) stops the batch above, the batch
+/// interpolated at the bound on the two steps' times instead, and the one
+/// above it. Each probe is appended to Tried in order
 /// (its Batch set here); each batch admitted is larger than every batch
 /// admitted before it, so the last admitted is the result. None where not
 /// even Multiple is (Tried's last probe says why). Errors: Probe's.
 llvm::Expected<llvm::Optional<int64_t>> largestFittingBatch(
     int64_t Estimate, unsigned Multiple, int64_t Limit,
+    llvm::Optional<double> MaxLatencySeconds,
     llvm::function_ref<llvm::Expected<BatchProbe>(int64_t)> Probe,
     std::vector<BatchProbe> &Tried);
 

@@ -80,8 +80,9 @@ searchFrom(const BatchSearchRequest &Req, uint64_t Estimate, int64_t FromBatch,
       Best = std::move(*Run);
     return P;
   };
-  auto Found = largestFittingBatch(int64_t(Estimate), Req.Degrees.Ep,
-                                   Search.Limit, Probe, Search.Tried);
+  auto Found =
+      largestFittingBatch(int64_t(Estimate), Req.Degrees.Ep, Search.Limit,
+                          Req.MaxLatencySeconds, Probe, Search.Tried);
   if (!Found)
     return Found.takeError();
   if (!*Found)

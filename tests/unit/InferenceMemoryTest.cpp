@@ -260,7 +260,7 @@ TEST_SUITE("inference memory") {
     auto Search = [](int64_t Estimate, int64_t True, unsigned Multiple,
                      int64_t Limit, std::vector<BatchProbe> &Tried) {
       auto Found = largestFittingBatch(
-          Estimate, Multiple, Limit,
+          Estimate, Multiple, Limit, llvm::None,
           [True](int64_t B) -> llvm::Expected<BatchProbe> {
             BatchProbe P;
             P.Fits = B <= True;
@@ -319,7 +319,7 @@ TEST_SUITE("inference memory") {
     // sample; 67 fit, 40 meet a bound of 40.5 ms.
     Tried.clear();
     auto Bound = largestFittingBatch(
-        67, 1, 268,
+        67, 1, 268, 40.5e-3,
         [](int64_t B) -> llvm::Expected<BatchProbe> {
           BatchProbe P;
           P.Fits = B <= 67;
@@ -338,10 +338,14 @@ TEST_SUITE("inference memory") {
         LastAdmitted = P.Batch;
       }
     CHECK(LastAdmitted == 40);
-    CHECK(Tried.size() <= 8); // down 67 -> 33, then bisection
+    // Down 67 -> 33, then 40 where the line through their times meets
+    // the bound, and 41 above it.
+    REQUIRE(Tried.size() == 4);
+    CHECK(Tried[2].Batch == 40);
+    CHECK(Tried[3].Batch == 41);
     Tried.clear();
     auto Failing = largestFittingBatch(
-        5, 1, 20,
+        5, 1, 20, llvm::None,
         [](int64_t B) -> llvm::Expected<BatchProbe> {
           if (B > 5)
             return llvm::createStringError(llvm::inconvertibleErrorCode(),
