@@ -389,12 +389,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     auto Planned = planServing(MI.Graph, Req);
     if (!Planned)
       throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
-    const ServingCandidate &Chosen = *Planned->chosen();
-    if (Chosen.Split == ServingSplit::Tensor)
-      TensorParallel = Chosen.Devices / Chosen.Stages;
-    PipelineParallel = Chosen.Stages;
-    if (Chosen.Split == ServingSplit::Expert)
-      ExpertParallel = Chosen.Devices;
+    const SplitDegrees Chosen = degreesOf(*Planned->chosen());
+    TensorParallel = Chosen.Tp;
+    ExpertParallel = Chosen.Ep;
+    PipelineParallel = Chosen.Pp;
     Serving = std::move(*Planned);
   }
   if (TensorParallel > 1) {

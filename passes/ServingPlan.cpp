@@ -48,6 +48,27 @@ std::string perfc::name(const ServingCandidate &C) {
   return S;
 }
 
+SplitDegrees perfc::degreesOf(const ServingCandidate &C) {
+  SplitDegrees D;
+  D.Pp = C.Stages;
+  if (C.Split == ServingSplit::Tensor)
+    D.Tp = C.Devices / C.Stages;
+  if (C.Split == ServingSplit::Expert)
+    D.Ep = C.Devices;
+  return D;
+}
+
+void perfc::setServingFigures(ServingCandidate &C, const Report &R) {
+  C.LatencySeconds = R.LatencySeconds.getValueOr(0);
+  C.IntervalSeconds = R.PipelineParallel ? R.PipelineParallel->IntervalSeconds
+                                         : C.LatencySeconds;
+  if (R.Memory) {
+    C.PeakBytes = R.Memory->Usage.PeakBytes;
+    C.CapacityBytes = R.Memory->CapacityBytes;
+    C.Fits = R.Memory->Fits;
+  }
+}
+
 namespace {
 
 /// A serving plan none of whose layouts fits: the one that came closest.
@@ -127,16 +148,9 @@ llvm::Expected<ServingPlan> perfc::serveLayouts(const ir::Graph &G,
     Cand.Samples = Plan.Samples;
     Cand.Stages = Pipe ? Pipe->Stages : 1;
     Cand.Devices = N * Cand.Stages;
-    Cand.LatencySeconds = P.LatencySeconds.getValueOr(0);
-    Cand.IntervalSeconds = P.PipelineParallel
-                               ? P.PipelineParallel->IntervalSeconds
-                               : Cand.LatencySeconds;
-    if (P.Memory) {
-      Cand.PeakBytes = P.Memory->Usage.PeakBytes;
-      Cand.CapacityBytes = P.Memory->CapacityBytes;
-      Cand.Fits = P.Memory->Fits;
+    setServingFigures(Cand, P);
+    if (P.Memory)
       Cand.MaxBatch = P.Memory->MaxBatch;
-    }
     Plan.Candidates.push_back(Cand);
   };
   // A split the model or the cluster refuses is listed with the reason,

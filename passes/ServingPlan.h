@@ -19,6 +19,7 @@
 #ifndef PERFC_PASSES_SERVINGPLAN_H
 #define PERFC_PASSES_SERVINGPLAN_H
 
+#include "passes/InferenceLayout.h"
 #include "passes/Predict.h"
 
 #include "llvm/Support/Error.h"
@@ -44,6 +45,14 @@ struct ServingRequest {
   /// A layout slower than this is not chosen (--max-latency); positive.
   llvm::Optional<double> MaxLatencySeconds;
 };
+
+/// The split layout C makes: tp Devices / Stages or ep Devices, and Stages
+/// pipeline stages.
+SplitDegrees degreesOf(const ServingCandidate &C);
+
+/// C's latency, interval (the slowest stage's time with stages), per-device
+/// memory and fit from R, a prediction of its layout.
+void setServingFigures(ServingCandidate &C, const Report &R);
 
 /// The objective named S ("latency", "throughput"); None for another name.
 llvm::Optional<ServingObjective> servingObjectiveNamed(llvm::StringRef S);

@@ -156,11 +156,7 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
   for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
     ServingCandidate &Cand = Plan.Candidates[I];
     BatchSearchRequest Req = Base;
-    Req.Degrees.Pp = Cand.Stages;
-    if (Cand.Split == ServingSplit::Tensor)
-      Req.Degrees.Tp = Cand.Devices / Cand.Stages;
-    if (Cand.Split == ServingSplit::Expert)
-      Req.Degrees.Ep = Cand.Devices;
+    Req.Degrees = degreesOf(Cand);
     const std::string Layout = name(Cand);
     // The plan placed the layout already: its cluster admits it.
     if (llvm::Error E = placeSplit(Req.Options, C, Req.Degrees, Protocol))
@@ -185,16 +181,10 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
                                describeProbe(Search.Tried.back()));
       continue;
     }
-    const Report &At = (*Best)->R;
+    // The estimate (Cand.MaxBatch) stays the one at the model's batch.
     Cand.AtMaxBatch = true;
     Cand.Samples = double(Search.Batch);
-    Cand.LatencySeconds = At.LatencySeconds.getValueOr(0);
-    Cand.IntervalSeconds = At.PipelineParallel
-                               ? At.PipelineParallel->IntervalSeconds
-                               : Cand.LatencySeconds;
-    Cand.PeakBytes = At.Memory->Usage.PeakBytes;
-    Cand.CapacityBytes = At.Memory->CapacityBytes;
-    Cand.Fits = At.Memory->Fits;
+    setServingFigures(Cand, (*Best)->R);
     (*Best)->R.BatchSearch = std::move(Search);
     Runs[I] = std::move(*Best);
   }

@@ -909,12 +909,10 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
         return fail(Run.takeError());
       PlannedRun = std::move(*Run);
     }
-    const ServingCandidate *Chosen = Planned->chosen();
-    PpDegree = Chosen->Stages;
-    if (Chosen->Split == ServingSplit::Tensor)
-      TpDegree = Chosen->Devices / Chosen->Stages;
-    if (Chosen->Split == ServingSplit::Expert)
-      EpDegree = Chosen->Devices;
+    const SplitDegrees Chosen = degreesOf(*Planned->chosen());
+    TpDegree = Chosen.Tp;
+    EpDegree = Chosen.Ep;
+    PpDegree = Chosen.Pp;
     Serving = std::move(*Planned);
   }
   const SplitDegrees Degrees{TpDegree, EpDegree, PpDegree};
