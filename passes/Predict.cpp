@@ -668,10 +668,7 @@ llvm::Error checkExpertParallel(const ir::Graph &G, const InferenceSplit &S,
                   "use an --ep that divides " +
                   llvm::Twine(E));
   const ir::Value *First = G.inputs().empty() ? nullptr : G.inputs().front();
-  const int64_t Batch =
-      First && First->shape().isRanked() && First->shape().rank() > 0
-          ? First->shape().size(0)
-          : 0;
+  const int64_t Batch = batchOf(G).getValueOr(0);
   if (Batch <= 0 || Batch % Ep != 0)
     return Fail("--ep " + llvm::Twine(Ep) +
                 " splits the batch over its ranks (data-parallel "

@@ -81,32 +81,43 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
   // A layout with stages serves as many batches at once as it has stages:
   // its samples/s is a batch per slowest stage. With --max-batch each
   // layout's figures are at its own batch (column "batch").
-  const auto Batch = [&](const std::string &S) {
-    return P.AtMaxBatch ? fmt::format(" {:>7}", S) : std::string();
+  // One row's cells after the marker: layout, devices, (batch,) latency,
+  // samples/s, per device, memory/device, max batch, fits.
+  const auto Row = [&](llvm::StringRef Marker,
+                       llvm::ArrayRef<std::string> Cells) {
+    OS << fmt::format("        {} {:<10} {:>7}", Marker, Cells[0], Cells[1]);
+    size_t I = 2;
+    if (P.AtMaxBatch)
+      OS << fmt::format(" {:>7}", Cells[I++]);
+    OS << fmt::format(" {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n", Cells[I],
+                      Cells[I + 1], Cells[I + 2], Cells[I + 3], Cells[I + 4],
+                      Cells[I + 5]);
   };
-  OS << fmt::format(
-      "          {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
-      "layout", "devices", Batch("batch"), "latency", "samples/s", "per device",
-      "memory/device", "max batch", "fits");
+  std::vector<std::string> Header = {"layout",    "devices",    "latency",
+                                     "samples/s", "per device", "memory/device",
+                                     "max batch", "fits"};
+  if (P.AtMaxBatch)
+    Header.insert(Header.begin() + 2, "batch");
+  Row(" ", Header);
   for (const ServingCandidate &C : P.Candidates) {
     const double Rate =
         C.IntervalSeconds > 0 ? C.Samples / C.IntervalSeconds : 0;
     // A layout serving no batch: its figures are another batch's (the
-    // model's); why is listed below.
-    if (P.AtMaxBatch && !C.AtMaxBatch) {
-      OS << fmt::format(
-          "          {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
-          name(C), C.Devices, Batch("-"), "-", "-", "-", "-",
-          C.MaxBatch ? std::to_string(*C.MaxBatch) : "-", "no");
-      continue;
-    }
-    OS << fmt::format(
-        "        {} {:<10} {:>7}{} {:>12} {:>12} {:>12} {:>13} {:>9}  {}\n",
-        &C == Chosen ? "*" : " ", name(C), C.Devices,
-        Batch(C.AtMaxBatch ? fmt::format("{:.0f}", C.Samples) : "-"),
-        formatSeconds(C.LatencySeconds), withPrefix(Rate, ""),
-        withPrefix(Rate / C.Devices, ""), formatBytes(C.PeakBytes),
-        C.MaxBatch ? std::to_string(*C.MaxBatch) : "-", C.Fits ? "yes" : "no");
+    // model's), so none are shown; why is listed below.
+    const bool Shown = !P.AtMaxBatch || C.AtMaxBatch;
+    const auto Cell = [&](std::string S) { return Shown ? S : "-"; };
+    std::vector<std::string> Cells = {name(C),
+                                      std::to_string(C.Devices),
+                                      Cell(formatSeconds(C.LatencySeconds)),
+                                      Cell(withPrefix(Rate, "")),
+                                      Cell(withPrefix(Rate / C.Devices, "")),
+                                      Cell(formatBytes(C.PeakBytes)),
+                                      C.MaxBatch ? std::to_string(*C.MaxBatch)
+                                                 : "-",
+                                      Shown && C.Fits ? "yes" : "no"};
+    if (P.AtMaxBatch)
+      Cells.insert(Cells.begin() + 2, Cell(fmt::format("{:.0f}", C.Samples)));
+    Row(&C == Chosen ? "*" : " ", Cells);
   }
   for (const std::string &Why : P.NotServed)
     OS << "          no batch: " << Why << "\n";
