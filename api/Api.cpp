@@ -16,6 +16,7 @@
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
+#include "tools/MaxBatchSearch.h"
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
@@ -104,30 +105,56 @@ static frontend::ImportOptions importOptions(const ImportOptions &O) {
   return I;
 }
 
-static Model makeModel(llvm::Expected<frontend::ImportedModel> IM,
-                       const std::string &Path, const ImportOptions &Options,
+/// IM as a model read from Path (or Bytes) with Options.
+static Model modelFrom(frontend::ImportedModel IM, const std::string &Path,
+                       const ImportOptions &Options,
                        std::shared_ptr<const std::string> Bytes) {
-  if (!IM)
-    throwError(IM.takeError());
   auto M = std::make_shared<Model::Impl>();
   if (Bytes)
     M->SourceBytes = std::move(Bytes);
   else
     M->SourcePath = Path;
   M->SourceOptions = Options;
-  M->Graph = std::move(IM->Graph);
-  M->Info.Name = IM->Name;
+  M->Graph = std::move(IM.Graph);
+  M->Info.Name = IM.Name;
   M->Info.Path = Path;
-  M->Info.GraphName = IM->GraphName;
-  M->Info.Producer = IM->Producer;
-  M->Info.IrVersion = IM->IrVersion;
-  M->Info.Opset = IM->Opset;
-  M->Info.FileBytes = IM->FileBytes;
-  M->Info.WeightBytesSkipped = IM->WeightBytesSkipped;
-  M->Info.Bindings = IM->Bindings;
-  M->Warnings = std::move(IM->Warnings);
+  M->Info.GraphName = IM.GraphName;
+  M->Info.Producer = IM.Producer;
+  M->Info.IrVersion = IM.IrVersion;
+  M->Info.Opset = IM.Opset;
+  M->Info.FileBytes = IM.FileBytes;
+  M->Info.WeightBytesSkipped = IM.WeightBytesSkipped;
+  M->Info.Bindings = IM.Bindings;
+  M->Warnings = std::move(IM.Warnings);
   finishModel(*M);
   return Model(std::move(M));
+}
+
+static Model makeModel(llvm::Expected<frontend::ImportedModel> IM,
+                       const std::string &Path, const ImportOptions &Options,
+                       std::shared_ptr<const std::string> Bytes) {
+  if (!IM)
+    throwError(IM.takeError());
+  return modelFrom(std::move(*IM), Path, Options, std::move(Bytes));
+}
+
+llvm::Expected<frontend::ImportedModel> importAtBatch(const Model::Impl &MI,
+                                                      int64_t Batch) {
+  frontend::ImportOptions At;
+  At.Batch = Batch;
+  for (const auto &D : MI.SourceOptions.dims)
+    At.Dims.push_back(D);
+  At.AllowUnknownShapes = MI.SourceOptions.allowUnknownShapes;
+  if (MI.SourceBytes)
+    return frontend::importOnnxBytes(*MI.SourceBytes, MI.Info.Path, At);
+  return frontend::importOnnxFile(MI.SourcePath, At);
+}
+
+Model modelAtBatch(const Model::Impl &MI, frontend::ImportedModel IM,
+                   int64_t Batch) {
+  ImportOptions Options = MI.SourceOptions;
+  Options.batch = Batch;
+  return modelFrom(std::move(IM), MI.Info.Path, Options, MI.SourceBytes);
 }
 
 Model Model::fromOnnxFile(const std::string &Path,
@@ -225,6 +252,42 @@ llvm::Optional<ir::DType> parseType(const std::string &S,
     return T;
   throwError(
       ("unknown " + What + " '" + S + "': use " + ComputeTypeChoices).str());
+}
+
+/// maxBatch's refusals; the latency bound its search admits batches by
+/// (maxBatchLatencySeconds, or with servePlan servePlanMaxLatencySeconds).
+llvm::Optional<double> checkMaxBatch(const Model::Impl &MI,
+                                     const hw::Cluster *Cluster,
+                                     const PredictOptions &Options) {
+  if (Options.train)
+    throwError("maxBatch finds the largest inference batch that fits; a "
+               "training step's micro-batch is the model's batch (plan "
+               "searches it)");
+  if (!Cluster)
+    throwError("maxBatch needs hardware: what fits depends on the device's "
+               "memory");
+  if (Options.place)
+    throwError("maxBatch and place: give one (maxBatch predicts a layout of "
+               "a cluster's devices, given by tensorParallel, "
+               "pipelineParallel or expertParallel, or chosen by servePlan)");
+  if (MI.SourcePath.empty() && !MI.SourceBytes)
+    throwError(MI.Info.Path +
+               ": maxBatch imports the model again at each batch it tries; "
+               "a model made with ModelBuilder has one batch: build it at "
+               "the batches to compare");
+  llvm::Optional<double> Bound;
+  if (Options.maxBatchLatencySeconds)
+    Bound = *Options.maxBatchLatencySeconds;
+  if (Options.servePlan && Options.servePlanMaxLatencySeconds) {
+    if (Bound && *Bound != *Options.servePlanMaxLatencySeconds)
+      throwError("maxBatchLatencySeconds and servePlanMaxLatencySeconds "
+                 "differ; give the bound once");
+    Bound = *Options.servePlanMaxLatencySeconds;
+  }
+  if (Bound && !(*Bound > 0 && std::isfinite(*Bound)))
+    throwError("maxBatchLatencySeconds must be a positive number of "
+               "seconds");
+  return Bound;
 }
 
 } // namespace
@@ -355,6 +418,21 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("pipelineParallel 0: give the number of pipeline stages, 1 "
                "or more");
   llvm::Optional<ServingPlan> Serving;
+  // maxBatch: the bound its search admits batches by, and what it found
+  // (the model imported at that batch, its split analysis and report).
+  llvm::Optional<double> BatchBound;
+  if (Options.maxBatch)
+    BatchBound = checkMaxBatch(MI, Cluster, Options);
+  else if (Options.maxBatchLatencySeconds)
+    throwError("maxBatchLatencySeconds bounds maxBatch's search: set "
+               "maxBatch");
+  const BatchSearchRequest Search{
+      MI.Info.Path,
+      [&MI](int64_t Batch) { return importAtBatch(MI, Batch); },
+      PO,
+      {},
+      BatchBound};
+  llvm::Optional<MaxBatchRun> Found;
   if (!Options.servePlan && (Options.servePlanObjective != "latency" ||
                              Options.servePlanMaxLatencySeconds))
     throwError("servePlanObjective and servePlanMaxLatencySeconds choose "
@@ -383,12 +461,23 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Objective)
       throwError("unknown servePlanObjective '" + Options.servePlanObjective +
                  "': use latency or throughput");
-    Req.Objective = *Objective;
+    Req.Objective =
+        Options.maxBatch ? ServingObjective::Throughput : *Objective;
     if (Options.servePlanMaxLatencySeconds)
       Req.MaxLatencySeconds = *Options.servePlanMaxLatencySeconds;
-    auto Planned = planServing(MI.Graph, Req);
+    if (Options.maxBatch)
+      Req.MaxLatencySeconds = BatchBound;
+    auto Planned = Options.maxBatch ? serveLayouts(MI.Graph, Req)
+                                    : planServing(MI.Graph, Req);
     if (!Planned)
       throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
+    if (Options.maxBatch) {
+      auto Run = servePlanAtMaxBatch(Search, *Cluster, Protocol, *Planned,
+                                     batchOf(MI.Graph).getValueOr(0));
+      if (!Run)
+        throwError(Run.takeError());
+      Found = std::move(*Run);
+    }
     const SplitDegrees Chosen = degreesOf(*Planned->chosen());
     TensorParallel = Chosen.Tp;
     ExpertParallel = Chosen.Ep;
@@ -447,6 +536,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (llvm::Error E = placeSplit(PO, *Cluster, Degrees, Protocol,
                                    {"tensorParallel", "expertParallel"}))
       throwError(std::move(E));
+  }
+  if (!Degrees.whole() && !Found) {
     auto Analysis = analyzeSplit(MI.Graph, Degrees);
     if (!Analysis)
       throwError(MI.Info.Path + ": " + llvm::toString(Analysis.takeError()));
@@ -486,11 +577,32 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     I->Hw = *Hw;
   I->Options = Options;
   Report &R = I->R;
-  R = perfc::predict(MI.Graph, PO);
+  if (!Found) {
+    R = perfc::predict(MI.Graph, PO);
+    if (Options.maxBatch) {
+      BatchSearchRequest Req = Search;
+      Req.Options = PO;
+      Req.Degrees = Degrees;
+      auto Run = predictAtMaxBatch(Req, R, batchOf(MI.Graph).getValueOr(0));
+      if (!Run)
+        throwError(Run.takeError());
+      Found = std::move(*Run);
+    }
+  }
+  // The report is the found batch's, of the model imported at it.
+  std::unique_ptr<InferenceSplit> FoundSplit;
+  if (Found) {
+    const int64_t Batch = Found->R.BatchSearch->Batch;
+    I->M = modelAtBatch(MI, std::move(*Found->Model), Batch);
+    FoundSplit = std::move(Found->Split);
+    PO.Split = FoundSplit.get();
+    R = std::move(Found->R);
+  }
+  const Model::Impl &Used = I->M.impl();
   R.Serving = std::move(Serving);
   if (Options.flashAttention)
-    if (llvm::Error E = checkFlashAttention(MI.Graph, R))
-      throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
+    if (llvm::Error E = checkFlashAttention(Used.Graph, R))
+      throwError(Used.Info.Path + ": " + llvm::toString(std::move(E)));
   R.Timings = Options.timings;
   if (Options.place) {
     if (!Cluster)
@@ -503,8 +615,9 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
                                      Options.placeTimeLimitSeconds))
       throwError(MI.Info.Path + ": " + llvm::toString(std::move(E)));
   }
-  R.Model = MI.Info;
-  R.Warnings.insert(R.Warnings.begin(), MI.Warnings.begin(), MI.Warnings.end());
+  R.Model = Used.Info;
+  R.Warnings.insert(R.Warnings.begin(), Used.Warnings.begin(),
+                    Used.Warnings.end());
   if (Cluster) {
     const hw::Device &D = Cluster->primaryDevice();
     R.Hardware = describeHardware(
@@ -518,8 +631,8 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!PO.NodeNames && llvm::any_of(R.Nodes, [](const NodeReport &N) {
           return N.Time && N.Time->Unsupported;
         }))
-      describeNodes(MI.Graph, R); // the error names the node
-    if (llvm::Error E = checkRunnable(R, D, MI.Info.Path, "compute type"))
+      describeNodes(Used.Graph, R); // the error names the node
+    if (llvm::Error E = checkRunnable(R, D, Used.Info.Path, "compute type"))
       throwError(std::move(E));
   }
   if (Train) {
@@ -633,13 +746,34 @@ std::optional<ServingPlanSummary> Prediction::servingPlan() const {
     S.layouts.push_back(
         {name(C.Split), C.Devices, C.LatencySeconds, C.PeakBytes,
          C.CapacityBytes, C.Fits, C.Stages, C.IntervalSeconds,
-         C.MaxBatch ? std::optional<uint64_t>(*C.MaxBatch) : std::nullopt});
+         C.MaxBatch ? std::optional<uint64_t>(*C.MaxBatch) : std::nullopt,
+         C.Samples, C.AtMaxBatch});
   S.chosen = SP.Chosen.getValueOr(0);
   S.samples = SP.Samples;
   S.objective = name(SP.Objective);
   if (SP.MaxLatencySeconds)
     S.maxLatencySeconds = *SP.MaxLatencySeconds;
   S.skipped = SP.Skipped;
+  S.atMaxBatch = SP.AtMaxBatch;
+  S.notServed = SP.NotServed;
+  return S;
+}
+
+std::optional<BatchSearchSummary> Prediction::batchSearch() const {
+  if (!P->R.BatchSearch)
+    return std::nullopt;
+  const BatchSearchReport &B = *P->R.BatchSearch;
+  BatchSearchSummary S;
+  S.batch = B.Batch;
+  S.fromBatch = B.FromBatch;
+  S.estimate = B.Estimate;
+  S.limit = B.Limit;
+  if (B.MaxLatencySeconds)
+    S.maxLatencySeconds = *B.MaxLatencySeconds;
+  for (const BatchProbe &T : B.Tried)
+    S.tried.push_back(
+        {T.Batch, T.Fits, T.LatencySeconds,
+         T.MeetsLatency ? std::optional<bool>(*T.MeetsLatency) : std::nullopt});
   return S;
 }
 
@@ -740,8 +874,27 @@ std::vector<std::string> warningLines(const std::vector<Warning> &Warnings) {
 std::string toJson(const Prediction &P, bool Compact) {
   const Prediction::Impl &I = P.impl();
   std::shared_ptr<Prediction::Impl> Full;
-  if (!I.Explained)
+  if (!I.Explained && I.R.BatchSearch) {
+    // The batch found, predicted again with explanations: the model at it
+    // (I.M) in the layout found, the search and plan as they were.
+    PredictOptions At = I.Options;
+    At.maxBatch = false;
+    At.maxBatchLatencySeconds.reset();
+    if (I.R.Serving) {
+      const SplitDegrees D = degreesOf(*I.R.Serving->chosen());
+      At.servePlan = false;
+      At.servePlanObjective = "latency";
+      At.servePlanMaxLatencySeconds.reset();
+      At.tensorParallel = D.Tp;
+      At.expertParallel = D.Ep;
+      At.pipelineParallel = D.Pp;
+    }
+    Full = makePrediction(I.M, I.Hw ? &*I.Hw : nullptr, At, true);
+    Full->R.BatchSearch = I.R.BatchSearch;
+    Full->R.Serving = I.R.Serving;
+  } else if (!I.Explained) {
     Full = makePrediction(I.M, I.Hw ? &*I.Hw : nullptr, I.Options, true);
+  }
   std::string S;
   {
     llvm::raw_string_ostream OS(S);

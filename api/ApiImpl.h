@@ -8,6 +8,7 @@
 
 #include "perfc/perfc.h"
 
+#include "frontend/OnnxImport.h"
 #include "hwdb/Cluster.h"
 #include "ir/Graph.h"
 #include "ir/Warning.h"
@@ -35,6 +36,16 @@ struct Model::Impl {
   std::shared_ptr<const std::string> SourceBytes;
   ImportOptions SourceOptions;
 };
+
+/// An ONNX model imported again with its first dimension Batch, as it was
+/// read otherwise (plan()'s micro-batches, maxBatch's batches). Not for a
+/// built model (no source).
+llvm::Expected<frontend::ImportedModel> importAtBatch(const Model::Impl &MI,
+                                                      int64_t Batch);
+
+/// MI's model as imported again at Batch (importAtBatch): its source kept.
+Model modelAtBatch(const Model::Impl &MI, frontend::ImportedModel IM,
+                   int64_t Batch);
 
 struct Plan::Impl {
   Report R; ///< With Plan, Strategy and Train set.

@@ -13,9 +13,7 @@
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "tools/ReportAssembly.h"
-
 #include "tools/ReportWriters.h"
-#include <cmath>
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -31,19 +29,6 @@ struct AtMicroBatch {
   std::unique_ptr<frontend::ImportedModel> Imported; ///< Null: the model's.
   std::unique_ptr<TrainingAnalysis> Analysis;
 };
-
-/// The model imported again at micro-batch Mb, as the CLI does.
-llvm::Expected<frontend::ImportedModel> reimport(const Model::Impl &MI,
-                                                 int64_t Mb) {
-  frontend::ImportOptions At;
-  At.Batch = Mb;
-  for (const auto &D : MI.SourceOptions.dims)
-    At.Dims.push_back(D);
-  At.AllowUnknownShapes = MI.SourceOptions.allowUnknownShapes;
-  if (MI.SourceBytes)
-    return frontend::importOnnxBytes(*MI.SourceBytes, MI.Info.Path, At);
-  return frontend::importOnnxFile(MI.SourcePath, At);
-}
 
 } // namespace
 
@@ -132,7 +117,7 @@ Plan plan(const Model &M, const Hardware &Hw, const PlanOptions &Options) {
         Slot.Analysis = std::make_unique<TrainingAnalysis>(
             MI.Graph, !Options.fusion, Options.flashAttention);
       } else {
-        auto IM = reimport(MI, Mb);
+        auto IM = importAtBatch(MI, Mb);
         if (!IM)
           return IM.takeError();
         Slot.Imported =

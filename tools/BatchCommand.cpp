@@ -16,7 +16,9 @@
 // and --pp do, "ep"
 // serves a mixture of experts as --ep does without --train,
 // "comm_protocol" prices its exchanges as --comm-protocol does,
-// "flash_attention" runs its attention as --flash-attention does). Each
+// "flash_attention" runs its attention as --flash-attention does,
+// "max_batch" and "max_latency_s" predict at the largest batch as
+// --max-batch and --max-latency do). Each
 // output line is, in input order, the JSON `perfc MODEL --format json` prints,
 // on one line, or
 // {"line":N,"error":"..."} for a line that fails; the others go on. Blank
@@ -30,6 +32,8 @@
 #include "tools/CliCommon.h"
 #include "tools/Commands.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -70,24 +74,33 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
   const llvm::json::Object *O = Doc->getAsObject();
   if (!O)
     return Fail("expected a JSON object");
-  for (const auto &KV : *O) {
-    llvm::StringRef K = KV.first;
-    if (K != "model" && K != "hw" && K != "batch" && K != "dims" &&
-        K != "train" && K != "compute_type" && K != "fusion" &&
-        K != "allow_unknown_shapes" && K != "launch_overhead_s" &&
-        K != "storage_type" && K != "conv_layout" && K != "tp" && K != "ep" &&
-        K != "pp" && K != "comm_protocol" && K != "flash_attention" &&
-        K != "memory_reserve_bytes" && K != "serve_plan" &&
-        K != "serve_plan_devices" && K != "serve_plan_objective" &&
-        K != "serve_plan_max_latency_s")
-      return Fail("unknown key '" + K.str() +
-                  "': use model, hw, batch, dims, train, compute_type, "
-                  "storage_type, conv_layout, fusion, allow_unknown_shapes, "
-                  "launch_overhead_s, tp, ep, pp, serve_plan, "
-                  "serve_plan_devices, "
-                  "serve_plan_objective, serve_plan_max_latency_s, "
-                  "comm_protocol, flash_attention, memory_reserve_bytes");
-  }
+  static constexpr llvm::StringLiteral Keys[] = {"model",
+                                                 "hw",
+                                                 "batch",
+                                                 "dims",
+                                                 "train",
+                                                 "compute_type",
+                                                 "storage_type",
+                                                 "conv_layout",
+                                                 "fusion",
+                                                 "allow_unknown_shapes",
+                                                 "launch_overhead_s",
+                                                 "tp",
+                                                 "ep",
+                                                 "pp",
+                                                 "serve_plan",
+                                                 "serve_plan_devices",
+                                                 "serve_plan_objective",
+                                                 "serve_plan_max_latency_s",
+                                                 "max_batch",
+                                                 "max_latency_s",
+                                                 "comm_protocol",
+                                                 "flash_attention",
+                                                 "memory_reserve_bytes"};
+  for (const auto &KV : *O)
+    if (!llvm::is_contained(Keys, llvm::StringRef(KV.first)))
+      return Fail("unknown key '" + KV.first.str() + "': use " +
+                  llvm::join(std::begin(Keys), std::end(Keys), ", "));
   auto Model = O->getString("model");
   if (!Model || Model->empty())
     return Fail("'model' (a path to an ONNX file) is missing or not a string");
@@ -162,6 +175,20 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
     if (!F)
       return Fail("'serve_plan' must be true or false");
     J.Predict.servePlan = *F;
+  }
+  if (O->get("max_batch")) {
+    // As --max-batch; the library checks the rest.
+    auto F = O->getBoolean("max_batch");
+    if (!F)
+      return Fail("'max_batch' must be true or false");
+    J.Predict.maxBatch = *F;
+  }
+  if (O->get("max_latency_s")) {
+    // As --max-latency with --max-batch.
+    auto T = O->getNumber("max_latency_s");
+    if (!T)
+      return Fail("'max_latency_s' must be a number of seconds");
+    J.Predict.maxBatchLatencySeconds = *T;
   }
   if (O->get("serve_plan_objective")) {
     auto S = O->getString("serve_plan_objective");

@@ -19,12 +19,11 @@ llvm::Error failure(const std::string &ModelPath, const llvm::Twine &Why) {
                                  ModelPath + ": --max-batch: " + Why);
 }
 
-/// The model imported at Batch, analysed for the split, predicted.
+/// The model imported at Batch, analysed for the split, predicted without
+/// the strings only a report shows.
 llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
                                   int64_t Batch) {
-  frontend::ImportOptions Import = Req.Import;
-  Import.Batch = Batch;
-  auto Model = frontend::importOnnxFile(Req.ModelPath, Import);
+  auto Model = Req.ImportAt(Batch);
   if (!Model)
     return Model.takeError();
   MaxBatchRun Run;
@@ -33,6 +32,8 @@ llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
   if (!Analysis)
     return Analysis.takeError();
   PredictOptions Options = Req.Options;
+  Options.Explain = false;
+  Options.NodeNames = false;
   Options.Split = nullptr;
   if (*Analysis) {
     Run.Split = std::make_unique<InferenceSplit>(std::move(**Analysis));
@@ -40,6 +41,16 @@ llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
   }
   Run.R = predict(Run.Model->Graph, Options);
   return std::move(Run);
+}
+
+/// The run found, predicted again with the request's explanations and
+/// names where it asks for them (the figures are the same).
+void explainRun(const PredictOptions &Asked, MaxBatchRun &Run) {
+  if (!Asked.Explain && !Asked.NodeNames)
+    return;
+  PredictOptions Options = Asked;
+  Options.Split = Run.Split.get();
+  Run.R = predict(Run.Model->Graph, Options);
 }
 
 /// From Estimate: the run at the largest batch admitted, None where not
@@ -138,6 +149,7 @@ llvm::Expected<MaxBatchRun> predictAtMaxBatch(const BatchSearchRequest &Req,
                   .str()
             : llvm::formatv("not even a batch of {0} fits", Least.Batch).str());
   }
+  explainRun(Req.Options, **Best);
   (*Best)->R.BatchSearch = std::move(Search);
   return std::move(**Best);
 }
@@ -153,6 +165,7 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
   Plan.AtMaxBatch = true;
   // One run a layout, kept until the plan has chosen.
   std::vector<llvm::Optional<MaxBatchRun>> Runs(Plan.Candidates.size());
+  std::vector<PredictOptions> Options(Plan.Candidates.size());
   for (size_t I = 0; I < Plan.Candidates.size(); ++I) {
     ServingCandidate &Cand = Plan.Candidates[I];
     BatchSearchRequest Req = Base;
@@ -184,6 +197,7 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
     // The estimate (Cand.MaxBatch) stays the one at the model's batch.
     Cand.AtMaxBatch = true;
     Cand.Samples = double(Search.Batch);
+    Options[I] = Req.Options;
     setServingFigures(Cand, (*Best)->R);
     (*Best)->R.BatchSearch = std::move(Search);
     Runs[I] = std::move(*Best);
@@ -205,7 +219,11 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
             .str());
   if (llvm::Error E = chooseServingLayout(Plan))
     return failure(Base.ModelPath, llvm::toString(std::move(E)));
-  return std::move(*Runs[*Plan.Chosen]);
+  MaxBatchRun &Chosen = *Runs[*Plan.Chosen];
+  BatchSearchReport Search = std::move(Chosen.R.BatchSearch.getValue());
+  explainRun(Options[*Plan.Chosen], Chosen);
+  Chosen.R.BatchSearch = std::move(Search);
+  return std::move(Chosen);
 }
 
 } // namespace perfc

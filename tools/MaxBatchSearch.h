@@ -5,7 +5,9 @@
 // each batch tried (--batch's rebinding), split as the command line or a
 // serving plan's layout says, and predicted whole (passes/MaxBatch.h
 // searches). With --plan, every layout of the serving plan at its own
-// largest batch, the plan choosing among them.
+// largest batch, the plan choosing among them. The perfc tool and the
+// library API (PredictOptions::maxBatch) share it; each says how the model
+// is imported again.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PERFC_TOOLS_MAXBATCHSEARCH_H
@@ -18,6 +20,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,11 +34,19 @@ struct MaxBatchRun {
   Report R;
 };
 
+/// The model imported again with its first dimension Batch, as it was
+/// read otherwise (--batch's rebinding).
+using ImportAtBatch =
+    std::function<llvm::Expected<frontend::ImportedModel>(int64_t Batch)>;
+
 /// What every batch of a search is predicted with.
 struct BatchSearchRequest {
-  std::string ModelPath;
-  frontend::ImportOptions Import; ///< As the model was read; Batch varies.
+  std::string ModelPath; ///< For messages.
+  ImportAtBatch ImportAt;
   /// With the split's devices placed (placeSplit); Split is set per batch.
+  /// The batches tried are predicted without explanations or node names
+  /// (they decide the search, not the report); the one found is predicted
+  /// again with these options' own.
   PredictOptions Options;
   SplitDegrees Degrees;
   /// --max-latency: a batch is admitted only if its step meets it too.

@@ -887,6 +887,12 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   llvm::Optional<ServingPlan> Serving;
   // --plan --max-batch: the chosen layout's run at its batch.
   llvm::Optional<MaxBatchRun> PlannedRun;
+  // --max-batch: the model read again at each batch tried.
+  const ImportAtBatch ImportAt = [&](int64_t At) {
+    frontend::ImportOptions AtBatch = Import;
+    AtBatch.Batch = At;
+    return frontend::importOnnxFile(ModelPath, AtBatch);
+  };
   if (!Train && Plan) {
     ServingRequest Req;
     Req.Cluster = &*Cluster;
@@ -902,7 +908,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));
     if (MaxBatchOpt) {
       const BatchSearchRequest Search{
-          ModelPath, Import, Options, {}, MaxLatencySeconds};
+          ModelPath, ImportAt, Options, {}, MaxLatencySeconds};
       auto Run = servePlanAtMaxBatch(Search, *Cluster, *Protocol, *Planned,
                                      batchOf(Model->Graph).getValueOr(0));
       if (!Run)
@@ -943,7 +949,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     R = predict(Model->Graph, Options);
     if (MaxBatchOpt) {
       auto Run = predictAtMaxBatch(
-          {ModelPath, Import, Options, Degrees, MaxLatencySeconds}, R,
+          {ModelPath, ImportAt, Options, Degrees, MaxLatencySeconds}, R,
           batchOf(Model->Graph).getValueOr(0));
       if (!Run)
         return fail(Run.takeError());

@@ -145,6 +145,10 @@ struct PredictKwargs {
   std::string ServePlanObjective = "latency";
   py::object ServePlanMaxLatency = py::none();
   unsigned Pp = 1; ///< Pipeline stages for inference (as --pp).
+  /// The largest batch that fits (as --max-batch), within a bound in
+  /// seconds where given (as --max-latency).
+  bool MaxBatch = false;
+  py::object MaxBatchLatency = py::none();
 };
 
 PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
@@ -165,6 +169,9 @@ PredictOptions predictOptions(const std::string &ComputeType, bool Fusion,
   O.servePlanObjective = Extra.ServePlanObjective;
   if (!Extra.ServePlanMaxLatency.is_none())
     O.servePlanMaxLatencySeconds = Extra.ServePlanMaxLatency.cast<double>();
+  O.maxBatch = Extra.MaxBatch;
+  if (!Extra.MaxBatchLatency.is_none())
+    O.maxBatchLatencySeconds = Extra.MaxBatchLatency.cast<double>();
   O.flashAttention = Extra.FlashAttention;
   O.commProtocol = Extra.CommProtocol;
   O.fusion = Fusion;
@@ -347,8 +354,11 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
       LD["pp"] = L.stages;
       LD["latency_s"] = L.latencySeconds;
       LD["interval_s"] = L.intervalSeconds;
+      LD["samples"] = L.samples;
+      if (SP->atMaxBatch)
+        LD["at_max_batch"] = L.atMaxBatch;
       const double Rate =
-          L.intervalSeconds > 0 ? SP->samples / L.intervalSeconds : 0.0;
+          L.intervalSeconds > 0 ? L.samples / L.intervalSeconds : 0.0;
       LD["samples_per_s"] = Rate;
       LD["samples_per_s_per_device"] = Rate / L.devices;
       LD["peak_bytes"] = L.peakBytes;
@@ -363,7 +373,36 @@ py::dict toDict(const Prediction &P, const Model &M, const Hardware *Hw,
     for (const std::string &Why : SP->skipped)
       Skipped.append(text(Why));
     SD["skipped"] = Skipped;
+    SD["at_max_batch"] = SP->atMaxBatch;
+    if (SP->atMaxBatch) {
+      py::list NotServed;
+      for (const std::string &Why : SP->notServed)
+        NotServed.append(text(Why));
+      SD["not_served"] = NotServed;
+    }
     D["serving_plan"] = SD;
+  }
+  if (auto B = P.batchSearch()) {
+    // The JSON's "batch_search".
+    py::dict BD;
+    BD["batch"] = B->batch;
+    BD["from_batch"] = B->fromBatch;
+    BD["estimate"] = B->estimate;
+    BD["limit"] = B->limit;
+    if (B->maxLatencySeconds)
+      BD["max_latency_s"] = *B->maxLatencySeconds;
+    py::list Tried;
+    for (const BatchSearchSummary::Probe &T : B->tried) {
+      py::dict TD;
+      TD["batch"] = T.batch;
+      TD["fits"] = T.fits;
+      TD["latency_s"] = T.latencySeconds;
+      if (T.meetsLatency)
+        TD["meets_latency"] = *T.meetsLatency;
+      Tried.append(TD);
+    }
+    BD["tried"] = Tried;
+    D["batch_search"] = BD;
   }
   if (auto Pl = P.placement()) {
     // The JSON's "placement" keys, without the per-kernel assignment
@@ -612,14 +651,16 @@ PYBIND11_MODULE(perfc, m) {
          bool Place, unsigned Tp, bool Flash, const std::string &Protocol,
          py::object Reserve, unsigned Ep, bool ServePlan,
          unsigned ServePlanDevices, const std::string &Objective,
-         py::object MaxLatency, unsigned Pp) {
+         py::object MaxLatency, unsigned Pp, bool MaxBatch,
+         py::object MaxBatchLatency) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, false, Tp,
                                 Flash, Protocol, Reserve, Ep, ServePlan,
-                                ServePlanDevices, Objective, MaxLatency, Pp}));
+                                ServePlanDevices, Objective, MaxLatency, Pp,
+                                MaxBatch, MaxBatchLatency}));
         return toDict(P, M, H, Ops);
       },
       py::arg("model"), py::arg("hw") = py::none(), py::kw_only(),
@@ -633,6 +674,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       py::arg("serve_plan_objective") = "latency",
       py::arg("serve_plan_max_latency_s") = py::none(), py::arg("pp") = 1,
+      py::arg("max_batch") = false, py::arg("max_latency_s") = py::none(),
       "Predicts the model on hw (None: work only). train: a dict of "
       "training options (dp, tp, pp, recompute, dtype, ...) or True. "
       "launch_overhead_s: seconds per kernel launch instead of the "
@@ -654,9 +696,14 @@ PYBIND11_MODULE(perfc, m) {
       "--plan without --train; serve_plan_objective 'throughput': the most "
       "samples/s per device, as --objective; serve_plan_max_latency_s: as "
       "--max-latency). pp: inference over that many pipeline stages of hw's "
-      "cluster, each a tp group (as --pp without --train). Returns a dict: "
-      "totals, latency_s, train, memory, tensor_parallel, expert_parallel, "
-      "pipeline_parallel, serving_plan, placement, "
+      "cluster, each a tp group (as --pp without --train). max_batch: "
+      "predicted at the largest batch that fits, the model imported again "
+      "at each batch tried (as --max-batch; with serve_plan, each layout at "
+      "its own, ranked by samples/s per device); max_latency_s: only "
+      "batches whose step takes at most that (as --max-latency). Returns a "
+      "dict: totals, latency_s, train, memory, tensor_parallel, "
+      "expert_parallel, pipeline_parallel, serving_plan, batch_search, "
+      "placement, "
       "ops (unless ops=False), warnings.");
   m.def(
       "predict_json",
@@ -666,14 +713,16 @@ PYBIND11_MODULE(perfc, m) {
          bool Place, bool Timings, unsigned Tp, bool Flash,
          const std::string &Protocol, py::object Reserve, unsigned Ep,
          bool ServePlan, unsigned ServePlanDevices,
-         const std::string &Objective, py::object MaxLatency, unsigned Pp) {
+         const std::string &Objective, py::object MaxLatency, unsigned Pp,
+         bool MaxBatch, py::object MaxBatchLatency) {
         const Hardware *H = hwOrNull(Hw);
         Prediction P =
             run(M, H,
                 predictOptions(ComputeType, Fusion, Train, Launch,
                                {StorageType, ConvLayout, Place, Timings, Tp,
                                 Flash, Protocol, Reserve, Ep, ServePlan,
-                                ServePlanDevices, Objective, MaxLatency, Pp}));
+                                ServePlanDevices, Objective, MaxLatency, Pp,
+                                MaxBatch, MaxBatchLatency}));
         py::gil_scoped_release NoGil;
         return toJson(P, Compact);
       },
@@ -688,6 +737,7 @@ PYBIND11_MODULE(perfc, m) {
       py::arg("serve_plan") = false, py::arg("serve_plan_devices") = 0,
       py::arg("serve_plan_objective") = "latency",
       py::arg("serve_plan_max_latency_s") = py::none(), py::arg("pp") = 1,
+      py::arg("max_batch") = false, py::arg("max_latency_s") = py::none(),
       "The CLI's JSON report (perfc MODEL --format json) as a string; "
       "timings: with place, the solver's run time too (as --timings); tp: "
       "as --tp; flash_attention: as --flash-attention; comm_protocol: as "
@@ -695,7 +745,8 @@ PYBIND11_MODULE(perfc, m) {
       "--ep without --train; serve_plan, serve_plan_devices, "
       "serve_plan_objective, serve_plan_max_latency_s: as --plan (and "
       "--devices, --objective, --max-latency) without --train; pp: as --pp "
-      "without --train.");
+      "without --train; max_batch, max_latency_s: as --max-batch and "
+      "--max-latency.");
   m.def(
       "plan",
       [](const Model &M, const Hardware &Hw, py::object Options, bool Report,

@@ -331,6 +331,22 @@ struct PredictOptions {
   /// stage. Not with train (its pp is TrainOptions::pp), place,
   /// expertParallel or servePlan (which tries stages itself).
   unsigned pipelineParallel = 1;
+  /// As --max-batch: the prediction made at the largest batch (the inputs'
+  /// first dimension) whose run fits the devices' memory, the model
+  /// imported again at each batch tried, from the estimate at its own
+  /// batch (MemorySummary::maxBatch) and around it; batchSearch() lists
+  /// them, and every figure, memory() and ops() are the found batch's.
+  /// Split as tensorParallel, expertParallel and pipelineParallel say; with
+  /// servePlan, each layout at its own largest batch and the one serving
+  /// the most samples per second per device chosen (servePlanObjective
+  /// must stay "latency", the default, or be "throughput": both mean that
+  /// ranking here). Needs hardware and a model read from ONNX (a built
+  /// model has one batch); not with train or place.
+  bool maxBatch = false;
+  /// As --max-latency with maxBatch: only batches whose step takes at most
+  /// this many seconds. With servePlan, servePlanMaxLatencySeconds may give
+  /// it instead (both given must agree).
+  std::optional<double> maxBatchLatencySeconds;
 };
 
 /// One row per node, as the CLI's table and JSON "ops".
@@ -459,6 +475,10 @@ struct ServingPlanSummary {
     double intervalSeconds = 0;
     /// The largest batch that fits (MemorySummary::maxBatch).
     std::optional<uint64_t> maxBatch;
+    /// The batch its figures are at: the plan's samples, or with maxBatch
+    /// its own largest (atMaxBatch; false: it serves none, no figures).
+    double samples = 1;
+    bool atMaxBatch = false;
   };
   std::vector<Layout> layouts; ///< Devices ascending.
   /// The best that fits under the objective: predicted above.
@@ -468,6 +488,28 @@ struct ServingPlanSummary {
   std::optional<double> maxLatencySeconds; ///< As servePlanMaxLatencySeconds.
   /// Why a degree (and its multiples) was not tried.
   std::vector<std::string> skipped;
+  /// With PredictOptions::maxBatch: each layout at its own largest batch
+  /// (Layout::samples); notServed says which serve none and why.
+  bool atMaxBatch = false;
+  std::vector<std::string> notServed;
+};
+
+/// With PredictOptions::maxBatch: how the batch was found (the JSON's
+/// "batch_search").
+struct BatchSearchSummary {
+  int64_t batch = 0;     ///< The largest admitted: the prediction's.
+  int64_t fromBatch = 0; ///< The model's own, the estimate's basis.
+  uint64_t estimate = 0; ///< MemorySummary::maxBatch at fromBatch.
+  int64_t limit = 0;     ///< The largest batch the search would try.
+  std::optional<double> maxLatencySeconds; ///< The bound, where given.
+  struct Probe {
+    int64_t batch = 0;
+    bool fits = false;
+    double latencySeconds = 0;
+    /// With a bound: whether latencySeconds is within it.
+    std::optional<bool> meetsLatency;
+  };
+  std::vector<Probe> tried; ///< In the order predicted.
 };
 
 /// What predict() found: the CLI's report. Immutable.
@@ -497,6 +539,8 @@ public:
   /// With PredictOptions::pipelineParallel > 1 (or a serving plan that
   /// chose stages).
   std::optional<PipelineParallelSummary> pipelineParallel() const;
+  /// With PredictOptions::maxBatch.
+  std::optional<BatchSearchSummary> batchSearch() const;
   std::vector<OpRow> ops() const;
   std::vector<std::string> warnings() const;
 

@@ -136,6 +136,66 @@ TEST_CASE("ONNX from a file and from bytes give the CLI's report") {
   CHECK_FALSE(api::predict(F, nullptr).memory()); // no device, no memory
 }
 
+TEST_CASE("maxBatch: the prediction at the largest batch that fits") {
+  // ResNet-18 from bytes on a 16 GiB T4: the search imports the bytes again
+  // at each batch; the prediction is the found batch's, the model handle
+  // the caller holds keeps its own.
+  api::Hardware T4 = api::Hardware::load("t4");
+  const std::string Bytes = readFile(zoo("resnet18.onnx"));
+  api::Model M = api::Model::fromOnnxBytes(Bytes, {}, "resnet18.onnx");
+  api::PredictOptions O;
+  O.maxBatch = true;
+  api::Prediction P = api::predict(M, T4, O);
+  auto Search = P.batchSearch();
+  REQUIRE(Search);
+  CHECK(Search->fromBatch == 1);
+  CHECK(Search->batch > 1000);
+  CHECK_FALSE(Search->maxLatencySeconds);
+  REQUIRE(!Search->tried.empty());
+  // The last batch admitted is the result; the one above it does not fit.
+  int64_t Admitted = 0;
+  bool AboveRefused = false;
+  for (const api::BatchSearchSummary::Probe &T : Search->tried) {
+    CHECK_FALSE(T.meetsLatency);
+    if (T.fits)
+      Admitted = T.batch;
+    AboveRefused |= !T.fits && T.batch == Search->batch + 1;
+  }
+  CHECK(Admitted == Search->batch);
+  CHECK(AboveRefused);
+  REQUIRE(P.memory());
+  CHECK(P.memory()->fits);
+  CHECK(P.ops().front().outputShape.rfind(
+            "[" + std::to_string(Search->batch) + ",", 0) == 0);
+  CHECK(M.batch() == 1);
+  const std::string J = api::toJson(P);
+  CHECK(J.find("\"batch_search\"") != std::string::npos);
+  CHECK(J.find("\"batch\": " + std::to_string(Search->batch)) !=
+        std::string::npos);
+  // A bound of half that batch's latency admits a smaller batch.
+  O.maxBatchLatencySeconds = *P.latencySeconds() / 2;
+  api::Prediction Fast = api::predict(M, T4, O);
+  REQUIRE(Fast.batchSearch());
+  CHECK(Fast.batchSearch()->batch < Search->batch);
+  CHECK(*Fast.latencySeconds() <= *O.maxBatchLatencySeconds);
+  CHECK(Fast.batchSearch()->tried.front().meetsLatency.has_value());
+  // Refusals: no hardware, a built model, a bound without the search.
+  O.maxBatchLatencySeconds.reset();
+  CHECK_THROWS_WITH_AS(api::predict(M, nullptr, O),
+                       doctest::Contains("maxBatch needs hardware"),
+                       api::Error);
+  api::ModelBuilder B("tiny");
+  B.output(B.relu(B.input("x", {1, 8})));
+  CHECK_THROWS_WITH_AS(api::predict(B.build(), T4, O),
+                       doctest::Contains("made with ModelBuilder has one "
+                                         "batch"),
+                       api::Error);
+  api::PredictOptions Bound;
+  Bound.maxBatchLatencySeconds = 0.01;
+  CHECK_THROWS_WITH_AS(api::predict(M, T4, Bound),
+                       doctest::Contains("set maxBatch"), api::Error);
+}
+
 TEST_CASE("errors are perfc::api::Error with the CLI's message") {
   CHECK_THROWS_WITH_AS(api::Hardware::load("no-such-device"),
                        doctest::Contains("no-such-device"), api::Error);

@@ -46,6 +46,8 @@ not json
 {"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "train": {"recompute_num_layers": 0}}
 {"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "tp": 2, "pp": 2}
 {"model": "$zoo/gpt2_small.onnx", "hw": "dgx-a100", "dims": {"seq": 128}, "pp": 0}
+{"model": "$zoo/resnet18.onnx", "hw": "t4", "max_batch": true, "max_latency_s": 0.05}
+{"model": "$zoo/resnet18.onnx", "hw": "t4", "max_batch": 1}
 JOBS
 fail() { echo "FAIL: $*"; exit 1; }
 rc=0
@@ -53,7 +55,7 @@ rc=0
 [ "$rc" -eq 1 ] || fail "exit status $rc, expected 1 (some lines fail)"
 "$perfc" batch "$work/jobs.jsonl" --jobs 1 >"$work/out1.jsonl" || true
 cmp "$work/out1.jsonl" "$work/out3.jsonl" || fail "--jobs 1 and 3 differ"
-[ "$(wc -l <"$work/out3.jsonl")" -eq 30 ] || fail "expected 30 result lines"
+[ "$(wc -l <"$work/out3.jsonl")" -eq 32 ] || fail "expected 32 result lines"
 expect() { # LINE_OF_OUTPUT CLI_ARGS...
   n="$1"; shift
   "$perfc" "$@" --format json | "$here/compact_json.sh" >"$work/cli.json"
@@ -96,6 +98,10 @@ expect 27 "$zoo/gpt2_small.onnx" --dim seq=128 --hw dgx-a100 --train --pp 2 \
   --dp 4 --dtype bf16 --global-batch 32 --recompute-method block \
   --recompute-num-layers 2
 expect 29 "$zoo/gpt2_small.onnx" --dim seq=128 --hw dgx-a100 --tp 2 --pp 2
+expect 31 "$zoo/resnet18.onnx" --hw t4 --max-batch --max-latency "50 ms"
+sed -n 32p "$work/out3.jsonl" |
+  grep -q "^{\"line\":34,\"error\":\"'max_batch' must be true or false" ||
+  fail "line 34 should say max_batch takes true or false"
 sed -n 30p "$work/out3.jsonl" |
   grep -q "^{\"line\":32,\"error\":\"'pp' must be an integer >= 1 (the pipeline stages" ||
   fail "line 32 should say pp takes an integer >= 1"

@@ -509,6 +509,83 @@ def test_tensor_parallel_inference_is_the_clis(tmp_path):
         perfc.predict(m, dgx, serve_plan_objective="throughput")
 
 
+def test_max_batch_is_the_clis(tmp_path):
+    # max_batch (as --max-batch): the model imported again at each batch
+    # tried, the prediction the largest that fits; batch_search lists the
+    # batches, and predict_json is the CLI's bytes, with a latency bound
+    # and in a serving plan too.
+    exe, path = zoo_model(tmp_path, "llama", "--layers", "2", "--hidden",
+                          "512", "--heads", "8", "--seq", "1", "--past",
+                          "2047", "--vocab", "1000", "--batch", "1")
+    m = perfc.Model.from_onnx(path)
+    a100 = perfc.load_hw("a100-sxm4-80gb")
+
+    def cli(*args):
+        return subprocess.run([exe, path, *args, "--format", "json"],
+                              check=True, capture_output=True,
+                              text=True).stdout
+
+    d = perfc.predict(m, a100, ops=False, max_batch=True)
+    bs = d["batch_search"]
+    admitted = [t["batch"] for t in bs["tried"] if t["fits"]]
+    assert bs["batch"] == max(admitted) > 1000 and bs["from_batch"] == 1
+    assert bs["batch"] + 1 in [t["batch"] for t in bs["tried"]
+                               if not t["fits"]]
+    assert d["memory"]["fits"] and "meets_latency" not in bs["tried"][0]
+    assert perfc.predict_json(m, a100, max_batch=True) == cli(
+        "--hw", "a100-sxm4-80gb", "--max-batch")
+    # The model's own handle is untouched; the prediction's is at the batch.
+    assert m.batch == 1
+
+    # A bound: the largest batch whose step meets it, below memory's.
+    bound = d["latency_s"] / 2
+    fast = perfc.predict(m, a100, ops=False, max_batch=True,
+                         max_latency_s=bound)
+    fb = fast["batch_search"]
+    assert fb["max_latency_s"] == bound and fb["batch"] < bs["batch"]
+    assert fast["latency_s"] <= bound
+    assert all(t["meets_latency"] == (t["latency_s"] <= bound)
+               for t in fb["tried"])
+    assert perfc.predict_json(m, a100, max_batch=True,
+                              max_latency_s=0.001) == cli(
+        "--hw", "a100-sxm4-80gb", "--max-batch", "--max-latency", "1 ms")
+
+    # A serving plan at each layout's largest batch.
+    dgx = perfc.load_hw("dgx-a100")
+    plan = perfc.predict(m, dgx, ops=False, serve_plan=True,
+                         serve_plan_devices=4, max_batch=True)
+    sp = plan["serving_plan"]
+    assert sp["at_max_batch"] and sp["objective"] == "throughput"
+    assert all(c["at_max_batch"] for c in sp["candidates"])
+    best = max(sp["candidates"], key=lambda c: c["samples_per_s_per_device"])
+    assert sp["chosen"] == {"split": best["split"],
+                            "devices": best["devices"], "pp": best["pp"]}
+    assert plan["batch_search"]["batch"] == best["samples"]
+    assert perfc.predict_json(m, dgx, serve_plan=True, serve_plan_devices=4,
+                              max_batch=True) == cli(
+        "--hw", "dgx-a100", "--plan", "--devices", "4", "--max-batch")
+    assert perfc.predict_json(m, dgx, serve_plan=True, serve_plan_devices=4,
+                              max_batch=True, max_latency_s=0.001) == cli(
+        "--hw", "dgx-a100", "--plan", "--devices", "4", "--max-batch",
+        "--max-latency", "1 ms")
+
+    with pytest.raises(perfc.Error, match="made with ModelBuilder has one"):
+        perfc.predict(cnn(), a100, max_batch=True)
+    with pytest.raises(perfc.Error, match="set maxBatch"):
+        perfc.predict(m, a100, max_latency_s=0.001)
+    with pytest.raises(perfc.Error, match="maxBatch needs hardware"):
+        perfc.predict(m, None, max_batch=True)
+    with pytest.raises(perfc.Error, match="training step's micro-batch"):
+        perfc.predict(m, a100, max_batch=True, train={"dp": 1})
+    with pytest.raises(perfc.Error, match="give the bound once"):
+        perfc.predict(m, dgx, serve_plan=True, max_batch=True,
+                      max_latency_s=0.001, serve_plan_max_latency_s=0.002)
+    with pytest.raises(perfc.Error, match="positive number of seconds"):
+        perfc.predict(m, a100, max_batch=True, max_latency_s=0.0)
+    with pytest.raises(perfc.Error, match="not even a batch of 1 meets"):
+        perfc.predict(m, a100, max_batch=True, max_latency_s=1e-9)
+
+
 def test_training_json_explains_its_communication():
     """predict_json gives the CLI's JSON: each collective behind the step's
     communication with its formula, counts adding up to tp_comm_s."""
