@@ -465,8 +465,10 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
         Options.maxBatch ? ServingObjective::Throughput : *Objective;
     if (Options.servePlanMaxLatencySeconds)
       Req.MaxLatencySeconds = *Options.servePlanMaxLatencySeconds;
-    if (Options.maxBatch)
+    if (Options.maxBatch) {
       Req.MaxLatencySeconds = BatchBound;
+      Req.EveryPipelineDegree = true;
+    }
     auto Planned = Options.maxBatch ? serveLayouts(MI.Graph, Req)
                                     : planServing(MI.Graph, Req);
     if (!Planned)

@@ -200,13 +200,14 @@ llvm::Expected<ServingPlan> perfc::serveLayouts(const ir::Graph &G,
   }
   // Pipeline stages (tensor-parallel groups of one node at most, stages
   // across nodes as serving engines place them): for each degree tried
-  // whose layout does not fit, 2, 4, ... stages until one fits. More
-  // stages than the first that fits serve no better: the same samples per
-  // second per device (as many batches in flight as stages) with a longer
-  // pass.
+  // whose layout does not fit, 2, 4, ... stages until one fits. At one
+  // batch, more stages than the first that fits serve no better: the same
+  // samples per second per device (as many batches in flight as stages)
+  // with a longer pass. At each layout's largest batch they may
+  // (EveryPipelineDegree): every count is tried.
   Plan.MaxPipelineDevices = R.Devices ? R.Devices : C.numDevices();
   for (const TensorTried &T : TpTried) {
-    if (T.Fits || T.Tp > PerNode)
+    if ((T.Fits && !R.EveryPipelineDegree) || T.Tp > PerNode)
       continue;
     for (unsigned Pp = 2; uint64_t(Pp) * T.Tp <= Plan.MaxPipelineDevices;
          Pp *= 2) {
@@ -224,7 +225,7 @@ llvm::Expected<ServingPlan> perfc::serveLayouts(const ir::Graph &G,
       }
       Add(T.Tp > 1 ? ServingSplit::Tensor : ServingSplit::Whole, T.Tp,
           T.Group ? &*T.Group : nullptr, &*Pipe);
-      if (Plan.Candidates.back().Fits)
+      if (Plan.Candidates.back().Fits && !R.EveryPipelineDegree)
         break;
     }
   }

@@ -7,7 +7,8 @@
 // (PredictOptions::ExpertParallel), for every power of two up to the devices
 // allowed; where the whole model or a tp degree does not fit, 2, 4, ...
 // pipeline stages of it (PredictOptions::PipelineParallel, across nodes)
-// until one fits. Of the layouts whose per-device memory fits (and, given a
+// until one fits (every count, where layouts are compared at their own
+// largest batches). Of the layouts whose per-device memory fits (and, given a
 // latency bound, that meet it), the fastest is chosen, or under the
 // throughput objective the one serving the most samples per second per
 // device (the fewest device-seconds per step; with stages, per slowest
@@ -44,6 +45,12 @@ struct ServingRequest {
   ServingObjective Objective = ServingObjective::Latency;
   /// A layout slower than this is not chosen (--max-latency); positive.
   llvm::Optional<double> MaxLatencySeconds;
+  /// Pipeline stages of every tensor-parallel degree of one node, 2, 4, ...
+  /// up to the devices, whether or not fewer stages fit (--max-batch): at
+  /// each layout's own largest batch, more stages hold more samples per
+  /// device (each holds its share of the weights), which at one batch
+  /// they cannot serve faster.
+  bool EveryPipelineDegree = false;
 };
 
 /// The split layout C makes: tp Devices / Stages or ep Devices, and Stages

@@ -902,6 +902,7 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
     Req.Protocol = *Protocol;
     Req.Objective = MaxBatchOpt ? ServingObjective::Throughput : *Objective;
     Req.MaxLatencySeconds = MaxLatencySeconds;
+    Req.EveryPipelineDegree = MaxBatchOpt;
     auto Planned = MaxBatchOpt ? serveLayouts(Model->Graph, Req)
                                : planServing(Model->Graph, Req);
     if (!Planned)

@@ -418,21 +418,21 @@ add_test(NAME cli.serving_plan_max_batch
                  --max-batch --ops 0)
 set_tests_properties(cli.serving_plan_max_batch PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "--max-batch: predicted at batch 163810, the largest that fits .*\nserving   plan: whole on 1 x a100-sxm4-80gb, the layout with the most samples/s per device, each at its largest batch that fits \\(3 of 3 serve a batch, up to 8 devices\\)\n +layout +devices +batch +latency .*\n +\\* whole +1 +163810 +[0-9.]+ ms .*\n +tp 2 +2 +326375 .*\n +tp 4 +4 +640781 ")
+  PASS_REGULAR_EXPRESSION "--max-batch: predicted at batch 163810, the largest that fits .*\nserving   plan: whole on 1 x a100-sxm4-80gb, the layout with the most samples/s per device, each at its largest batch that fits \\(8 of 8 serve a batch, up to 8 devices\\)\n +layout +devices +batch +latency .*\n +\\* whole +1 +163810 +[0-9.]+ ms .*\n +tp 2 +2 +326375 .*\n +tp 4 +4 +640781 [^\n]*\n +pp 2 +2 +163505 [^\n]*\n +pp 4 +4 +163512 [^\n]*\n +tp 2 pp 2 +4 +325124 [^\n]*\n +tp 2 pp 4 +8 +325131 [^\n]*\n +tp 4 pp 2 +8 +635937 ")
 add_test(NAME cli.serving_plan_max_batch_latency
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --plan
                  --max-batch --max-latency "250 us" --ops 0)
 set_tests_properties(cli.serving_plan_max_batch_latency PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "each at its largest batch that fits and takes at most 250.00 us \\(1 of 3 serve a batch, up to 8 devices\\)\n.*\n +\\* whole +1 +[0-9]+ +2[0-9][0-9]\\.[0-9]+ us .*\n +tp 2 +2 +- +- +- +- +- +326375  no\n.*\n +no batch: tp 2: 1 takes 311.6 us\n +no batch: tp 4: 1 takes 328.8 us\n")
+  PASS_REGULAR_EXPRESSION "each at its largest batch that fits and takes at most 250.00 us \\(3 of 8 serve a batch, up to 8 devices\\)\n.*\n +\\* whole +1 +[0-9]+ +2[0-9][0-9]\\.[0-9]+ us .*\n +tp 2 +2 +- +- +- +- +- +326375  no\n.*\n +pp 2 +2 +22 +2[0-9][0-9]\\.[0-9]+ us [^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n[^\n]*\n +no batch: tp 2: 1 takes 311.6 us\n +no batch: tp 4: 1 takes 328.8 us\n +no batch: tp 2 pp 2: 1 takes 317 us\n")
 add_test(NAME cli.serving_plan_max_batch_json
          COMMAND $<TARGET_FILE:perfc> ${ZOO_DECODE} --hw dgx-a100 --plan
                  --max-batch --max-latency "250 us" --format json --ops 0)
 set_tests_properties(cli.serving_plan_max_batch_json PROPERTIES
   FIXTURES_REQUIRED zoo_decode
-  PASS_REGULAR_EXPRESSION "\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",[ \n]+\"devices\": 1,[ \n]+\"pp\": 1,[ \n]+\"latency_s\": [0-9.e-]+,[ \n]+\"interval_s\": [0-9.e-]+,[ \n]+\"samples\": [0-9]+,[ \n]+\"at_max_batch\": true,.*\"at_max_batch\": true,[ \n]+\"not_served\": \\[[ \n]+\"tp 2: 1 takes 311.6 us\",[ \n]+\"tp 4: 1 takes 328.8 us\"[ \n]+\\]")
+  PASS_REGULAR_EXPRESSION "\"candidates\": \\[[ \n]+{[ \n]+\"split\": \"whole\",[ \n]+\"devices\": 1,[ \n]+\"pp\": 1,[ \n]+\"latency_s\": [0-9.e-]+,[ \n]+\"interval_s\": [0-9.e-]+,[ \n]+\"samples\": [0-9]+,[ \n]+\"at_max_batch\": true,.*\"at_max_batch\": true,[ \n]+\"not_served\": \\[[ \n]+\"tp 2: 1 takes 311.6 us\",[ \n]+\"tp 4: 1 takes 328.8 us\",[ \n]+\"tp 2 pp 2: 1 takes 317 us\",[ \n]+\"tp 2 pp 4: 1 takes 328 us\",[ \n]+\"tp 4 pp 2: 1 takes 334.3 us\"[ \n]+\\]")
 perfc_expect_error(serving_plan_max_batch_unmet
-  "zoo_decode.onnx: --max-batch: no layout serves one sample within --max-latency 1 us \\(whole: 1 takes [0-9.]+ us\; tp 2: 1 takes [0-9.]+ us\; tp 4: 1 takes [0-9.]+ us\\)\; use devices with more memory"
+  "zoo_decode.onnx: --max-batch: no layout serves one sample within --max-latency 1 us \\(whole: 1 takes [0-9.]+ us\; tp 2: 1 takes [0-9.]+ us\; tp 4: 1 takes [0-9.]+ us\; pp 2: 1 takes [0-9.]+ us\; pp 4: .*\; tp 4 pp 2: 1 takes [0-9.]+ us\\)\; use devices with more memory"
   ${ZOO_DECODE} --hw dgx-a100 --plan --max-batch --max-latency "1 us")
 set_tests_properties(cli.error.serving_plan_max_batch_unmet PROPERTIES
   FIXTURES_REQUIRED zoo_decode)

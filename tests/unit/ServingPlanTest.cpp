@@ -103,6 +103,43 @@ TEST_SUITE("serving plan") {
     CHECK(One.chosen() == &One.Candidates[0]);
   }
 
+  TEST_CASE("at each layout's largest batch, pipeline stages are tried "
+            "though fewer fit") {
+    // The 2-layer decoder fits whole on one H100: a plan at its batch tries
+    // no stages (more would serve no faster); one for --max-batch tries 2
+    // stages of the whole model and of tp 2 (4 devices; 2 blocks allow no
+    // more), each predicted as --pp would.
+    const frontend::ImportedModel M = decoder(0);
+    const hw::Cluster C = cluster("dgx-h100");
+    ServingRequest R;
+    R.Cluster = &C;
+    R.Base.Device = &C.primaryDevice();
+    auto AtBatch = serveLayouts(M.Graph, R);
+    REQUIRE_MESSAGE(bool(AtBatch), llvm::toString(AtBatch.takeError()));
+    for (const ServingCandidate &Cand : AtBatch->Candidates)
+      CHECK(Cand.Stages == 1);
+    R.EveryPipelineDegree = true;
+    auto Every = serveLayouts(M.Graph, R);
+    REQUIRE_MESSAGE(bool(Every), llvm::toString(Every.takeError()));
+    std::vector<std::string> Names;
+    for (const ServingCandidate &Cand : Every->Candidates)
+      Names.push_back(name(Cand));
+    CHECK(Names ==
+          std::vector<std::string>{"whole", "tp 2", "pp 2", "tp 2 pp 2"});
+    const ServingCandidate &Pp2 = Every->Candidates[2];
+    CHECK(Pp2.Devices == 2);
+    CHECK(Pp2.Fits);
+    // Two batches in flight: a step completes every slowest stage, about
+    // half the pass.
+    CHECK(Pp2.IntervalSeconds < Pp2.LatencySeconds);
+    CHECK(Every->Candidates[3].Devices == 4);
+    // The stages beyond the model's 2 blocks are refused once, by reason.
+    bool BlocksNamed = false;
+    for (const std::string &Why : Every->Skipped)
+      BlocksNamed |= Why.find("--pp 4") != std::string::npos;
+    CHECK(BlocksNamed);
+  }
+
   TEST_CASE("a mixture is also served expert-parallel, what does not fit "
             "is never chosen, and nothing fitting is an error") {
     const frontend::ImportedModel M = decoder(8);
