@@ -590,6 +590,12 @@ llvm::Optional<int64_t> batchOf(const ir::Graph &G) {
   return S.size(0);
 }
 
+PredictOptions figuresOnly(PredictOptions O) {
+  O.Explain = false;
+  O.NodeNames = false;
+  return O;
+}
+
 double samplesPerStep(const ir::Graph &G) {
   return double(batchOf(G).getValueOr(1));
 }

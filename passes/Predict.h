@@ -195,6 +195,11 @@ Report predictWork(const ir::Graph &G);
 /// Work and, with a device, time.
 Report predict(const ir::Graph &G, const PredictOptions &Options);
 
+/// O without the strings only a report shows (NodeTime::Explain, node
+/// names): for predictions that decide something (a serving layout, a
+/// batch tried) rather than being printed. The figures are the same.
+PredictOptions figuresOnly(PredictOptions O);
+
 } // namespace perfc
 
 #endif // PERFC_PASSES_PREDICT_H

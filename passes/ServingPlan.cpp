@@ -131,9 +131,7 @@ llvm::Expected<ServingPlan> perfc::serveLayouts(const ir::Graph &G,
   const auto Add = [&](ServingSplit Split, unsigned N,
                        const cost::CommGroup *Group,
                        const InferencePipeline *Pipe = nullptr) {
-    PredictOptions O = R.Base;
-    O.Explain = false;
-    O.NodeNames = false;
+    PredictOptions O = figuresOnly(R.Base);
     O.Memory = true;
     O.Split = &Analysis;
     if (Split == ServingSplit::Tensor)

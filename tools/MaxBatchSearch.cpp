@@ -31,9 +31,7 @@ llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
   auto Analysis = analyzeSplit(Run.Model->Graph, Req.Degrees);
   if (!Analysis)
     return Analysis.takeError();
-  PredictOptions Options = Req.Options;
-  Options.Explain = false;
-  Options.NodeNames = false;
+  PredictOptions Options = figuresOnly(Req.Options);
   Options.Split = nullptr;
   if (*Analysis) {
     Run.Split = std::make_unique<InferenceSplit>(std::move(**Analysis));
@@ -44,13 +42,16 @@ llvm::Expected<MaxBatchRun> runAt(const BatchSearchRequest &Req,
 }
 
 /// The run found, predicted again with the request's explanations and
-/// names where it asks for them (the figures are the same).
+/// names where it asks for them (the figures are the same; the search's
+/// record stays).
 void explainRun(const PredictOptions &Asked, MaxBatchRun &Run) {
   if (!Asked.Explain && !Asked.NodeNames)
     return;
   PredictOptions Options = Asked;
   Options.Split = Run.Split.get();
+  llvm::Optional<BatchSearchReport> Search = std::move(Run.R.BatchSearch);
   Run.R = predict(Run.Model->Graph, Options);
+  Run.R.BatchSearch = std::move(Search);
 }
 
 /// From Estimate: the run at the largest batch admitted, None where not
@@ -220,9 +221,7 @@ llvm::Expected<MaxBatchRun> servePlanAtMaxBatch(const BatchSearchRequest &Base,
   if (llvm::Error E = chooseServingLayout(Plan))
     return failure(Base.ModelPath, llvm::toString(std::move(E)));
   MaxBatchRun &Chosen = *Runs[*Plan.Chosen];
-  BatchSearchReport Search = std::move(Chosen.R.BatchSearch.getValue());
   explainRun(Options[*Plan.Chosen], Chosen);
-  Chosen.R.BatchSearch = std::move(Search);
   return std::move(Chosen);
 }
 

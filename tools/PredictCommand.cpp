@@ -947,7 +947,9 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
       Split = std::move(*Analysis);
       Options.Split = &*Split;
     }
-    R = predict(Model->Graph, Options);
+    // --max-batch: this run gives the estimate only (the report is the
+    // found batch's).
+    R = predict(Model->Graph, MaxBatchOpt ? figuresOnly(Options) : Options);
     if (MaxBatchOpt) {
       auto Run = predictAtMaxBatch(
           {ModelPath, ImportAt, Options, Degrees, MaxLatencySeconds}, R,
