@@ -316,6 +316,10 @@ struct ServingCandidate {
   /// fits and meets --max-latency (Samples), found by predicting; false
   /// where not one sample is (the figures stay the model's batch's).
   bool AtMaxBatch = false;
+  /// Samples a step serves per interval (0 without an interval).
+  double samplesPerSecond() const {
+    return IntervalSeconds > 0 ? Samples / IntervalSeconds : 0;
+  }
 };
 /// "whole", or the split's flag and degree ("tp 4"), with stages "pp 2" or
 /// "tp 8 pp 2", as tables and errors name a layout.

@@ -433,8 +433,7 @@ void writeReportJson(const Report &R, llvm::raw_ostream &OS) {
               J.attribute("samples", count(C.Samples));
               if (P.AtMaxBatch)
                 J.attribute("at_max_batch", C.AtMaxBatch);
-              const double Rate =
-                  C.IntervalSeconds > 0 ? C.Samples / C.IntervalSeconds : 0;
+              const double Rate = C.samplesPerSecond();
               J.attribute("samples_per_s", Rate);
               J.attribute("samples_per_s_per_device", Rate / C.Devices);
               J.attribute("peak_bytes", C.PeakBytes);

@@ -100,8 +100,7 @@ void writeServingPlan(llvm::raw_ostream &OS, const ServingPlan &P,
     Header.insert(Header.begin() + 2, "batch");
   Row(" ", Header);
   for (const ServingCandidate &C : P.Candidates) {
-    const double Rate =
-        C.IntervalSeconds > 0 ? C.Samples / C.IntervalSeconds : 0;
+    const double Rate = C.samplesPerSecond();
     // A layout serving no batch: its figures are another batch's (the
     // model's), so none are shown; why is listed below.
     const bool Shown = !P.AtMaxBatch || C.AtMaxBatch;
