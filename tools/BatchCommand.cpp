@@ -142,66 +142,44 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
         return Fail("'" + Key.str() + "' must be a string");
       *Into = S->str();
     }
-  if (O->get("fusion")) {
-    auto F = O->getBoolean("fusion");
-    if (!F)
-      return Fail("'fusion' must be true or false");
-    J.Predict.fusion = *F;
-  }
-  if (O->get("flash_attention")) {
-    // Inference (--flash-attention); a step's is train.flash_attention.
-    auto F = O->getBoolean("flash_attention");
-    if (!F)
-      return Fail("'flash_attention' must be true or false");
-    J.Predict.flashAttention = *F;
-  }
-  if (O->get("launch_overhead_s")) {
-    // Its range is checked where it is applied (hw::setLaunchOverhead).
-    auto L = O->getNumber("launch_overhead_s");
-    if (!L)
-      return Fail("'launch_overhead_s' must be a number of seconds");
-    J.Predict.launchOverheadSeconds = *L;
-  }
-  if (O->get("memory_reserve_bytes")) {
-    // Its range is checked where it is applied (hw::reserveMemory).
-    auto B = O->getNumber("memory_reserve_bytes");
-    if (!B)
-      return Fail("'memory_reserve_bytes' must be a number of bytes");
-    J.Predict.memoryReserveBytes = *B;
-  }
-  if (O->get("serve_plan")) {
-    // As --plan without --train; the library checks the rest.
-    auto F = O->getBoolean("serve_plan");
-    if (!F)
-      return Fail("'serve_plan' must be true or false");
-    J.Predict.servePlan = *F;
-  }
-  if (O->get("max_batch")) {
-    // As --max-batch; the library checks the rest.
-    auto F = O->getBoolean("max_batch");
-    if (!F)
-      return Fail("'max_batch' must be true or false");
-    J.Predict.maxBatch = *F;
-  }
-  if (O->get("max_latency_s")) {
-    // As --max-latency with --max-batch.
-    auto T = O->getNumber("max_latency_s");
-    if (!T)
-      return Fail("'max_latency_s' must be a number of seconds");
-    J.Predict.maxBatchLatencySeconds = *T;
-  }
+  // Switches: --no-fusion, --flash-attention (inference; a step's is
+  // train.flash_attention), --plan and --max-batch without --train,
+  // --allow-unknown-shapes; the library checks how they combine.
+  for (auto [Key, Into] :
+       {std::pair<llvm::StringRef, bool *>{"fusion", &J.Predict.fusion},
+        {"flash_attention", &J.Predict.flashAttention},
+        {"serve_plan", &J.Predict.servePlan},
+        {"max_batch", &J.Predict.maxBatch},
+        {"allow_unknown_shapes", &J.Import.allowUnknownShapes}})
+    if (O->get(Key)) {
+      auto F = O->getBoolean(Key);
+      if (!F)
+        return Fail("'" + Key.str() + "' must be true or false");
+      *Into = *F;
+    }
+  // Quantities, whose ranges are checked where they are applied
+  // (hw::setLaunchOverhead, hw::reserveMemory, the serving plan and the
+  // max-batch search): --launch-overhead, --memory-reserve, --max-latency
+  // with --max-batch and with --plan.
+  for (auto [Key, Into, Unit] :
+       {std::tuple<llvm::StringRef, std::optional<double> *, const char *>{
+            "launch_overhead_s", &J.Predict.launchOverheadSeconds, "seconds"},
+        {"memory_reserve_bytes", &J.Predict.memoryReserveBytes, "bytes"},
+        {"max_latency_s", &J.Predict.maxBatchLatencySeconds, "seconds"},
+        {"serve_plan_max_latency_s", &J.Predict.servePlanMaxLatencySeconds,
+         "seconds"}})
+    if (O->get(Key)) {
+      auto N = O->getNumber(Key);
+      if (!N)
+        return Fail("'" + Key.str() + "' must be a number of " + Unit);
+      *Into = *N;
+    }
   if (O->get("serve_plan_objective")) {
     auto S = O->getString("serve_plan_objective");
     if (!S)
       return Fail("'serve_plan_objective' must be a string: latency or "
                   "throughput");
     J.Predict.servePlanObjective = S->str();
-  }
-  if (O->get("serve_plan_max_latency_s")) {
-    auto T = O->getNumber("serve_plan_max_latency_s");
-    if (!T)
-      return Fail("'serve_plan_max_latency_s' must be a number of seconds");
-    J.Predict.servePlanMaxLatencySeconds = *T;
   }
   // Device counts: tensor-parallel inference (--tp), expert-parallel
   // serving (--ep without --train), the largest layout a serving plan
@@ -223,12 +201,6 @@ Job parseLine(unsigned Line, llvm::StringRef Text) {
                     ")");
       *Into = unsigned(*N);
     }
-  if (O->get("allow_unknown_shapes")) {
-    auto F = O->getBoolean("allow_unknown_shapes");
-    if (!F)
-      return Fail("'allow_unknown_shapes' must be true or false");
-    J.Import.allowUnknownShapes = *F;
-  }
   if (const llvm::json::Value *T = O->get("train")) {
     if (auto B = T->getAsBoolean()) {
       if (*B)
