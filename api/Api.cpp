@@ -16,7 +16,7 @@
 #include "passes/TrainOptionNames.h"
 #include "passes/TrainStep.h"
 #include "perfc/Version.h"
-#include "tools/MaxBatchSearch.h"
+#include "tools/InferenceRun.h"
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
 
@@ -408,35 +408,22 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     throwError("tensorParallel 0: give the number of devices the model is "
                "split over, 1 or more");
   const cost::CommProtocol Protocol = commProtocol(Options.commProtocol);
-  // The split's analysis, reused by the prediction (PredictOptions::Split).
-  llvm::Optional<InferenceSplit> Split;
-  // A serving plan picks the split the prediction then makes.
-  unsigned TensorParallel = Options.tensorParallel,
-           ExpertParallel = Options.expertParallel,
-           PipelineParallel = Options.pipelineParallel;
   if (Options.pipelineParallel == 0)
     throwError("pipelineParallel 0: give the number of pipeline stages, 1 "
                "or more");
-  llvm::Optional<ServingPlan> Serving;
-  // maxBatch: the bound its search admits batches by, and what it found
-  // (the model imported at that batch, its split analysis and report).
+  // maxBatch: the bound its search admits batches by.
   llvm::Optional<double> BatchBound;
   if (Options.maxBatch)
     BatchBound = checkMaxBatch(MI, Cluster, Options);
   else if (Options.maxBatchLatencySeconds)
     throwError("maxBatchLatencySeconds bounds maxBatch's search: set "
                "maxBatch");
-  const BatchSearchRequest Search{
-      MI.Info.Path,
-      [&MI](int64_t Batch) { return importAtBatch(MI, Batch); },
-      PO,
-      {},
-      BatchBound};
-  llvm::Optional<MaxBatchRun> Found;
   if (!Options.servePlan && (Options.servePlanObjective != "latency" ||
                              Options.servePlanMaxLatencySeconds))
     throwError("servePlanObjective and servePlanMaxLatencySeconds choose "
                "among a serving plan's layouts: set servePlan");
+  // A serving plan picks the split the prediction then makes.
+  llvm::Optional<ServingRequest> Serve;
   if (Options.servePlan) {
     if (Options.train)
       throwError("servePlan chooses how to serve an inference; plan a "
@@ -450,43 +437,19 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     if (!Cluster)
       throwError("servePlan needs hardware: a cluster whose devices serve "
                  "the model");
-    ServingRequest Req;
-    Req.Cluster = Cluster;
-    Req.Base = PO;
-    Req.Devices = Options.servePlanDevices;
-    Req.AllowCrossNodeTp = Options.servePlanCrossNodeTp;
-    Req.Protocol = Protocol;
+    Serve.emplace();
+    Serve->Devices = Options.servePlanDevices;
+    Serve->AllowCrossNodeTp = Options.servePlanCrossNodeTp;
     const llvm::Optional<ServingObjective> Objective =
         servingObjectiveNamed(Options.servePlanObjective);
     if (!Objective)
       throwError("unknown servePlanObjective '" + Options.servePlanObjective +
                  "': use latency or throughput");
-    Req.Objective =
-        Options.maxBatch ? ServingObjective::Throughput : *Objective;
+    Serve->Objective = *Objective;
     if (Options.servePlanMaxLatencySeconds)
-      Req.MaxLatencySeconds = *Options.servePlanMaxLatencySeconds;
-    if (Options.maxBatch) {
-      Req.MaxLatencySeconds = BatchBound;
-      Req.EveryPipelineDegree = true;
-    }
-    auto Planned = Options.maxBatch ? serveLayouts(MI.Graph, Req)
-                                    : planServing(MI.Graph, Req);
-    if (!Planned)
-      throwError(MI.Info.Path + ": " + llvm::toString(Planned.takeError()));
-    if (Options.maxBatch) {
-      auto Run = servePlanAtMaxBatch(Search, *Cluster, Protocol, *Planned,
-                                     batchOf(MI.Graph).getValueOr(0));
-      if (!Run)
-        throwError(Run.takeError());
-      Found = std::move(*Run);
-    }
-    const SplitDegrees Chosen = degreesOf(*Planned->chosen());
-    TensorParallel = Chosen.Tp;
-    ExpertParallel = Chosen.Ep;
-    PipelineParallel = Chosen.Pp;
-    Serving = std::move(*Planned);
+      Serve->MaxLatencySeconds = *Options.servePlanMaxLatencySeconds;
   }
-  if (TensorParallel > 1) {
+  if (Options.tensorParallel > 1) {
     if (Options.train)
       throwError("tensorParallel splits inference; a training step's tensor "
                  "parallelism is train.tp");
@@ -501,7 +464,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
   if (Options.expertParallel == 0)
     throwError("expertParallel 0: give the number of devices the experts "
                "are split over, 1 or more");
-  if (ExpertParallel > 1) {
+  if (Options.expertParallel > 1) {
     if (Options.train)
       throwError("expertParallel serves inference; a training step's expert "
                  "parallelism is train.ep");
@@ -517,7 +480,7 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError("expertParallel needs hardware: a cluster whose devices "
                  "serve the model");
   }
-  if (PipelineParallel > 1) {
+  if (Options.pipelineParallel > 1) {
     if (Options.train)
       throwError("pipelineParallel splits inference; a training step's "
                  "pipeline parallelism is train.pp");
@@ -525,26 +488,13 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
       throwError("place and pipelineParallel: place puts each kernel on one "
                  "processor of a SoC, pipelineParallel splits the blocks over "
                  "a cluster's devices; give one");
-    if (ExpertParallel > 1)
+    if (Options.expertParallel > 1)
       throwError("pipelineParallel and expertParallel: pipeline stages of an "
                  "expert-parallel group are not modelled for inference; give "
                  "one of them");
     if (!Cluster)
       throwError("pipelineParallel needs hardware: a cluster whose devices "
                  "hold the stages");
-  }
-  const SplitDegrees Degrees{TensorParallel, ExpertParallel, PipelineParallel};
-  if (!Degrees.whole()) {
-    if (llvm::Error E = placeSplit(PO, *Cluster, Degrees, Protocol,
-                                   {"tensorParallel", "expertParallel"}))
-      throwError(std::move(E));
-  }
-  if (!Degrees.whole() && !Found) {
-    auto Analysis = analyzeSplit(MI.Graph, Degrees);
-    if (!Analysis)
-      throwError(MI.Info.Path + ": " + llvm::toString(Analysis.takeError()));
-    Split = std::move(*Analysis);
-    PO.Split = &*Split;
   }
   if (Options.train)
     if (llvm::Error E = checkTrainable(*Cluster))
@@ -579,29 +529,32 @@ std::shared_ptr<Prediction::Impl> makePrediction(const Model &M,
     I->Hw = *Hw;
   I->Options = Options;
   Report &R = I->R;
-  if (!Found) {
-    R = perfc::predict(MI.Graph, PO);
-    if (Options.maxBatch) {
-      BatchSearchRequest Req = Search;
-      Req.Options = PO;
-      Req.Degrees = Degrees;
-      auto Run = predictAtMaxBatch(Req, R, batchOf(MI.Graph).getValueOr(0));
-      if (!Run)
-        throwError(Run.takeError());
-      Found = std::move(*Run);
-    }
-  }
+  // The layout given or planned, at the model's batch or the largest.
+  InferenceRequest Inference;
+  Inference.ModelPath = MI.Info.Path;
+  Inference.Graph = &MI.Graph;
+  Inference.Options = PO;
+  Inference.Cluster = Cluster;
+  Inference.Protocol = Protocol;
+  Inference.Degrees = {Options.tensorParallel, Options.expertParallel,
+                       Options.pipelineParallel};
+  Inference.Names = {"tensorParallel", "expertParallel"};
+  Inference.Serve = std::move(Serve);
+  Inference.MaxBatch = Options.maxBatch;
+  Inference.MaxLatencySeconds = BatchBound;
+  Inference.ImportAt = [&MI](int64_t Batch) {
+    return importAtBatch(MI, Batch);
+  };
+  auto Run = predictInference(std::move(Inference));
+  if (!Run)
+    throwError(Run.takeError());
   // The report is the found batch's, of the model imported at it.
-  std::unique_ptr<InferenceSplit> FoundSplit;
-  if (Found) {
-    const int64_t Batch = Found->R.BatchSearch->Batch;
-    I->M = modelAtBatch(MI, std::move(*Found->Model), Batch);
-    FoundSplit = std::move(Found->Split);
-    PO.Split = FoundSplit.get();
-    R = std::move(Found->R);
+  if (Run->Model) {
+    const int64_t Batch = Run->R.BatchSearch->Batch;
+    I->M = modelAtBatch(MI, std::move(*Run->Model), Batch);
   }
+  R = std::move(Run->R);
   const Model::Impl &Used = I->M.impl();
-  R.Serving = std::move(Serving);
   if (Options.flashAttention)
     if (llvm::Error E = checkFlashAttention(Used.Graph, R))
       throwError(Used.Info.Path + ": " + llvm::toString(std::move(E)));

@@ -19,7 +19,7 @@
 #include "tools/CliCommon.h"
 #include "tools/CliParse.h"
 #include "tools/Commands.h"
-#include "tools/MaxBatchSearch.h"
+#include "tools/InferenceRun.h"
 #include "tools/PlanJson.h"
 #include "tools/ReportAssembly.h"
 #include "tools/ReportWriters.h"
@@ -878,88 +878,39 @@ int perfc::cli::runPredict(int Argc, const char *const *Argv) {
   Options.Memory = !Train;
   if (Cluster)
     Options.Device = &Cluster->primaryDevice();
-  // The split's analysis, reused by the prediction (PredictOptions::Split).
-  llvm::Optional<InferenceSplit> Split;
-  // The split predicted: the one given, or the one a serving plan chose.
-  unsigned TpDegree = Train ? 1 : unsigned(Tp),
-           EpDegree = Train ? 1 : unsigned(Ep),
-           PpDegree = Train ? 1 : unsigned(Pp);
-  llvm::Optional<ServingPlan> Serving;
-  // --plan --max-batch: the chosen layout's run at its batch.
-  llvm::Optional<MaxBatchRun> PlannedRun;
+  // The layout given or planned, at the model's batch or the largest.
+  InferenceRequest Inference;
+  Inference.ModelPath = ModelPath;
+  Inference.Graph = &Model->Graph;
+  Inference.Options = Options;
+  Inference.Cluster = Cluster ? &*Cluster : nullptr;
+  Inference.Protocol = *Protocol;
+  if (!Train)
+    Inference.Degrees = {unsigned(Tp), unsigned(Ep), unsigned(Pp)};
+  if (!Train && Plan) {
+    ServingRequest Serve;
+    Serve.Devices = Devices;
+    Serve.AllowCrossNodeTp = CrossNodeTp;
+    Serve.Objective = *Objective;
+    Serve.MaxLatencySeconds = MaxLatencySeconds;
+    Inference.Serve = Serve;
+  }
+  Inference.MaxBatch = MaxBatchOpt;
+  Inference.MaxLatencySeconds = MaxLatencySeconds;
   // --max-batch: the model read again at each batch tried.
-  const ImportAtBatch ImportAt = [&](int64_t At) {
+  Inference.ImportAt = [&](int64_t At) {
     frontend::ImportOptions AtBatch = Import;
     AtBatch.Batch = At;
     return frontend::importOnnxFile(ModelPath, AtBatch);
   };
-  if (!Train && Plan) {
-    ServingRequest Req;
-    Req.Cluster = &*Cluster;
-    Req.Base = Options;
-    Req.Devices = Devices;
-    Req.AllowCrossNodeTp = CrossNodeTp;
-    Req.Protocol = *Protocol;
-    Req.Objective = MaxBatchOpt ? ServingObjective::Throughput : *Objective;
-    Req.MaxLatencySeconds = MaxLatencySeconds;
-    Req.EveryPipelineDegree = MaxBatchOpt;
-    auto Planned = MaxBatchOpt ? serveLayouts(Model->Graph, Req)
-                               : planServing(Model->Graph, Req);
-    if (!Planned)
-      return fail(ModelPath + ": " + llvm::toString(Planned.takeError()));
-    if (MaxBatchOpt) {
-      const BatchSearchRequest Search{
-          ModelPath, ImportAt, Options, {}, MaxLatencySeconds};
-      auto Run = servePlanAtMaxBatch(Search, *Cluster, *Protocol, *Planned,
-                                     batchOf(Model->Graph).getValueOr(0));
-      if (!Run)
-        return fail(Run.takeError());
-      PlannedRun = std::move(*Run);
-    }
-    const SplitDegrees Chosen = degreesOf(*Planned->chosen());
-    TpDegree = Chosen.Tp;
-    EpDegree = Chosen.Ep;
-    PpDegree = Chosen.Pp;
-    Serving = std::move(*Planned);
-  }
-  const SplitDegrees Degrees{TpDegree, EpDegree, PpDegree};
-  if (!Degrees.whole())
-    if (llvm::Error E = placeSplit(Options, *Cluster, Degrees, *Protocol))
-      return fail(std::move(E));
-  // The rest of the report is a run at the batch found, from its own import
-  // and split analysis.
-  const auto Adopt = [&](MaxBatchRun &Run) {
-    *Model = std::move(*Run.Model);
-    if (Run.Split) {
-      Split = std::move(*Run.Split);
-      Options.Split = &*Split;
-    }
-    return std::move(Run.R);
-  };
-  Report R;
-  if (PlannedRun) {
-    R = Adopt(*PlannedRun);
-  } else {
-    if (!Degrees.whole()) {
-      auto Analysis = analyzeSplit(Model->Graph, Degrees);
-      if (!Analysis)
-        return fail(ModelPath + ": " + llvm::toString(Analysis.takeError()));
-      Split = std::move(*Analysis);
-      Options.Split = &*Split;
-    }
-    // --max-batch: this run gives the estimate only (the report is the
-    // found batch's).
-    R = predict(Model->Graph, MaxBatchOpt ? figuresOnly(Options) : Options);
-    if (MaxBatchOpt) {
-      auto Run = predictAtMaxBatch(
-          {ModelPath, ImportAt, Options, Degrees, MaxLatencySeconds}, R,
-          batchOf(Model->Graph).getValueOr(0));
-      if (!Run)
-        return fail(Run.takeError());
-      R = Adopt(*Run);
-    }
-  }
-  R.Serving = std::move(Serving);
+  auto Run = predictInference(std::move(Inference));
+  if (!Run)
+    return fail(Run.takeError());
+  // The rest of the report describes the model predicted: imported again
+  // at the batch --max-batch found.
+  if (Run->Model)
+    *Model = std::move(*Run->Model);
+  Report R = std::move(Run->R);
   if (!Train && FlashAttentionOpt)
     if (llvm::Error E = checkFlashAttention(Model->Graph, R))
       return fail(ModelPath + ": " + llvm::toString(std::move(E)));
