@@ -84,21 +84,22 @@ llvm::StringRef closest(llvm::StringRef Word,
 
 std::string didYouMean(llvm::StringRef Word,
                        llvm::ArrayRef<llvm::StringRef> Candidates) {
-  const llvm::StringRef Best = closest(Word, Candidates);
-  if (!Best.empty())
-    return llvm::formatv("did you mean '{0}'? ", Best).str();
   // A short name ("a100") is far in edit distance from the full ones
-  // ("a100-sxm4-80gb") but is their prefix.
+  // ("a100-sxm4-80gb") but is their prefix, and that says more than a
+  // near miss does ("b200" is two edits from "a100").
   std::vector<std::string> Prefixed;
   for (llvm::StringRef C : Candidates)
     if (!Word.empty() && C.startswith(Word) && Prefixed.size() < 4)
       Prefixed.push_back(("'" + C + "'").str());
-  if (Prefixed.empty())
-    return "";
   if (Prefixed.size() == 1)
     return "did you mean " + Prefixed.front() + "? ";
-  return "did you mean one of " +
-         llvm::join(Prefixed.begin(), Prefixed.end(), ", ") + "? ";
+  if (!Prefixed.empty())
+    return "did you mean one of " +
+           llvm::join(Prefixed.begin(), Prefixed.end(), ", ") + "? ";
+  const llvm::StringRef Best = closest(Word, Candidates);
+  if (!Best.empty())
+    return llvm::formatv("did you mean '{0}'? ", Best).str();
+  return "";
 }
 
 std::string joined(llvm::ArrayRef<llvm::StringRef> Words) {

@@ -50,7 +50,8 @@ constexpr size_t MaxFileBytes = 16u << 20;
 /// An error whose message is Msg on one line (control characters escaped).
 llvm::Error makeError(const llvm::Twine &Msg);
 
-/// "did you mean 'X'? " for the candidate closest to Word, or empty.
+/// "did you mean 'X'? " for the candidates Word begins (up to four), else
+/// for the one within a small edit distance of it; empty for none.
 std::string didYouMean(llvm::StringRef Word,
                        llvm::ArrayRef<llvm::StringRef> Candidates);
 

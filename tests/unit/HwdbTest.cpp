@@ -818,6 +818,8 @@ TEST_SUITE("hwdb.bundled") {
                              "l4",
                              "t4",
                              "mi300x",
+                             "b200",
+                             "gb200",
                              "xeon-platinum-8480",
                              "epyc-9654",
                              "zen5-2vcpu",
@@ -829,6 +831,7 @@ TEST_SUITE("hwdb.bundled") {
                              "nvlink3",
                              "nvlink4",
                              "nvswitch",
+                             "nvswitch-gen4",
                              "pcie3-x16",
                              "pcie4-x16",
                              "pcie5-x16",
@@ -840,7 +843,9 @@ TEST_SUITE("hwdb.bundled") {
                              "soc-shared-memory",
                              "dgx-a100",
                              "selene-a100-80gb",
-                             "dgx-h100"})
+                             "dgx-h100",
+                             "dgx-b200",
+                             "gb200-nvl72"})
       CHECK_MESSAGE(Names.count(Name), Name);
   }
 
@@ -876,6 +881,28 @@ TEST_SUITE("hwdb.bundled") {
     CHECK(Selene->numDevices() == 512);
     // The device is loaded once and shared by reference.
     CHECK(Selene->Groups[0].Devices[0].Dev->Name == "a100-sxm4-80gb");
+
+    // Blackwell: DGX B200's eight GPUs (1,440 GB, 64 TB/s, FP8 72 PFLOPS
+    // with sparsity) and GB200 NVL72's one NVLink domain of 72.
+    auto B200 = loadHardware("dgx-b200");
+    REQUIRE(B200);
+    const Device &B = B200->primaryDevice();
+    CHECK(B200->numDevices() == 8);
+    CHECK(8 * 2 * *B.unit(UnitKind::Tensor)->peak(ir::DType::F8E4M3) ==
+          doctest::Approx(72e15));
+    CHECK(8 * B.mainMemory().CapacityBytes == doctest::Approx(1440e9));
+    CHECK(8 * B.mainMemory().BandwidthBytesPerSecond == doctest::Approx(64e12));
+    CHECK(B200->Groups[0].IntraNode->BandwidthBytesPerSecond == 900e9);
+    CHECK(B200->Groups[0].IntraNode->SwitchReduction);
+    auto Nvl72 = loadHardware("gb200-nvl72");
+    REQUIRE(Nvl72);
+    CHECK(Nvl72->numNodes() == 1);
+    CHECK(Nvl72->numDevices() == 72);
+    CHECK(72 * 2 *
+              *Nvl72->primaryDevice()
+                   .unit(UnitKind::Tensor)
+                   ->peak(ir::DType::F8E4M3) ==
+          doctest::Approx(720e15));
   }
 
   TEST_CASE("SoCs are one node of heterogeneous processors on shared memory") {
