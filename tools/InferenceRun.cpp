@@ -13,11 +13,15 @@ llvm::Expected<InferenceRun> predictInference(InferenceRequest Req) {
                                    Req.ModelPath + ": " +
                                        llvm::toString(std::move(E)));
   };
+  // With MaxBatch: every batch tried, as the model was read otherwise, with
+  // Options (a plan's layouts each place their own split on them). Built
+  // only then: the library's fast path predicts without it.
+  const auto Search = [&Req](const PredictOptions &Options,
+                             SplitDegrees Degrees) {
+    return BatchSearchRequest{Req.ModelPath.str(), Req.ImportAt, Options,
+                              Degrees, Req.MaxLatencySeconds};
+  };
   const int64_t FromBatch = batchOf(G).getValueOr(0);
-  // Every batch tried, as the model was read otherwise; a plan's layouts
-  // each place their own split on these options.
-  BatchSearchRequest Search{
-      Req.ModelPath, Req.ImportAt, Req.Options, {}, Req.MaxLatencySeconds};
   InferenceRun Run;
   Run.Degrees = Req.Degrees;
   llvm::Optional<ServingPlan> Serving;
@@ -39,8 +43,8 @@ llvm::Expected<InferenceRun> predictInference(InferenceRequest Req) {
     if (!Planned)
       return AboutModel(Planned.takeError());
     if (Req.MaxBatch) {
-      auto Chosen = servePlanAtMaxBatch(Search, *Req.Cluster, Req.Protocol,
-                                        *Planned, FromBatch);
+      auto Chosen = servePlanAtMaxBatch(Search(Req.Options, {}), *Req.Cluster,
+                                        Req.Protocol, *Planned, FromBatch);
       if (!Chosen)
         return Chosen.takeError();
       Found = std::move(*Chosen);
@@ -65,9 +69,8 @@ llvm::Expected<InferenceRun> predictInference(InferenceRequest Req) {
     // Under MaxBatch this run gives the search its estimate only.
     Run.R = predict(G, Req.MaxBatch ? figuresOnly(Req.Options) : Req.Options);
     if (Req.MaxBatch) {
-      Search.Options = Req.Options;
-      Search.Degrees = Run.Degrees;
-      auto Largest = predictAtMaxBatch(Search, Run.R, FromBatch);
+      auto Largest =
+          predictAtMaxBatch(Search(Req.Options, Run.Degrees), Run.R, FromBatch);
       if (!Largest)
         return Largest.takeError();
       Found = std::move(*Largest);

@@ -19,15 +19,16 @@
 #include "tools/MaxBatchSearch.h"
 
 #include "llvm/ADT/Optional.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
-#include <string>
 
 namespace perfc {
 
 struct InferenceRequest {
-  std::string ModelPath;            ///< Names the model in messages.
+  /// Names the model in messages; the caller's string outlives the call.
+  llvm::StringRef ModelPath;
   const ir::Graph *Graph = nullptr; ///< As imported.
   /// The device set, no split (placed here); Split is set here too.
   PredictOptions Options;

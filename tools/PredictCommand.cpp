@@ -9,7 +9,6 @@
 #include "hwdb/Units.h"
 #include "ir/Shape.h"
 #include "passes/Frameworks.h"
-#include "passes/InferenceLayout.h"
 #include "passes/Planner.h"
 #include "passes/Predict.h"
 #include "passes/ServingPlan.h"
